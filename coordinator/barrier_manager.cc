@@ -1,0 +1,126 @@
+#include "coordinator/barrier_manager.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace ringleader {
+
+void BarrierManager::Arrive(const GenerationKey& gen, const std::string& name,
+                            int32_t rank, int32_t world_size,
+                            absl::Time deadline, Callback done) {
+  if (name.empty() || name.size() > 256) {
+    done(absl::InvalidArgumentError("barrier name must be 1..256 bytes"));
+    return;
+  }
+  if (world_size < 1 || rank < 0 || rank >= world_size) {
+    done(absl::InvalidArgumentError(absl::StrCat("barrier '", name, "': rank ",
+                                                 rank, " is outside [0, ",
+                                                 world_size, ")")));
+    return;
+  }
+  std::vector<Callback> release;
+  {
+    absl::MutexLock lock(&mu_);
+    Rounds& rounds = barriers_[gen];
+    auto [it, fresh] = rounds.try_emplace(name);
+    Round& round = it->second;
+    if (fresh) {
+      round.world_size = world_size;
+      round.round_id = next_round_id_++;
+    } else if (round.world_size != world_size) {
+      done(absl::FailedPreconditionError(
+          absl::StrCat("barrier '", name, "' has world size ", round.world_size,
+                       ", not ", world_size)));
+      return;
+    }
+    if (round.ranks.contains(rank)) {
+      done(absl::AlreadyExistsError(absl::StrCat(
+          "rank ", rank, " already waits at barrier '", name, "'")));
+      return;
+    }
+    if (static_cast<int32_t>(round.ranks.size()) + 1 == world_size) {
+      for (auto& [r, arrival] : round.ranks) {
+        timers_->Cancel(arrival.timer);
+        release.push_back(std::move(arrival.done));
+      }
+      release.push_back(std::move(done));
+      rounds.erase(it);
+    } else {
+      Arrival& a = round.ranks[rank];
+      a.done = std::move(done);
+      a.timer = timers_->Schedule(deadline,
+                                  [this, gen, name, id = round.round_id, rank] {
+                                    OnTimeout(gen, name, id, rank);
+                                  });
+    }
+  }
+  for (auto& cb : release) cb(absl::OkStatus());
+}
+
+void BarrierManager::OnTimeout(const GenerationKey& gen,
+                               const std::string& name, uint64_t round_id,
+                               int32_t rank) {
+  Callback done;
+  int32_t arrived = 0, world = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto g = barriers_.find(gen);
+    if (g == barriers_.end()) return;
+    auto r = g->second.find(name);
+    if (r == g->second.end() || r->second.round_id != round_id) return;
+    auto a = r->second.ranks.find(rank);
+    if (a == r->second.ranks.end()) return;
+    done = std::move(a->second.done);
+    r->second.ranks.erase(a);
+    arrived = static_cast<int32_t>(r->second.ranks.size()) + 1;
+    world = r->second.world_size;
+    if (r->second.ranks.empty()) g->second.erase(r);
+  }
+  done(absl::DeadlineExceededError(
+      absl::StrCat("barrier '", name, "' timed out with ", arrived, " of ",
+                   world, " ranks arrived")));
+}
+
+void BarrierManager::DropGeneration(const GenerationKey& gen,
+                                    const std::string& reason) {
+  std::vector<Callback> failed;
+  {
+    absl::MutexLock lock(&mu_);
+    auto node = barriers_.extract(gen);
+    if (node.empty()) return;
+    for (auto& [name, round] : node.mapped()) {
+      for (auto& [rank, arrival] : round.ranks) {
+        timers_->Cancel(arrival.timer);
+        failed.push_back(std::move(arrival.done));
+      }
+    }
+  }
+  for (auto& cb : failed) cb(absl::AbortedError(reason));
+}
+
+void BarrierManager::DropJob(const std::string& job_id, int64_t keep_from,
+                             const std::string& reason) {
+  std::vector<GenerationKey> doomed;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [gen, rounds] : barriers_) {
+      if (gen.first == job_id && (keep_from < 0 || gen.second < keep_from)) {
+        doomed.push_back(gen);
+      }
+    }
+  }
+  for (const GenerationKey& gen : doomed) DropGeneration(gen, reason);
+}
+
+size_t BarrierManager::pending_arrivals() const {
+  absl::MutexLock lock(&mu_);
+  size_t n = 0;
+  for (const auto& [gen, rounds] : barriers_) {
+    for (const auto& [name, round] : rounds) n += round.ranks.size();
+  }
+  return n;
+}
+
+}  // namespace ringleader

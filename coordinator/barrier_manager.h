@@ -1,0 +1,64 @@
+#ifndef RINGLEADER_COORDINATOR_BARRIER_MANAGER_H_
+#define RINGLEADER_COORDINATOR_BARRIER_MANAGER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/timer_queue.h"
+#include "coordinator/generation_key.h"
+
+namespace ringleader {
+
+// Named barriers per (job, generation). A barrier completes when every rank
+// of the generation has arrived; the same name can then be used again (the
+// next round). Dropping a generation fails its pending arrivals with ABORTED,
+// so a barrier of a dead generation never hangs.
+//
+// Arrivals are map entries with a timer, not threads. Callbacks run once,
+// without the manager's lock. Thread-safe.
+class BarrierManager {
+ public:
+  using Callback = std::function<void(absl::Status)>;
+
+  explicit BarrierManager(TimerQueue* timers) : timers_(timers) {}
+
+  // `world_size` is the generation's size; `rank` must be in [0, world_size).
+  // A rank arriving twice at the same round fails with ALREADY_EXISTS.
+  void Arrive(const GenerationKey& gen, const std::string& name, int32_t rank,
+              int32_t world_size, absl::Time deadline, Callback done);
+  void DropGeneration(const GenerationKey& gen, const std::string& reason);
+  // Drops every generation of `job_id` below `keep_from` (all if -1).
+  void DropJob(const std::string& job_id, int64_t keep_from,
+               const std::string& reason);
+  size_t pending_arrivals() const;
+
+ private:
+  struct Arrival {
+    Callback done;
+    TimerQueue::TimerId timer = 0;
+  };
+  struct Round {
+    int32_t world_size = 0;
+    uint64_t round_id = 0;
+    absl::flat_hash_map<int32_t, Arrival> ranks;
+  };
+  using Rounds = absl::flat_hash_map<std::string, Round>;
+
+  void OnTimeout(const GenerationKey& gen, const std::string& name,
+                 uint64_t round_id, int32_t rank);
+
+  TimerQueue* const timers_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<GenerationKey, Rounds> barriers_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_round_id_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_COORDINATOR_BARRIER_MANAGER_H_

@@ -1,0 +1,571 @@
+#include "coordinator/coordinator.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace ringleader {
+namespace {
+
+constexpr size_t kNcclUniqueIdBytes = 128;  // NCCL_UNIQUE_ID_BYTES.
+constexpr char kNcclKeyPrefix[] = "__ringleader/nccl_id/";
+
+GenerationKey Gen(const std::string& job_id, int64_t generation) {
+  return {job_id, generation};
+}
+
+absl::Status RequireJobId(const std::string& job_id) {
+  if (job_id.empty()) return absl::InvalidArgumentError("job_id is empty");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
+                         Clock* clock, TimerQueue* timers)
+    : options_(options),
+      clock_(clock),
+      timers_(timers),
+      workers_(clock, {options.lease, options.heartbeat_interval,
+                       options.max_workers}),
+      jobs_(store, clock),
+      rendezvous_(clock, timers),
+      kv_(timers),
+      barriers_(timers) {
+  rendezvous_.SetFormedHook(
+      [this](const std::string& job_id, const Rendezvous::Generation& gen) {
+        OnGenerationFormed(job_id, gen);
+      });
+  rendezvous_.SetEndedHook([this](const std::string& job_id, int64_t gen,
+                                  const std::string& reason) {
+    OnGenerationEnded(job_id, gen, reason);
+  });
+  jobs_.SetFinishedHook([this](const v1::Job& job) { OnJobFinished(job); });
+}
+
+Coordinator::~Coordinator() = default;
+
+absl::Status Coordinator::Start() {
+  absl::StatusOr<std::vector<v1::Job>> live = jobs_.Recover();
+  if (!live.ok()) return live.status();
+  for (const v1::Job& job : *live) {
+    if (absl::Status s = OpenRendezvous(job); !s.ok()) return s;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    sweeping_ = true;
+  }
+  ScheduleSweep();
+  return absl::OkStatus();
+}
+
+void Coordinator::Stop() {
+  absl::MutexLock lock(&mu_);
+  sweeping_ = false;
+  timers_->Cancel(sweep_timer_);
+}
+
+void Coordinator::ScheduleSweep() {
+  absl::MutexLock lock(&mu_);
+  if (!sweeping_) return;
+  sweep_timer_ =
+      timers_->Schedule(clock_->Now() + options_.sweep_interval, [this] {
+        SweepLeases();
+        ScheduleSweep();
+      });
+}
+
+void Coordinator::SweepLeases() {
+  for (const v1::WorkerInfo& dead : workers_.ExpireLeases()) {
+    OnWorkerGone(dead, absl::StrCat("worker ", dead.worker_id(), " on ",
+                                    dead.hostname(), " missed its lease"));
+  }
+}
+
+absl::Time Coordinator::Deadline(int64_t timeout_ms) const {
+  absl::Duration wait =
+      timeout_ms > 0 ? absl::Milliseconds(timeout_ms) : options_.default_wait;
+  return clock_->Now() + std::min(wait, options_.max_wait);
+}
+
+absl::Status Coordinator::OpenRendezvous(const v1::Job& job) {
+  Rendezvous::Config config;
+  config.min_workers = job.spec().min_workers();
+  config.max_workers = job.spec().max_workers();
+  config.last_call = absl::Milliseconds(job.spec().rendezvous_last_call_ms());
+  return rendezvous_.OpenJob(job.job_id(), config, job.generation());
+}
+
+void Coordinator::OnWorkerGone(const v1::WorkerInfo& worker,
+                               const std::string& reason) {
+  if (worker.job_id().empty()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = assigned_.find(worker.job_id());
+    if (it != assigned_.end()) it->second.erase(worker.worker_id());
+  }
+  rendezvous_.RemoveWorker(worker.job_id(), worker.worker_id(), reason);
+}
+
+void Coordinator::OnGenerationFormed(const std::string& job_id,
+                                     const Rendezvous::Generation& gen) {
+  absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
+  {
+    absl::MutexLock lock(&mu_);
+    GenerationInfo& info = generations_[job_id];
+    info = GenerationInfo();
+    info.number = gen.number;
+    if (job.ok()) info.resume_from = job->last_checkpoint();
+  }
+  // State left by generations that ended is of no use to anyone.
+  kv_.DropJob(job_id, gen.number, "generation ended");
+  barriers_.DropJob(job_id, gen.number, "generation ended");
+  jobs_
+      .OnGenerationFormed(job_id, gen.number,
+                          static_cast<int32_t>(gen.members.size()))
+      .IgnoreError();  // The job may have been cancelled meanwhile.
+}
+
+void Coordinator::OnGenerationEnded(const std::string& job_id,
+                                    int64_t generation,
+                                    const std::string& reason) {
+  const std::string why =
+      absl::StrCat("generation ", generation, " ended: ", reason);
+  kv_.DropGeneration(Gen(job_id, generation), why);
+  barriers_.DropGeneration(Gen(job_id, generation), why);
+  jobs_.OnGenerationEnded(job_id, generation, reason).IgnoreError();
+}
+
+void Coordinator::OnJobFinished(const v1::Job& job) {
+  const std::string why = absl::StrCat("job ", job.job_id(), " is ",
+                                       v1::JobState_Name(job.state()));
+  rendezvous_.CloseJob(job.job_id(), absl::FailedPreconditionError(why));
+  kv_.DropJob(job.job_id(), -1, why);
+  barriers_.DropJob(job.job_id(), -1, why);
+  absl::MutexLock lock(&mu_);
+  generations_.erase(job.job_id());
+  // Workers learn at their next heartbeat and go idle; assigned_ is cleared
+  // then, one worker at a time.
+}
+
+absl::Status Coordinator::CheckMember(const std::string& job_id,
+                                      int64_t generation, int32_t rank) {
+  if (absl::Status s = RequireJobId(job_id); !s.ok()) return s;
+  absl::Status s = rendezvous_.CheckMember(job_id, generation, rank);
+  if (absl::IsNotFound(s)) {
+    absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
+    if (!job.ok()) return job.status();
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id, " is ", v1::JobState_Name(job->state())));
+  }
+  return s;
+}
+
+// ---- WorkerService ----
+
+absl::StatusOr<v1::RegisterResponse> Coordinator::Register(
+    const v1::RegisterRequest& r) {
+  absl::StatusOr<WorkerRegistry::Registration> reg = workers_.Register(r);
+  if (!reg.ok()) return reg.status();
+  for (const v1::WorkerInfo& old : reg->replaced) {
+    OnWorkerGone(
+        old, absl::StrCat("worker ", old.worker_id(), " registered again as ",
+                          reg->response.worker_id()));
+  }
+  return reg->response;
+}
+
+absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
+    const v1::HeartbeatRequest& r) {
+  absl::StatusOr<v1::WorkerInfo> worker = workers_.Heartbeat(r.worker_id());
+  if (!worker.ok()) return worker.status();
+  return Directive(*worker, r);
+}
+
+v1::HeartbeatResponse Coordinator::Directive(const v1::WorkerInfo& worker,
+                                             const v1::HeartbeatRequest& r) {
+  v1::HeartbeatResponse out;
+  out.set_lease_ms(absl::ToInt64Milliseconds(options_.lease));
+  if (!worker.job_id().empty()) {
+    absl::StatusOr<v1::Job> job = jobs_.Get(worker.job_id());
+    if (!job.ok() || IsTerminal(job->state())) {
+      // Done with this job: release the worker.
+      workers_.SetJob(worker.worker_id(), "").IgnoreError();
+      {
+        absl::MutexLock lock(&mu_);
+        auto it = assigned_.find(worker.job_id());
+        if (it != assigned_.end()) {
+          it->second.erase(worker.worker_id());
+          if (it->second.empty()) assigned_.erase(it);
+        }
+      }
+      v1::GenerationAbort* abort = out.mutable_abort();
+      abort->set_job_id(worker.job_id());
+      abort->set_generation(r.generation());
+      abort->set_rejoin(false);
+      abort->set_reason(
+          job.ok() ? absl::StrCat("job is ", v1::JobState_Name(job->state()))
+                   : "job no longer exists");
+      return out;
+    }
+    if (r.job_id() != worker.job_id() || r.generation() == 0) {
+      // Not joined yet (or the first answer was lost): say it again.
+      if (!rendezvous_.IsWaiting(worker.job_id(), worker.worker_id())) {
+        v1::JobAssignment* a = out.mutable_assignment();
+        a->set_job_id(job->job_id());
+        *a->mutable_spec() = job->spec();
+      }
+      return out;
+    }
+    absl::Status member =
+        rendezvous_.CheckMember(worker.job_id(), r.generation(), 0);
+    if (absl::IsAborted(member) &&
+        !rendezvous_.IsWaiting(worker.job_id(), worker.worker_id())) {
+      v1::GenerationAbort* abort = out.mutable_abort();
+      abort->set_job_id(worker.job_id());
+      abort->set_generation(r.generation());
+      abort->set_rejoin(true);
+      abort->set_reason(std::string(member.message()));
+    }
+    return out;
+  }
+  // Idle: give it the oldest job that still wants workers.
+  for (const v1::Job& job : jobs_.Active()) {
+    absl::MutexLock lock(&mu_);
+    auto& set = assigned_[job.job_id()];
+    if (static_cast<int32_t>(set.size()) >= job.spec().max_workers()) continue;
+    if (!workers_.SetJob(worker.worker_id(), job.job_id()).ok()) break;
+    set.insert(worker.worker_id());
+    v1::JobAssignment* a = out.mutable_assignment();
+    a->set_job_id(job.job_id());
+    *a->mutable_spec() = job.spec();
+    break;
+  }
+  return out;
+}
+
+void Coordinator::JoinRendezvous(const v1::JoinRendezvousRequest& r,
+                                 Reply<v1::JoinRendezvousResponse> done) {
+  if (absl::Status s = RequireJobId(r.job_id()); !s.ok()) return done(s);
+  absl::StatusOr<v1::WorkerInfo> worker = workers_.Get(r.worker_id());
+  if (!worker.ok()) return done(worker.status());
+  if (worker->job_id() != r.job_id()) {
+    return done(absl::FailedPreconditionError(
+        absl::StrCat("worker ", r.worker_id(), " is not assigned to job ",
+                     r.job_id(), "; wait for an assignment in a heartbeat")));
+  }
+  if (absl::Status s = jobs_.OnJoin(r.job_id()); !s.ok()) return done(s);
+  Rendezvous::Member member;
+  member.worker_id = worker->worker_id();
+  member.hostname = worker->hostname();
+  member.address = worker->address();
+  const std::string worker_id = worker->worker_id();
+  rendezvous_.Join(
+      r.job_id(), member, Deadline(r.timeout_ms()),
+      [this, job_id = r.job_id(), worker_id,
+       done = std::move(done)](absl::StatusOr<Rendezvous::Generation> gen) {
+        if (!gen.ok()) return done(gen.status());
+        v1::JoinRendezvousResponse out;
+        out.set_generation(gen->number);
+        out.set_world_size(static_cast<int32_t>(gen->members.size()));
+        for (const Rendezvous::Member& m : gen->members) {
+          if (m.worker_id == worker_id) out.set_rank(m.rank);
+          v1::RendezvousMember* pm = out.add_members();
+          pm->set_rank(m.rank);
+          pm->set_worker_id(m.worker_id);
+          pm->set_hostname(m.hostname);
+          pm->set_address(m.address);
+        }
+        absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
+        if (!job.ok()) return done(job.status());
+        *out.mutable_spec() = job->spec();
+        {
+          absl::MutexLock lock(&mu_);
+          auto it = generations_.find(job_id);
+          if (it != generations_.end() && it->second.number == gen->number) {
+            *out.mutable_resume_from() = it->second.resume_from;
+          }
+        }
+        done(std::move(out));
+      });
+}
+
+absl::Status Coordinator::KvSet(const v1::KvSetRequest& r) {
+  if (absl::Status s = CheckMember(r.job_id(), r.generation(), 0); !s.ok()) {
+    return s;
+  }
+  if (r.key().rfind("__ringleader/", 0) == 0) {
+    return absl::InvalidArgumentError(
+        "kv keys under __ringleader/ are reserved");
+  }
+  return kv_.Set(Gen(r.job_id(), r.generation()), r.key(), r.value());
+}
+
+absl::StatusOr<v1::KvGetResponse> Coordinator::KvGet(
+    const v1::KvGetRequest& r) {
+  if (absl::Status s = CheckMember(r.job_id(), r.generation(), 0); !s.ok()) {
+    return s;
+  }
+  v1::KvGetResponse out;
+  absl::StatusOr<std::string> v =
+      kv_.Get(Gen(r.job_id(), r.generation()), r.key());
+  if (v.ok()) {
+    out.set_found(true);
+    out.set_value(*std::move(v));
+  } else if (!absl::IsNotFound(v.status())) {
+    return v.status();
+  }
+  return out;
+}
+
+void Coordinator::KvWait(const v1::KvWaitRequest& r,
+                         Reply<v1::KvWaitResponse> done) {
+  if (absl::Status s = CheckMember(r.job_id(), r.generation(), 0); !s.ok()) {
+    return done(s);
+  }
+  if (r.keys_size() > 4096) {
+    return done(absl::InvalidArgumentError("kv wait names over 4096 keys"));
+  }
+  kv_.Wait(Gen(r.job_id(), r.generation()),
+           std::vector<std::string>(r.keys().begin(), r.keys().end()),
+           Deadline(r.timeout_ms()),
+           [done = std::move(done)](
+               absl::StatusOr<std::vector<std::string>> values) {
+             if (!values.ok()) return done(values.status());
+             v1::KvWaitResponse out;
+             for (std::string& v : *values) out.add_values(std::move(v));
+             done(std::move(out));
+           });
+}
+
+absl::StatusOr<v1::KvAddResponse> Coordinator::KvAdd(
+    const v1::KvAddRequest& r) {
+  if (absl::Status s = CheckMember(r.job_id(), r.generation(), 0); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<int64_t> v =
+      kv_.Add(Gen(r.job_id(), r.generation()), r.key(), r.delta());
+  if (!v.ok()) return v.status();
+  v1::KvAddResponse out;
+  out.set_value(*v);
+  return out;
+}
+
+absl::Status Coordinator::PublishNcclId(const v1::PublishNcclIdRequest& r) {
+  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+      !s.ok()) {
+    return s;
+  }
+  if (r.rank() != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("only rank 0 publishes the NCCL id, not rank ", r.rank()));
+  }
+  if (r.unique_id().size() != kNcclUniqueIdBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("an NCCL unique id is ", kNcclUniqueIdBytes,
+                     " bytes, got ", r.unique_id().size()));
+  }
+  if (r.comm_index() < 0) {
+    return absl::InvalidArgumentError("comm_index must be >= 0");
+  }
+  const GenerationKey gen = Gen(r.job_id(), r.generation());
+  const std::string key = absl::StrCat(kNcclKeyPrefix, r.comm_index());
+  if (kv_.Get(gen, key).ok()) {
+    return absl::AlreadyExistsError(absl::StrCat("the NCCL id of communicator ",
+                                                 r.comm_index(),
+                                                 " is already published"));
+  }
+  return kv_.Set(gen, key, r.unique_id());
+}
+
+void Coordinator::FetchNcclId(const v1::FetchNcclIdRequest& r,
+                              Reply<v1::FetchNcclIdResponse> done) {
+  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+      !s.ok()) {
+    return done(s);
+  }
+  if (r.comm_index() < 0) {
+    return done(absl::InvalidArgumentError("comm_index must be >= 0"));
+  }
+  kv_.Wait(
+      Gen(r.job_id(), r.generation()),
+      {absl::StrCat(kNcclKeyPrefix, r.comm_index())}, Deadline(r.timeout_ms()),
+      [done =
+           std::move(done)](absl::StatusOr<std::vector<std::string>> values) {
+        if (!values.ok()) return done(values.status());
+        v1::FetchNcclIdResponse out;
+        out.set_unique_id(std::move((*values)[0]));
+        done(std::move(out));
+      });
+}
+
+void Coordinator::Barrier(const v1::BarrierRequest& r,
+                          std::function<void(absl::Status)> done) {
+  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+      !s.ok()) {
+    return done(s);
+  }
+  absl::StatusOr<Rendezvous::Generation> live = rendezvous_.Live(r.job_id());
+  if (!live.ok() || live->number != r.generation()) {
+    return done(absl::AbortedError(absl::StrCat(
+        "generation ", r.generation(), " of job ", r.job_id(), " has ended")));
+  }
+  barriers_.Arrive(Gen(r.job_id(), r.generation()), r.name(), r.rank(),
+                   static_cast<int32_t>(live->members.size()),
+                   Deadline(r.timeout_ms()), std::move(done));
+}
+
+absl::StatusOr<v1::ShardAssignment> Coordinator::GetShard(
+    const v1::GetShardRequest& r) {
+  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+      !s.ok()) {
+    return s;
+  }
+  if (r.epoch() < 0) return absl::InvalidArgumentError("epoch must be >= 0");
+  if (r.dataset_size() <= 0) {
+    return absl::InvalidArgumentError("dataset_size must be > 0");
+  }
+  absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
+  if (!job.ok()) return job.status();
+  if (r.epoch() >= job->spec().epochs()) {
+    return absl::OutOfRangeError(absl::StrCat("epoch ", r.epoch(),
+                                              " is past the job's ",
+                                              job->spec().epochs(), " epochs"));
+  }
+  v1::ShardAssignment out;
+  {
+    absl::MutexLock lock(&mu_);
+    GenerationInfo& info = generations_[r.job_id()];
+    int64_t& size = info.dataset_size[r.test_split() ? 1 : 0];
+    if (size < 0) size = r.dataset_size();
+    if (size != r.dataset_size()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("rank ", r.rank(), " sees ", r.dataset_size(),
+                       " samples but another rank saw ", size,
+                       ": every worker needs the same dataset"));
+    }
+    const v1::CheckpointRecord& resume = info.resume_from;
+    if (!r.test_split() && resume.checkpoint_id() != 0 &&
+        resume.epoch() == r.epoch()) {
+      out.set_start_offset(std::min(resume.epoch_sample_offset(), size));
+    }
+  }
+  absl::StatusOr<Rendezvous::Generation> live = rendezvous_.Live(r.job_id());
+  if (!live.ok()) return absl::AbortedError(live.status().message());
+  out.set_seed(job->spec().seed());
+  out.set_epoch(r.epoch());
+  out.set_world_size(static_cast<int32_t>(live->members.size()));
+  out.set_rank(r.rank());
+  out.set_dataset_size(r.dataset_size());
+  // The test split is evaluated once, in order, without repeats.
+  out.set_shuffle(!r.test_split() && job->spec().dataset().shuffle());
+  out.set_drop_last(!r.test_split() && job->spec().dataset().drop_last());
+  return out;
+}
+
+absl::Status Coordinator::ReportProgress(const v1::ReportProgressRequest& r) {
+  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<Rendezvous::Generation> live = rendezvous_.Live(r.job_id());
+  if (!live.ok()) return absl::AbortedError(live.status().message());
+  return jobs_.ReportProgress(r, live->members[r.rank()].worker_id);
+}
+
+absl::StatusOr<v1::CommitCheckpointResponse> Coordinator::CommitCheckpoint(
+    const v1::CommitCheckpointRequest& r) {
+  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+      !s.ok()) {
+    return s;
+  }
+  if (r.rank() != 0) {
+    return absl::PermissionDeniedError("only rank 0 commits checkpoints");
+  }
+  if (r.path().empty() || r.path().size() > 4096) {
+    return absl::InvalidArgumentError("checkpoint path must be 1..4096 bytes");
+  }
+  if (r.epoch() < 0 || r.step() < 0 || r.epoch_sample_offset() < 0) {
+    return absl::InvalidArgumentError(
+        "checkpoint epoch, step and offset must be >= 0");
+  }
+  v1::CheckpointRecord record;
+  record.set_generation(r.generation());
+  record.set_epoch(r.epoch());
+  record.set_step(r.step());
+  record.set_epoch_sample_offset(r.epoch_sample_offset());
+  record.set_path(r.path());
+  absl::StatusOr<v1::CheckpointRecord> committed =
+      jobs_.CommitCheckpoint(r.job_id(), record);
+  if (!committed.ok()) return committed.status();
+  v1::CommitCheckpointResponse out;
+  out.set_checkpoint_id(committed->checkpoint_id());
+  return out;
+}
+
+absl::Status Coordinator::Leave(const v1::LeaveRequest& r) {
+  absl::StatusOr<v1::WorkerInfo> gone = workers_.Remove(r.worker_id());
+  if (!gone.ok()) return gone.status();
+  OnWorkerGone(*gone, absl::StrCat("worker ", r.worker_id(), " left",
+                                   r.reason().empty() ? "" : ": ", r.reason()));
+  return absl::OkStatus();
+}
+
+// ---- UserService ----
+
+absl::StatusOr<v1::SubmitJobResponse> Coordinator::SubmitJob(
+    const v1::SubmitJobRequest& r) {
+  absl::StatusOr<v1::Job> job = jobs_.Submit(r.spec());
+  if (!job.ok()) return job.status();
+  if (absl::Status s = OpenRendezvous(*job); !s.ok()) {
+    jobs_.Fail(job->job_id(), std::string(s.message())).IgnoreError();
+    return s;
+  }
+  v1::SubmitJobResponse out;
+  out.set_job_id(job->job_id());
+  return out;
+}
+
+absl::StatusOr<v1::Job> Coordinator::GetJob(const v1::GetJobRequest& r) {
+  if (absl::Status s = RequireJobId(r.job_id()); !s.ok()) return s;
+  return jobs_.Get(r.job_id());
+}
+
+absl::StatusOr<v1::ListJobsResponse> Coordinator::ListJobs(
+    const v1::ListJobsRequest& r) {
+  std::vector<v1::JobState> states;
+  for (int s : r.states()) {
+    if (!v1::JobState_IsValid(s) || s == v1::JOB_STATE_UNSPECIFIED) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown job state ", s));
+    }
+    states.push_back(static_cast<v1::JobState>(s));
+  }
+  v1::ListJobsResponse out;
+  for (v1::Job& job : jobs_.List(states)) *out.add_jobs() = std::move(job);
+  return out;
+}
+
+absl::StatusOr<v1::Job> Coordinator::CancelJob(const v1::CancelJobRequest& r) {
+  if (absl::Status s = RequireJobId(r.job_id()); !s.ok()) return s;
+  return jobs_.Cancel(r.job_id());
+}
+
+absl::StatusOr<uint64_t> Coordinator::WatchJob(const std::string& job_id,
+                                               JobManager::Watcher watcher) {
+  if (absl::Status s = RequireJobId(job_id); !s.ok()) return s;
+  return jobs_.Watch(job_id, std::move(watcher));
+}
+
+void Coordinator::UnwatchJob(const std::string& job_id, uint64_t token) {
+  jobs_.Unwatch(job_id, token);
+}
+
+v1::ListWorkersResponse Coordinator::ListWorkers() {
+  v1::ListWorkersResponse out;
+  for (v1::WorkerInfo& w : workers_.List()) *out.add_workers() = std::move(w);
+  return out;
+}
+
+}  // namespace ringleader

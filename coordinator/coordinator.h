@@ -1,0 +1,149 @@
+#ifndef RINGLEADER_COORDINATOR_COORDINATOR_H_
+#define RINGLEADER_COORDINATOR_COORDINATOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/timer_queue.h"
+#include "coordinator/barrier_manager.h"
+#include "coordinator/job_manager.h"
+#include "coordinator/kv_store.h"
+#include "coordinator/rendezvous.h"
+#include "coordinator/state_store.h"
+#include "coordinator/worker_registry.h"
+#include "ringleader/v1/user_service.pb.h"
+#include "ringleader/v1/worker_service.pb.h"
+
+namespace ringleader {
+
+struct CoordinatorOptions {
+  absl::Duration lease = absl::Seconds(3);
+  absl::Duration heartbeat_interval = absl::Seconds(1);
+  // How often leases are checked: a dead worker is noticed within
+  // lease + sweep_interval.
+  absl::Duration sweep_interval = absl::Milliseconds(200);
+  // Waits (join, barrier, KV) without a timeout get this one; none waits
+  // longer than max_wait.
+  absl::Duration default_wait = absl::Minutes(5);
+  absl::Duration max_wait = absl::Hours(1);
+  size_t max_workers = 100'000;
+};
+
+// The composition root of the coordinator (after Ray's GcsServer): creates the
+// managers, wires their hooks (a dead worker ends its generation; an ended
+// generation drops its KV space and barriers; a finished job closes its
+// rendezvous), and implements each RPC over them. The gRPC adapters only
+// translate messages. Blocking calls take a callback and hold no thread.
+// Thread-safe.
+class Coordinator {
+ public:
+  template <typename T>
+  using Reply = std::function<void(absl::StatusOr<T>)>;
+
+  Coordinator(CoordinatorOptions options, StateStore* store, Clock* clock,
+              TimerQueue* timers);
+  ~Coordinator();
+
+  // Recovers jobs from the store and starts the lease sweep.
+  absl::Status Start();
+  // Stops the lease sweep; pending callbacks still complete. The owner must
+  // stop the timer queue before destroying the coordinator.
+  void Stop();
+
+  // WorkerService.
+  absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& r);
+  absl::StatusOr<v1::HeartbeatResponse> Heartbeat(
+      const v1::HeartbeatRequest& r);
+  void JoinRendezvous(const v1::JoinRendezvousRequest& r,
+                      Reply<v1::JoinRendezvousResponse> done);
+  absl::Status KvSet(const v1::KvSetRequest& r);
+  absl::StatusOr<v1::KvGetResponse> KvGet(const v1::KvGetRequest& r);
+  void KvWait(const v1::KvWaitRequest& r, Reply<v1::KvWaitResponse> done);
+  absl::StatusOr<v1::KvAddResponse> KvAdd(const v1::KvAddRequest& r);
+  absl::Status PublishNcclId(const v1::PublishNcclIdRequest& r);
+  void FetchNcclId(const v1::FetchNcclIdRequest& r,
+                   Reply<v1::FetchNcclIdResponse> done);
+  void Barrier(const v1::BarrierRequest& r, std::function<void(absl::Status)>);
+  absl::StatusOr<v1::ShardAssignment> GetShard(const v1::GetShardRequest& r);
+  absl::Status ReportProgress(const v1::ReportProgressRequest& r);
+  absl::StatusOr<v1::CommitCheckpointResponse> CommitCheckpoint(
+      const v1::CommitCheckpointRequest& r);
+  absl::Status Leave(const v1::LeaveRequest& r);
+
+  // UserService.
+  absl::StatusOr<v1::SubmitJobResponse> SubmitJob(
+      const v1::SubmitJobRequest& r);
+  absl::StatusOr<v1::Job> GetJob(const v1::GetJobRequest& r);
+  absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& r);
+  absl::StatusOr<v1::Job> CancelJob(const v1::CancelJobRequest& r);
+  absl::StatusOr<uint64_t> WatchJob(const std::string& job_id,
+                                    JobManager::Watcher watcher);
+  void UnwatchJob(const std::string& job_id, uint64_t token);
+  v1::ListWorkersResponse ListWorkers();
+
+  // For tests and metrics.
+  JobManager& jobs() { return jobs_; }
+  Rendezvous& rendezvous() { return rendezvous_; }
+  KvStore& kv() { return kv_; }
+  BarrierManager& barriers() { return barriers_; }
+  WorkerRegistry& workers() { return workers_; }
+  // Runs one lease sweep now (the timer calls it periodically).
+  void SweepLeases();
+
+ private:
+  // What the coordinator fixes when a generation forms.
+  struct GenerationInfo {
+    int64_t number = 0;
+    v1::CheckpointRecord resume_from;
+    // Dataset size per split (0: train, 1: test) as the first rank saw it.
+    int64_t dataset_size[2] = {-1, -1};
+  };
+
+  absl::Time Deadline(int64_t timeout_ms) const;
+  absl::Status OpenRendezvous(const v1::Job& job);
+  // Tells the managers that a worker is gone.
+  void OnWorkerGone(const v1::WorkerInfo& worker, const std::string& reason);
+  void OnGenerationFormed(const std::string& job_id,
+                          const Rendezvous::Generation& gen);
+  void OnGenerationEnded(const std::string& job_id, int64_t generation,
+                         const std::string& reason);
+  void OnJobFinished(const v1::Job& job);
+  // Checks that `generation` is live and `rank` belongs to it.
+  absl::Status CheckMember(const std::string& job_id, int64_t generation,
+                           int32_t rank);
+  // The directive for a heartbeat of `worker`.
+  v1::HeartbeatResponse Directive(const v1::WorkerInfo& worker,
+                                  const v1::HeartbeatRequest& r);
+  void ScheduleSweep();
+
+  const CoordinatorOptions options_;
+  Clock* const clock_;
+  TimerQueue* const timers_;
+  WorkerRegistry workers_;
+  JobManager jobs_;
+  Rendezvous rendezvous_;
+  KvStore kv_;
+  BarrierManager barriers_;
+
+  absl::Mutex mu_;
+  // Workers each job has been given (assignment is decided under mu_).
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> assigned_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, GenerationInfo> generations_
+      ABSL_GUARDED_BY(mu_);
+  bool sweeping_ ABSL_GUARDED_BY(mu_) = false;
+  TimerQueue::TimerId sweep_timer_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_COORDINATOR_COORDINATOR_H_

@@ -1,0 +1,91 @@
+// ringleader-coordinator: the control plane daemon.
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "coordinator/coordinator_server.h"
+#include "glog/logging.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
+          "Address to serve on, HOST:PORT; port 0 picks a free port.");
+ABSL_FLAG(std::string, state, "ringleader-state.db",
+          "SQLite file with jobs and checkpoints; survives restarts.");
+ABSL_FLAG(std::string, port_file, "",
+          "If set, the bound port is written here once serving.");
+ABSL_FLAG(int64_t, lease_ms, 3000,
+          "A worker that has not heartbeat for this long is dead.");
+ABSL_FLAG(int64_t, heartbeat_ms, 1000, "Heartbeat interval told to workers.");
+ABSL_FLAG(int32_t, max_message_bytes, 16 << 20,
+          "Largest gRPC message accepted.");
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop = true; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Ringleader coordinator: registration, rendezvous, KV store, barriers, "
+      "shard plans and job state for data-parallel training.\n"
+      "  ringleader-coordinator --listen=0.0.0.0:7070 --state=/var/lib/"
+      "ringleader/state.db");
+  absl::ParseCommandLine(argc, argv);
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+
+  ringleader::CoordinatorServerConfig config;
+  config.listen = absl::GetFlag(FLAGS_listen);
+  config.state_path = absl::GetFlag(FLAGS_state);
+  config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  const int64_t lease_ms = absl::GetFlag(FLAGS_lease_ms);
+  const int64_t heartbeat_ms = absl::GetFlag(FLAGS_heartbeat_ms);
+  if (heartbeat_ms <= 0 || lease_ms <= heartbeat_ms) {
+    std::cerr << "ringleader-coordinator: --lease_ms must exceed "
+                 "--heartbeat_ms > 0\n";
+    return 2;
+  }
+  if (config.max_message_bytes < 4096) {
+    std::cerr
+        << "ringleader-coordinator: --max_message_bytes must be >= 4096\n";
+    return 2;
+  }
+  config.options.lease = absl::Milliseconds(lease_ms);
+  config.options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
+  config.options.sweep_interval =
+      std::min(absl::Milliseconds(200), absl::Milliseconds(lease_ms) / 4);
+
+  auto server = ringleader::CoordinatorServer::Start(config);
+  if (!server.ok()) {
+    std::cerr << "ringleader-coordinator: " << server.status().message()
+              << "\n";
+    return 1;
+  }
+  const std::string port_file = absl::GetFlag(FLAGS_port_file);
+  if (!port_file.empty()) {
+    // Write then rename, so a reader never sees a partial number.
+    const std::string tmp = port_file + ".tmp";
+    std::ofstream(tmp) << (*server)->port() << "\n";
+    if (std::rename(tmp.c_str(), port_file.c_str()) != 0) {
+      std::cerr << "ringleader-coordinator: cannot write " << port_file << "\n";
+      return 1;
+    }
+  }
+  LOG(INFO) << "coordinator serving on port " << (*server)->port() << ", state "
+            << config.state_path;
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  LOG(INFO) << "coordinator shutting down";
+  (*server)->Shutdown();
+  return 0;
+}

@@ -1,0 +1,55 @@
+#include "coordinator/coordinator_server.h"
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/health_check_service_interface.h"
+
+namespace ringleader {
+
+absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
+    const CoordinatorServerConfig& config) {
+  std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
+  absl::StatusOr<std::unique_ptr<StateStore>> store =
+      StateStore::Open(config.state_path);
+  if (!store.ok()) return store.status();
+  s->store_ = *std::move(store);
+  s->timers_ = std::make_unique<ThreadTimerQueue>();
+  s->coordinator_ = std::make_unique<Coordinator>(
+      config.options, s->store_.get(), RealClock::Get(), s->timers_.get());
+  if (absl::Status st = s->coordinator_->Start(); !st.ok()) return st;
+  s->worker_service_ =
+      std::make_unique<WorkerServiceImpl>(s->coordinator_.get());
+  s->user_service_ = std::make_unique<UserServiceImpl>(s->coordinator_.get());
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(),
+                           &s->port_);
+  builder.SetMaxReceiveMessageSize(config.max_message_bytes);
+  builder.SetMaxSendMessageSize(config.max_message_bytes);
+  builder.RegisterService(s->worker_service_.get());
+  builder.RegisterService(s->user_service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || s->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", config.listen));
+  }
+  return s;
+}
+
+void CoordinatorServer::Shutdown() {
+  if (server_ == nullptr) return;
+  coordinator_->Stop();
+  // Pending waits are answered by their deadlines; don't wait for them.
+  server_->Shutdown(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(500));
+}
+
+CoordinatorServer::~CoordinatorServer() {
+  Shutdown();
+  if (server_ != nullptr) server_->Wait();
+  // No timer may fire into a coordinator being destroyed.
+  if (timers_ != nullptr) timers_->Shutdown();
+  coordinator_.reset();
+}
+
+}  // namespace ringleader

@@ -1,0 +1,53 @@
+#ifndef RINGLEADER_COORDINATOR_COORDINATOR_SERVER_H_
+#define RINGLEADER_COORDINATOR_COORDINATOR_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "common/thread_timer_queue.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/state_store.h"
+#include "coordinator/user_service_impl.h"
+#include "coordinator/worker_service_impl.h"
+#include "grpcpp/grpcpp.h"
+
+namespace ringleader {
+
+struct CoordinatorServerConfig {
+  std::string listen = "127.0.0.1:7070";  // Port 0 picks a free port.
+  std::string state_path = "ringleader-state.db";
+  CoordinatorOptions options;
+  int max_message_bytes = 16 << 20;
+};
+
+// The coordinator process minus flag parsing: opens the state, recovers the
+// jobs, and serves both services (plus grpc.health.v1) last, once everything
+// is ready. Thread-safe.
+class CoordinatorServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<CoordinatorServer>> Start(
+      const CoordinatorServerConfig& config);
+  ~CoordinatorServer();
+
+  int port() const { return port_; }
+  Coordinator& coordinator() { return *coordinator_; }
+  void Wait() { server_->Wait(); }
+  void Shutdown();
+
+ private:
+  CoordinatorServer() = default;
+
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<ThreadTimerQueue> timers_;
+  std::unique_ptr<Coordinator> coordinator_;
+  std::unique_ptr<WorkerServiceImpl> worker_service_;
+  std::unique_ptr<UserServiceImpl> user_service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_COORDINATOR_COORDINATOR_SERVER_H_

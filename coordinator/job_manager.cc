@@ -1,0 +1,400 @@
+#include "coordinator/job_manager.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/job_spec_validator.h"
+
+namespace ringleader {
+namespace {
+
+bool Allowed(v1::JobState from, v1::JobState to) {
+  using S = v1::JobState;
+  if (IsTerminal(from)) return false;
+  switch (to) {
+    case S::JOB_STATE_RENDEZVOUS:
+      return from == S::JOB_STATE_PENDING || from == S::JOB_STATE_RESTARTING;
+    case S::JOB_STATE_RUNNING:
+      return from == S::JOB_STATE_RENDEZVOUS ||
+             from == S::JOB_STATE_RESTARTING || from == S::JOB_STATE_PENDING;
+    case S::JOB_STATE_RESTARTING:
+      return from == S::JOB_STATE_RUNNING || from == S::JOB_STATE_RENDEZVOUS;
+    case S::JOB_STATE_SUCCEEDED:
+      return from == S::JOB_STATE_RUNNING;
+    case S::JOB_STATE_FAILED:
+    case S::JOB_STATE_CANCELLED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool IsTerminal(v1::JobState state) {
+  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
+         state == v1::JOB_STATE_CANCELLED;
+}
+
+JobManager::JobManager(StateStore* store, Clock* clock)
+    : store_(store), clock_(clock) {}
+
+absl::StatusOr<std::vector<v1::Job>> JobManager::Recover() {
+  absl::StatusOr<std::vector<v1::Job>> jobs = store_->LoadJobs();
+  if (!jobs.ok()) return jobs.status();
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::Job> live;
+  for (v1::Job& job : *jobs) {
+    Entry& e = jobs_[job.job_id()];
+    e.job = std::move(job);
+    order_.push_back(e.job.job_id());
+    if (IsTerminal(e.job.state())) continue;
+    if (e.job.state() == v1::JOB_STATE_RUNNING ||
+        e.job.state() == v1::JOB_STATE_RENDEZVOUS) {
+      // Its generation's communicators are unknown to this process: the
+      // workers rejoin and resume from the last committed checkpoint.
+      e.job.set_state(v1::JOB_STATE_RESTARTING);
+      e.job.set_message("coordinator restarted; workers rejoin");
+      if (absl::Status s = PersistLocked(e); !s.ok()) return s;
+    }
+    live.push_back(e.job);
+  }
+  return live;
+}
+
+absl::StatusOr<v1::Job> JobManager::Submit(v1::JobSpec spec) {
+  spec = WithDefaults(std::move(spec));
+  if (absl::Status s = ValidateJobSpec(spec); !s.ok()) return s;
+  std::optional<v1::CheckpointRecord> resume;
+  if (spec.resume()) {
+    absl::StatusOr<std::optional<v1::CheckpointRecord>> latest =
+        store_->LatestCheckpoint(spec.name());
+    if (!latest.ok()) return latest.status();
+    if (!latest->has_value()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("resume: no committed checkpoint for a job named '",
+                       spec.name(), "'"));
+    }
+    resume = *latest;
+  }
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<int64_t> seq = store_->NextJobSequence();
+    if (!seq.ok()) return seq.status();
+    const int64_t now = absl::ToUnixMillis(clock_->Now());
+    v1::Job job;
+    job.set_job_id(absl::StrCat(spec.name(), "-", *seq));
+    *job.mutable_spec() = std::move(spec);
+    job.set_state(v1::JOB_STATE_PENDING);
+    job.set_create_time_ms(now);
+    job.set_update_time_ms(now);
+    if (resume.has_value()) *job.mutable_last_checkpoint() = *resume;
+    if (jobs_.contains(job.job_id())) {
+      return absl::InternalError(
+          absl::StrCat("job id ", job.job_id(), " already exists"));
+    }
+    Entry& e = jobs_[job.job_id()];
+    e.job = std::move(job);
+    if (absl::Status s = PersistLocked(e); !s.ok()) {
+      jobs_.erase(e.job.job_id());
+      return s;
+    }
+    order_.push_back(e.job.job_id());
+    notice = NoticeLocked(e);
+  }
+  Deliver(notice);
+  return notice.snapshot;
+}
+
+absl::StatusOr<JobManager::Entry*> JobManager::FindLocked(
+    const std::string& job_id) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(absl::StrCat("job ", job_id, " does not exist"));
+  }
+  return &it->second;
+}
+
+absl::StatusOr<v1::Job> JobManager::Get(const std::string& job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(absl::StrCat("job ", job_id, " does not exist"));
+  }
+  return it->second.job;
+}
+
+std::vector<v1::Job> JobManager::List(
+    const std::vector<v1::JobState>& states) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::Job> out;
+  for (const std::string& id : order_) {
+    const v1::Job& job = jobs_.at(id).job;
+    if (states.empty() ||
+        std::find(states.begin(), states.end(), job.state()) != states.end()) {
+      out.push_back(job);
+    }
+  }
+  return out;
+}
+
+std::vector<v1::Job> JobManager::Active() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::Job> out;
+  for (const std::string& id : order_) {
+    const v1::Job& job = jobs_.at(id).job;
+    if (!IsTerminal(job.state())) out.push_back(job);
+  }
+  return out;
+}
+
+absl::Status JobManager::PersistLocked(Entry& e) {
+  e.job.set_update_time_ms(absl::ToUnixMillis(clock_->Now()));
+  return store_->SaveJob(e.job);
+}
+
+absl::Status JobManager::TransitionLocked(Entry& e, v1::JobState to,
+                                          const std::string& message) {
+  const v1::JobState from = e.job.state();
+  if (from == to) return absl::OkStatus();
+  if (!Allowed(from, to)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", e.job.job_id(), " cannot go from ",
+                     v1::JobState_Name(from), " to ", v1::JobState_Name(to)));
+  }
+  e.job.set_state(to);
+  e.job.set_message(message);
+  absl::Status s = PersistLocked(e);
+  if (!s.ok()) {
+    e.job.set_state(from);  // Not durable, so not visible either.
+  }
+  return s;
+}
+
+JobManager::Notice JobManager::NoticeLocked(Entry& e) {
+  Notice n;
+  n.snapshot = e.job;
+  n.version = ++e.version;
+  for (const auto& [token, w] : e.watchers) n.watchers.push_back(w);
+  n.finished = IsTerminal(e.job.state());
+  return n;
+}
+
+void JobManager::Deliver(const Notice& notice) {
+  for (const Watcher& w : notice.watchers) w(notice.snapshot, notice.version);
+  if (notice.finished && on_finished_) on_finished_(notice.snapshot);
+}
+
+absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = FindLocked(job_id);
+    if (!e.ok()) return e.status();
+    if (IsTerminal((*e)->job.state())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", job_id, " is already ",
+                       v1::JobState_Name((*e)->job.state())));
+    }
+    if (absl::Status s =
+            TransitionLocked(**e, v1::JOB_STATE_CANCELLED, "cancelled by user");
+        !s.ok()) {
+      return s;
+    }
+    notice = NoticeLocked(**e);
+  }
+  Deliver(notice);
+  return notice.snapshot;
+}
+
+absl::Status JobManager::Fail(const std::string& job_id,
+                              const std::string& message) {
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = FindLocked(job_id);
+    if (!e.ok()) return e.status();
+    if (IsTerminal((*e)->job.state())) return absl::OkStatus();
+    if (absl::Status s = TransitionLocked(**e, v1::JOB_STATE_FAILED, message);
+        !s.ok()) {
+      return s;
+    }
+    notice = NoticeLocked(**e);
+  }
+  Deliver(notice);
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::OnJoin(const std::string& job_id) {
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = FindLocked(job_id);
+    if (!e.ok()) return e.status();
+    const v1::JobState state = (*e)->job.state();
+    if (IsTerminal(state)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", job_id, " is ", v1::JobState_Name(state)));
+    }
+    if (state != v1::JOB_STATE_PENDING) return absl::OkStatus();
+    if (absl::Status s =
+            TransitionLocked(**e, v1::JOB_STATE_RENDEZVOUS, "workers joining");
+        !s.ok()) {
+      return s;
+    }
+    notice = NoticeLocked(**e);
+  }
+  Deliver(notice);
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::OnGenerationFormed(const std::string& job_id,
+                                            int64_t generation,
+                                            int32_t world_size) {
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = FindLocked(job_id);
+    if (!e.ok()) return e.status();
+    Entry& entry = **e;
+    entry.job.set_generation(generation);
+    entry.job.set_world_size(world_size);
+    entry.progress.Reset();
+    entry.job.mutable_progress()->clear_ranks();
+    if (absl::Status s =
+            TransitionLocked(entry, v1::JOB_STATE_RUNNING,
+                             absl::StrCat("generation ", generation, " with ",
+                                          world_size, " workers"));
+        !s.ok()) {
+      return s;
+    }
+    notice = NoticeLocked(entry);
+  }
+  Deliver(notice);
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::OnGenerationEnded(const std::string& job_id,
+                                           int64_t generation,
+                                           const std::string& reason) {
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = FindLocked(job_id);
+    if (!e.ok()) return e.status();
+    Entry& entry = **e;
+    if (IsTerminal(entry.job.state())) return absl::OkStatus();
+    entry.job.set_restarts(entry.job.restarts() + 1);
+    if (entry.job.restarts() > entry.job.spec().max_restarts()) {
+      if (absl::Status s =
+              TransitionLocked(entry, v1::JOB_STATE_FAILED,
+                               absl::StrCat("restart budget of ",
+                                            entry.job.spec().max_restarts(),
+                                            " spent; last failure: ", reason));
+          !s.ok()) {
+        return s;
+      }
+    } else if (absl::Status s = TransitionLocked(
+                   entry, v1::JOB_STATE_RESTARTING,
+                   absl::StrCat("generation ", generation, " ended: ", reason));
+               !s.ok()) {
+      return s;
+    }
+    notice = NoticeLocked(entry);
+  }
+  Deliver(notice);
+  return absl::OkStatus();
+}
+
+absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
+                                        const std::string& worker_id) {
+  if (!std::isfinite(r.loss()) || !std::isfinite(r.samples_per_sec()) ||
+      r.samples_per_sec() < 0 || r.step() < 0 || r.epoch() < 0 ||
+      r.test_correct() < 0 || r.test_samples() < r.test_correct()) {
+    return absl::InvalidArgumentError(
+        "progress report has a negative, non-finite or inconsistent value");
+  }
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = FindLocked(r.job_id());
+    if (!e.ok()) return e.status();
+    Entry& entry = **e;
+    if (entry.job.state() != v1::JOB_STATE_RUNNING ||
+        entry.job.generation() != r.generation()) {
+      return absl::AbortedError(absl::StrCat(
+          "job ", r.job_id(), " is not running generation ", r.generation()));
+    }
+    entry.progress.Add(r, worker_id, absl::ToUnixMillis(clock_->Now()));
+    entry.progress.Combine(entry.job.mutable_progress());
+    if (entry.progress.AllFinished(entry.job.world_size())) {
+      if (absl::Status s = TransitionLocked(entry, v1::JOB_STATE_SUCCEEDED,
+                                            "all ranks finished");
+          !s.ok()) {
+        return s;
+      }
+    }
+    notice = NoticeLocked(entry);
+  }
+  Deliver(notice);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::CheckpointRecord> JobManager::CommitCheckpoint(
+    const std::string& job_id, v1::CheckpointRecord record) {
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = FindLocked(job_id);
+    if (!e.ok()) return e.status();
+    Entry& entry = **e;
+    if (IsTerminal(entry.job.state())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", job_id, " is finished"));
+    }
+    const v1::CheckpointRecord& last = entry.job.last_checkpoint();
+    if (record.step() < last.step()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("checkpoint at step ", record.step(),
+                       " is older than the committed ", last.step()));
+    }
+    record.set_commit_time_ms(absl::ToUnixMillis(clock_->Now()));
+    absl::StatusOr<int64_t> id =
+        store_->AddCheckpoint(job_id, entry.job.spec().name(), record);
+    if (!id.ok()) return id.status();
+    record.set_checkpoint_id(*id);
+    *entry.job.mutable_last_checkpoint() = record;
+    if (absl::Status s = PersistLocked(entry); !s.ok()) return s;
+    notice = NoticeLocked(entry);
+  }
+  Deliver(notice);
+  return notice.snapshot.last_checkpoint();
+}
+
+absl::StatusOr<uint64_t> JobManager::Watch(const std::string& job_id,
+                                           Watcher watcher) {
+  v1::Job snapshot;
+  uint64_t token, version;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = FindLocked(job_id);
+    if (!e.ok()) return e.status();
+    token = next_token_++;
+    (*e)->watchers[token] = watcher;
+    snapshot = (*e)->job;
+    version = (*e)->version;
+  }
+  watcher(snapshot, version);
+  return token;
+}
+
+void JobManager::Unwatch(const std::string& job_id, uint64_t token) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it != jobs_.end()) it->second.watchers.erase(token);
+}
+
+}  // namespace ringleader

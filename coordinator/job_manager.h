@@ -1,0 +1,110 @@
+#ifndef RINGLEADER_COORDINATOR_JOB_MANAGER_H_
+#define RINGLEADER_COORDINATOR_JOB_MANAGER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "coordinator/progress_aggregator.h"
+#include "coordinator/state_store.h"
+#include "ringleader/v1/job.pb.h"
+#include "ringleader/v1/worker_service.pb.h"
+
+namespace ringleader {
+
+bool IsTerminal(v1::JobState state);
+
+// Jobs and their state machine:
+//   PENDING -> RENDEZVOUS -> RUNNING -> (RESTARTING -> RENDEZVOUS ...)
+//   -> SUCCEEDED | FAILED | CANCELLED.
+// The restart budget counts per job. Every state change is written to the
+// StateStore before it is visible, and watchers get a snapshot after each
+// change. The manager never calls other managers; the coordinator wires the
+// finished hook. Thread-safe; hooks and watchers run without the lock.
+class JobManager {
+ public:
+  // `version` increases with every change of the job: a watcher that may see
+  // snapshots out of order keeps the highest.
+  using Watcher = std::function<void(const v1::Job&, uint64_t version)>;
+  using FinishedHook = std::function<void(const v1::Job&)>;
+
+  JobManager(StateStore* store, Clock* clock);
+
+  // Loads jobs from the store (after a restart). Jobs that were live come
+  // back RESTARTING: their workers must rejoin.
+  absl::StatusOr<std::vector<v1::Job>> Recover();
+  void SetFinishedHook(FinishedHook hook) { on_finished_ = std::move(hook); }
+
+  // Applies defaults, validates (INVALID_ARGUMENT naming the field), stores.
+  absl::StatusOr<v1::Job> Submit(v1::JobSpec spec);
+  absl::StatusOr<v1::Job> Get(const std::string& job_id) const;
+  // Jobs in creation order, filtered by state when `states` is not empty.
+  std::vector<v1::Job> List(const std::vector<v1::JobState>& states) const;
+  // Not terminal, in creation order.
+  std::vector<v1::Job> Active() const;
+  absl::StatusOr<v1::Job> Cancel(const std::string& job_id);
+  absl::Status Fail(const std::string& job_id, const std::string& message);
+
+  // Rendezvous events.
+  absl::Status OnJoin(const std::string& job_id);
+  absl::Status OnGenerationFormed(const std::string& job_id, int64_t generation,
+                                  int32_t world_size);
+  // Counts a restart; fails the job once the budget is spent.
+  absl::Status OnGenerationEnded(const std::string& job_id, int64_t generation,
+                                 const std::string& reason);
+
+  // A rank's report. The job succeeds when every rank sent its final one.
+  absl::Status ReportProgress(const v1::ReportProgressRequest& report,
+                              const std::string& worker_id);
+  absl::StatusOr<v1::CheckpointRecord> CommitCheckpoint(
+      const std::string& job_id, v1::CheckpointRecord record);
+
+  // Calls `watcher` now and after each change of the job; returns a token.
+  absl::StatusOr<uint64_t> Watch(const std::string& job_id, Watcher watcher);
+  void Unwatch(const std::string& job_id, uint64_t token);
+
+ private:
+  struct Entry {
+    v1::Job job;
+    ProgressAggregator progress;
+    std::map<uint64_t, Watcher> watchers;
+    uint64_t version = 0;
+  };
+  // What to run after a change, outside the lock.
+  struct Notice {
+    v1::Job snapshot;
+    uint64_t version = 0;
+    std::vector<Watcher> watchers;
+    bool finished = false;
+  };
+
+  absl::StatusOr<Entry*> FindLocked(const std::string& job_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves the job to `to` if the state machine allows it and persists it.
+  absl::Status TransitionLocked(Entry& e, v1::JobState to,
+                                const std::string& message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status PersistLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Notice NoticeLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Deliver(const Notice& notice);
+
+  StateStore* const store_;
+  Clock* const clock_;
+  FinishedHook on_finished_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> order_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_COORDINATOR_JOB_MANAGER_H_

@@ -1,0 +1,69 @@
+#include "coordinator/progress_aggregator.h"
+
+#include <algorithm>
+
+namespace ringleader {
+
+void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
+                             const std::string& worker, int64_t now_ms) {
+  RankState& r = ranks_[report.rank()];
+  v1::RankProgress& p = r.progress;
+  p.set_rank(report.rank());
+  p.set_worker_id(worker);
+  p.set_epoch(report.epoch());
+  p.set_step(report.step());
+  p.set_loss(report.loss());
+  p.set_samples_per_sec(report.samples_per_sec());
+  p.set_report_time_ms(now_ms);
+  p.set_finished(report.finished());
+  r.total_steps = report.total_steps();
+  if (report.finished()) {
+    r.final_train_loss = report.final_train_loss();
+    r.test_correct = report.test_correct();
+    r.test_samples = report.test_samples();
+  }
+}
+
+bool ProgressAggregator::AllFinished(int32_t world_size) const {
+  for (int32_t rank = 0; rank < world_size; ++rank) {
+    auto it = ranks_.find(rank);
+    if (it == ranks_.end() || !it->second.progress.finished()) return false;
+  }
+  return world_size > 0;
+}
+
+void ProgressAggregator::Combine(v1::JobProgress* progress) const {
+  progress->clear_ranks();
+  if (ranks_.empty()) return;
+  int64_t min_step = INT64_MAX, min_epoch = INT64_MAX, total_steps = 0;
+  double loss_sum = 0, rate_sum = 0, final_loss_sum = 0;
+  int64_t correct = 0, samples = 0, finished = 0;
+  for (const auto& [rank, r] : ranks_) {
+    *progress->add_ranks() = r.progress;
+    min_step = std::min(min_step, r.progress.step());
+    min_epoch = std::min(min_epoch, r.progress.epoch());
+    total_steps = std::max(total_steps, r.total_steps);
+    loss_sum += r.progress.loss();
+    if (!r.progress.finished()) rate_sum += r.progress.samples_per_sec();
+    if (r.progress.finished()) {
+      ++finished;
+      final_loss_sum += r.final_train_loss;
+      correct += r.test_correct;
+      samples += r.test_samples;
+    }
+  }
+  const double n = static_cast<double>(ranks_.size());
+  progress->set_step(min_step);
+  progress->set_epoch(min_epoch);
+  progress->set_total_steps(total_steps);
+  progress->set_loss(loss_sum / n);
+  progress->set_samples_per_sec(rate_sum);
+  if (finished == static_cast<int64_t>(ranks_.size())) {
+    progress->set_has_final_metrics(true);
+    progress->set_final_train_loss(final_loss_sum / n);
+    progress->set_test_accuracy(
+        samples > 0 ? static_cast<double>(correct) / samples : 0.0);
+  }
+}
+
+}  // namespace ringleader

@@ -1,0 +1,39 @@
+#ifndef RINGLEADER_COORDINATOR_PROGRESS_AGGREGATOR_H_
+#define RINGLEADER_COORDINATOR_PROGRESS_AGGREGATOR_H_
+
+#include <cstdint>
+#include <map>
+
+#include "ringleader/v1/job.pb.h"
+#include "ringleader/v1/worker_service.pb.h"
+
+namespace ringleader {
+
+// Combines the ranks' progress reports of one generation into the job's
+// progress: the job is as far as its slowest rank, its loss is the ranks'
+// mean, its throughput their sum, and its test accuracy is pooled over all
+// ranks' test shards. Not thread-safe: owned by JobManager under its lock.
+class ProgressAggregator {
+ public:
+  void Reset() { ranks_.clear(); }
+  void Add(const v1::ReportProgressRequest& report, const std::string& worker,
+           int64_t now_ms);
+  // True once every rank in [0, world_size) has sent its final report.
+  bool AllFinished(int32_t world_size) const;
+  // Writes the combined view into `progress` (ranks in rank order).
+  void Combine(v1::JobProgress* progress) const;
+
+ private:
+  struct RankState {
+    v1::RankProgress progress;
+    double final_train_loss = 0;
+    int64_t test_correct = 0;
+    int64_t test_samples = 0;
+    int64_t total_steps = 0;
+  };
+  std::map<int32_t, RankState> ranks_;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_COORDINATOR_PROGRESS_AGGREGATOR_H_

@@ -1,0 +1,303 @@
+#include "coordinator/rendezvous.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace ringleader {
+
+absl::Status Rendezvous::OpenJob(const std::string& job_id,
+                                 const Config& config,
+                                 int64_t last_generation) {
+  if (config.min_workers < 1 || config.max_workers < config.min_workers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rendezvous needs 1 <= min_workers <= max_workers, got ",
+                     config.min_workers, "..", config.max_workers));
+  }
+  absl::MutexLock lock(&mu_);
+  auto [it, fresh] = jobs_.try_emplace(job_id);
+  if (!fresh) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("rendezvous for job ", job_id, " is already open"));
+  }
+  it->second.config = config;
+  it->second.live.number = last_generation;
+  return absl::OkStatus();
+}
+
+void Rendezvous::CloseJob(const std::string& job_id,
+                          const absl::Status& status) {
+  std::vector<JoinCallback> failed;
+  {
+    absl::MutexLock lock(&mu_);
+    auto node = jobs_.extract(job_id);
+    if (node.empty()) return;
+    JobState& job = node.mapped();
+    if (job.last_call_armed) timers_->Cancel(job.last_call_timer);
+    for (auto& [id, w] : job.waiters) {
+      timers_->Cancel(w.timer);
+      failed.push_back(std::move(w.done));
+    }
+  }
+  for (auto& done : failed) done(status);
+}
+
+void Rendezvous::Join(const std::string& job_id, const Member& member,
+                      absl::Time deadline, JoinCallback done) {
+  std::vector<Completion> out;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) {
+      out.push_back([done = std::move(done), job_id] {
+        done(absl::NotFoundError(
+            absl::StrCat("job ", job_id, " has no open rendezvous")));
+      });
+    } else {
+      JoinLocked(job_id, it->second, member, deadline, std::move(done), out);
+    }
+  }
+  for (auto& fn : out) fn();
+}
+
+void Rendezvous::JoinLocked(const std::string& job_id, JobState& job,
+                            const Member& member, absl::Time deadline,
+                            JoinCallback done, std::vector<Completion>& out) {
+  {
+    // A member of the live generation joining again has restarted: its
+    // generation cannot go on without it.
+    if (job.live_valid) {
+      for (const Member& m : job.live.members) {
+        if (m.worker_id == member.worker_id) {
+          EndLiveLocked(job_id, job,
+                        absl::StrCat("worker ", member.worker_id,
+                                     " rejoined the rendezvous"),
+                        out);
+          break;
+        }
+      }
+    }
+    // A retried join replaces the earlier call of the same worker.
+    if (auto old = job.waiters.find(member.worker_id);
+        old != job.waiters.end()) {
+      timers_->Cancel(old->second.timer);
+      out.push_back([cb = std::move(old->second.done)] {
+        cb(absl::AbortedError("superseded by a newer join of this worker"));
+      });
+      job.waiters.erase(old);
+    }
+    Waiter& w = job.waiters[member.worker_id];
+    w.member = member;
+    w.done = std::move(done);
+    w.id = next_waiter_id_++;
+    w.timer = timers_->Schedule(
+        deadline, [this, job_id, wid = member.worker_id, id = w.id] {
+          OnJoinTimeout(job_id, wid, id);
+        });
+    MaybeFormLocked(job_id, job, out);
+  }
+}
+
+void Rendezvous::MaybeFormLocked(const std::string& job_id, JobState& job,
+                                 std::vector<Completion>& out) {
+  if (job.live_valid) return;  // Joiners wait for the next generation.
+  const int32_t waiting = static_cast<int32_t>(job.waiters.size());
+  if (waiting >= job.config.max_workers ||
+      (waiting >= job.config.min_workers &&
+       job.config.last_call <= absl::ZeroDuration())) {
+    FormLocked(job_id, job, out);
+    return;
+  }
+  if (waiting >= job.config.min_workers && !job.last_call_armed) {
+    job.last_call_armed = true;
+    job.last_call_timer =
+        timers_->Schedule(clock_->Now() + job.config.last_call,
+                          [this, job_id] { OnLastCall(job_id); });
+  }
+}
+
+void Rendezvous::FormLocked(const std::string& job_id, JobState& job,
+                            std::vector<Completion>& out) {
+  if (job.last_call_armed) {
+    timers_->Cancel(job.last_call_timer);
+    job.last_call_armed = false;
+  }
+  std::vector<std::string> ids;
+  ids.reserve(job.waiters.size());
+  for (const auto& [id, w] : job.waiters) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  if (static_cast<int32_t>(ids.size()) > job.config.max_workers) {
+    ids.resize(job.config.max_workers);  // The rest wait for the next one.
+  }
+  Generation gen;
+  gen.number = job.live.number + 1;
+  std::vector<JoinCallback> callbacks;
+  for (size_t r = 0; r < ids.size(); ++r) {
+    auto node = job.waiters.extract(ids[r]);
+    timers_->Cancel(node.mapped().timer);
+    Member m = node.mapped().member;
+    m.rank = static_cast<int32_t>(r);
+    gen.members.push_back(std::move(m));
+    callbacks.push_back(std::move(node.mapped().done));
+  }
+  job.live = gen;
+  job.live_valid = true;
+  out.push_back([this, job_id, gen, callbacks = std::move(callbacks)] {
+    // The hook first, so the job is RUNNING before any rank hears of it.
+    if (on_formed_) on_formed_(job_id, gen);
+    for (const JoinCallback& cb : callbacks) cb(gen);
+  });
+}
+
+void Rendezvous::EndLiveLocked(const std::string& job_id, JobState& job,
+                               const std::string& reason,
+                               std::vector<Completion>& out) {
+  if (!job.live_valid) return;
+  job.live_valid = false;
+  const int64_t number = job.live.number;
+  out.push_back([this, job_id, number, reason] {
+    if (on_ended_) on_ended_(job_id, number, reason);
+  });
+}
+
+void Rendezvous::OnLastCall(const std::string& job_id) {
+  std::vector<Completion> out;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end() || !it->second.last_call_armed) return;
+    JobState& job = it->second;
+    job.last_call_armed = false;
+    if (!job.live_valid &&
+        static_cast<int32_t>(job.waiters.size()) >= job.config.min_workers) {
+      FormLocked(job_id, job, out);
+    }
+  }
+  for (auto& fn : out) fn();
+}
+
+void Rendezvous::OnJoinTimeout(const std::string& job_id,
+                               const std::string& worker_id,
+                               uint64_t waiter_id) {
+  JoinCallback done;
+  int32_t waiting = 0, min = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return;
+    JobState& job = it->second;
+    auto w = job.waiters.find(worker_id);
+    if (w == job.waiters.end() || w->second.id != waiter_id) return;
+    done = std::move(w->second.done);
+    job.waiters.erase(w);
+    waiting = static_cast<int32_t>(job.waiters.size());
+    min = job.config.min_workers;
+    if (waiting < min && job.last_call_armed) {
+      timers_->Cancel(job.last_call_timer);
+      job.last_call_armed = false;
+    }
+  }
+  done(absl::DeadlineExceededError(absl::StrCat(
+      "rendezvous of job ", job_id, " did not complete in time: ", waiting + 1,
+      " worker(s) were waiting, min_workers is ", min)));
+}
+
+bool Rendezvous::RemoveWorker(const std::string& job_id,
+                              const std::string& worker_id,
+                              const std::string& reason) {
+  std::vector<Completion> out;
+  bool ended = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return false;
+    JobState& job = it->second;
+    if (auto w = job.waiters.find(worker_id); w != job.waiters.end()) {
+      timers_->Cancel(w->second.timer);
+      out.push_back([cb = std::move(w->second.done), reason] {
+        cb(absl::AbortedError(reason));
+      });
+      job.waiters.erase(w);
+      if (static_cast<int32_t>(job.waiters.size()) < job.config.min_workers &&
+          job.last_call_armed) {
+        timers_->Cancel(job.last_call_timer);
+        job.last_call_armed = false;
+      }
+    }
+    if (job.live_valid) {
+      for (const Member& m : job.live.members) {
+        if (m.worker_id == worker_id) {
+          EndLiveLocked(job_id, job, reason, out);
+          ended = true;
+          break;
+        }
+      }
+    }
+    // Waiters that arrived during the generation can form the next one.
+    if (ended) MaybeFormLocked(job_id, job, out);
+  }
+  for (auto& fn : out) fn();
+  return ended;
+}
+
+absl::Status Rendezvous::CheckMember(const std::string& job_id,
+                                     int64_t generation, int32_t rank) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("job ", job_id, " has no open rendezvous"));
+  }
+  const JobState& job = it->second;
+  if (generation < job.live.number ||
+      (generation == job.live.number && !job.live_valid)) {
+    return absl::AbortedError(absl::StrCat("generation ", generation,
+                                           " of job ", job_id,
+                                           " has ended; abort and rejoin"));
+  }
+  if (generation > job.live.number || generation <= 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "generation ", generation, " of job ", job_id, " has not formed"));
+  }
+  const int32_t world = static_cast<int32_t>(job.live.members.size());
+  if (rank < 0 || rank >= world) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", rank, " is outside [0, ", world,
+                     ") for generation ", generation));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Rendezvous::Generation> Rendezvous::Live(
+    const std::string& job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || !it->second.live_valid) {
+    return absl::NotFoundError(
+        absl::StrCat("job ", job_id, " has no live generation"));
+  }
+  return it->second.live;
+}
+
+int64_t Rendezvous::LastGeneration(const std::string& job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  return it == jobs_.end() ? 0 : it->second.live.number;
+}
+
+bool Rendezvous::IsWaiting(const std::string& job_id,
+                           const std::string& worker_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  return it != jobs_.end() && it->second.waiters.contains(worker_id);
+}
+
+size_t Rendezvous::waiter_count() const {
+  absl::MutexLock lock(&mu_);
+  size_t n = 0;
+  for (const auto& [id, job] : jobs_) n += job.waiters.size();
+  return n;
+}
+
+}  // namespace ringleader

@@ -1,0 +1,136 @@
+#ifndef RINGLEADER_COORDINATOR_RENDEZVOUS_H_
+#define RINGLEADER_COORDINATOR_RENDEZVOUS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/timer_queue.h"
+
+namespace ringleader {
+
+// Generation-numbered rendezvous per job, after TorchElastic's dynamic
+// rendezvous. Workers join; once `min_workers` wait, a last-call window opens
+// for late joiners; at `max_workers` (or when the window closes) a generation
+// forms: its number increases, ranks are assigned by sorted worker id (the same
+// set always gets the same ranks), and every waiter is answered.
+//
+// A generation ends when a member dies, leaves, or joins again (it restarted):
+// survivors are told, through the coordinator, to abort and rejoin. While a
+// generation is live, new joiners wait for the next one.
+//
+// Waiters are map entries plus timers, never threads. Callbacks and listener
+// hooks run without the lock held. Thread-safe; listeners must be set before
+// the first Join.
+class Rendezvous {
+ public:
+  struct Member {
+    std::string worker_id;
+    std::string hostname;
+    std::string address;
+    int32_t rank = -1;
+  };
+  struct Generation {
+    int64_t number = 0;
+    std::vector<Member> members;  // Indexed by rank.
+  };
+  struct Config {
+    int32_t min_workers = 1;
+    int32_t max_workers = 1;
+    absl::Duration last_call = absl::ZeroDuration();
+  };
+  using JoinCallback = std::function<void(absl::StatusOr<Generation>)>;
+  using FormedHook = std::function<void(const std::string& job_id,
+                                        const Generation& generation)>;
+  using EndedHook =
+      std::function<void(const std::string& job_id, int64_t generation,
+                         const std::string& reason)>;
+
+  Rendezvous(Clock* clock, TimerQueue* timers)
+      : clock_(clock), timers_(timers) {}
+
+  void SetFormedHook(FormedHook hook) { on_formed_ = std::move(hook); }
+  void SetEndedHook(EndedHook hook) { on_ended_ = std::move(hook); }
+
+  // Starts accepting joins for a job. `last_generation` continues numbering
+  // (after a coordinator restart) so generation numbers never repeat.
+  absl::Status OpenJob(const std::string& job_id, const Config& config,
+                       int64_t last_generation);
+  // Fails pending joins with `status` and forgets the job.
+  void CloseJob(const std::string& job_id, const absl::Status& status);
+
+  void Join(const std::string& job_id, const Member& member,
+            absl::Time deadline, JoinCallback done);
+  // Ends the live generation of `job_id` if `worker_id` is in it, and drops it
+  // from the waiters. Returns true if a generation ended.
+  bool RemoveWorker(const std::string& job_id, const std::string& worker_id,
+                    const std::string& reason);
+
+  // OK if `generation` is the live generation of `job_id` and `rank` is one of
+  // its ranks; ABORTED for an older or ended generation, FAILED_PRECONDITION
+  // for one not formed yet, INVALID_ARGUMENT for a rank out of range.
+  absl::Status CheckMember(const std::string& job_id, int64_t generation,
+                           int32_t rank) const;
+  // The live generation, NOT_FOUND if none is live.
+  absl::StatusOr<Generation> Live(const std::string& job_id) const;
+  // The highest generation number formed so far (0 if none).
+  int64_t LastGeneration(const std::string& job_id) const;
+  bool IsWaiting(const std::string& job_id, const std::string& worker_id) const;
+  size_t waiter_count() const;
+
+ private:
+  struct Waiter {
+    Member member;
+    JoinCallback done;
+    TimerQueue::TimerId timer = 0;
+    uint64_t id = 0;
+  };
+  struct JobState {
+    Config config;
+    Generation live;
+    bool live_valid = false;
+    absl::flat_hash_map<std::string, Waiter> waiters;  // By worker id.
+    TimerQueue::TimerId last_call_timer = 0;
+    bool last_call_armed = false;
+  };
+  using Completion = std::function<void()>;
+
+  void JoinLocked(const std::string& job_id, JobState& job,
+                  const Member& member, absl::Time deadline, JoinCallback done,
+                  std::vector<Completion>& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forms a generation if the job's waiters allow it now; otherwise arms the
+  // last-call timer. Appends what must run after unlocking.
+  void MaybeFormLocked(const std::string& job_id, JobState& job,
+                       std::vector<Completion>& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FormLocked(const std::string& job_id, JobState& job,
+                  std::vector<Completion>& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EndLiveLocked(const std::string& job_id, JobState& job,
+                     const std::string& reason, std::vector<Completion>& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnLastCall(const std::string& job_id);
+  void OnJoinTimeout(const std::string& job_id, const std::string& worker_id,
+                     uint64_t waiter_id);
+
+  Clock* const clock_;
+  TimerQueue* const timers_;
+  FormedHook on_formed_;
+  EndedHook on_ended_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_waiter_id_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_COORDINATOR_RENDEZVOUS_H_

@@ -1,0 +1,193 @@
+#include "coordinator/state_store.h"
+
+#include <sqlite3.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace ringleader {
+namespace {
+
+// Finalizes a prepared statement on every path.
+struct Statement {
+  sqlite3_stmt* stmt = nullptr;
+  ~Statement() { sqlite3_finalize(stmt); }
+};
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS jobs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  job BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+  checkpoint_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id TEXT NOT NULL,
+  job_name TEXT NOT NULL,
+  record BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS checkpoints_by_name ON checkpoints(job_name);
+)sql";
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(
+    const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+      nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return absl::UnavailableError(
+        absl::StrCat("cannot open state file ", path, ": ", msg));
+  }
+  std::unique_ptr<StateStore> store(new StateStore(db));
+  absl::MutexLock lock(&store->mu_);
+  sqlite3_busy_timeout(db, 5000);
+  if (path != ":memory:") {
+    if (absl::Status s = store->Exec("PRAGMA journal_mode=WAL;"); !s.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("state file ", path, ": ", s.message()));
+    }
+  }
+  if (absl::Status s = store->Exec(kSchema); !s.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("state file ", path,
+                     " is not a Ringleader state database: ", s.message()));
+  }
+  return store;
+}
+
+StateStore::~StateStore() {
+  absl::MutexLock lock(&mu_);
+  sqlite3_close(db_);
+}
+
+absl::Status StateStore::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return absl::InternalError(msg);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StateStore::Error(const char* what) const {
+  return absl::InternalError(
+      absl::StrCat("state store: ", what, ": ", sqlite3_errmsg(db_)));
+}
+
+absl::Status StateStore::SaveJob(const v1::Job& job) {
+  std::string blob;
+  if (!job.SerializeToString(&blob)) {
+    return absl::InternalError("state store: cannot serialize job");
+  }
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  if (sqlite3_prepare_v2(db_,
+                         "INSERT INTO jobs(job_id, name, state, job) "
+                         "VALUES(?1, ?2, ?3, ?4) ON CONFLICT(job_id) DO UPDATE "
+                         "SET state=excluded.state, job=excluded.job",
+                         -1, &st.stmt, nullptr) != SQLITE_OK) {
+    return Error("prepare save job");
+  }
+  sqlite3_bind_text(st.stmt, 1, job.job_id().c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.stmt, 2, job.spec().name().c_str(), -1,
+                    SQLITE_TRANSIENT);
+  sqlite3_bind_int(st.stmt, 3, job.state());
+  sqlite3_bind_blob(st.stmt, 4, blob.data(), static_cast<int>(blob.size()),
+                    SQLITE_TRANSIENT);
+  if (sqlite3_step(st.stmt) != SQLITE_DONE) return Error("save job");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<v1::Job>> StateStore::LoadJobs() const {
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  if (sqlite3_prepare_v2(db_, "SELECT job_id, job FROM jobs ORDER BY seq", -1,
+                         &st.stmt, nullptr) != SQLITE_OK) {
+    return Error("prepare load jobs");
+  }
+  std::vector<v1::Job> jobs;
+  int rc;
+  while ((rc = sqlite3_step(st.stmt)) == SQLITE_ROW) {
+    const char* id =
+        reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, 0));
+    const void* data = sqlite3_column_blob(st.stmt, 1);
+    int size = sqlite3_column_bytes(st.stmt, 1);
+    v1::Job job;
+    if (!job.ParseFromArray(data, size) || job.job_id() != id) {
+      return absl::DataLossError(
+          absl::StrCat("state store: job ", id, " is corrupt"));
+    }
+    jobs.push_back(std::move(job));
+  }
+  if (rc != SQLITE_DONE) return Error("load jobs");
+  return jobs;
+}
+
+absl::StatusOr<int64_t> StateStore::AddCheckpoint(
+    const std::string& job_id, const std::string& job_name,
+    const v1::CheckpointRecord& record) {
+  std::string blob;
+  if (!record.SerializeToString(&blob)) {
+    return absl::InternalError("state store: cannot serialize checkpoint");
+  }
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  if (sqlite3_prepare_v2(db_,
+                         "INSERT INTO checkpoints(job_id, job_name, record) "
+                         "VALUES(?1, ?2, ?3)",
+                         -1, &st.stmt, nullptr) != SQLITE_OK) {
+    return Error("prepare add checkpoint");
+  }
+  sqlite3_bind_text(st.stmt, 1, job_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.stmt, 2, job_name.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_blob(st.stmt, 3, blob.data(), static_cast<int>(blob.size()),
+                    SQLITE_TRANSIENT);
+  if (sqlite3_step(st.stmt) != SQLITE_DONE) return Error("add checkpoint");
+  return sqlite3_last_insert_rowid(db_);
+}
+
+absl::StatusOr<std::optional<v1::CheckpointRecord>>
+StateStore::LatestCheckpoint(const std::string& job_name) const {
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT checkpoint_id, record FROM checkpoints WHERE "
+                         "job_name = ?1 ORDER BY checkpoint_id DESC LIMIT 1",
+                         -1, &st.stmt, nullptr) != SQLITE_OK) {
+    return Error("prepare latest checkpoint");
+  }
+  sqlite3_bind_text(st.stmt, 1, job_name.c_str(), -1, SQLITE_TRANSIENT);
+  int rc = sqlite3_step(st.stmt);
+  if (rc == SQLITE_DONE) return std::optional<v1::CheckpointRecord>();
+  if (rc != SQLITE_ROW) return Error("latest checkpoint");
+  v1::CheckpointRecord record;
+  if (!record.ParseFromArray(sqlite3_column_blob(st.stmt, 1),
+                             sqlite3_column_bytes(st.stmt, 1))) {
+    return absl::DataLossError(absl::StrCat("state store: checkpoint ",
+                                            sqlite3_column_int64(st.stmt, 0),
+                                            " of ", job_name, " is corrupt"));
+  }
+  record.set_checkpoint_id(sqlite3_column_int64(st.stmt, 0));
+  return std::optional<v1::CheckpointRecord>(record);
+}
+
+absl::StatusOr<int64_t> StateStore::NextJobSequence() const {
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  if (sqlite3_prepare_v2(db_, "SELECT COALESCE(MAX(seq), 0) + 1 FROM jobs", -1,
+                         &st.stmt, nullptr) != SQLITE_OK ||
+      sqlite3_step(st.stmt) != SQLITE_ROW) {
+    return Error("next job sequence");
+  }
+  return sqlite3_column_int64(st.stmt, 0);
+}
+
+}  // namespace ringleader

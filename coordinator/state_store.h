@@ -1,0 +1,58 @@
+#ifndef RINGLEADER_COORDINATOR_STATE_STORE_H_
+#define RINGLEADER_COORDINATOR_STATE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "ringleader/v1/job.pb.h"
+
+struct sqlite3;
+
+namespace ringleader {
+
+// Durable coordinator state in SQLite: jobs (with their generation and state)
+// and committed checkpoints, so a restarted coordinator (even after kill -9)
+// carries on. WAL mode: a commit survives a process crash. Thread-safe.
+class StateStore {
+ public:
+  // `path` is a file, or ":memory:" for tests that need no durability.
+  static absl::StatusOr<std::unique_ptr<StateStore>> Open(
+      const std::string& path);
+  ~StateStore();
+  StateStore(const StateStore&) = delete;
+  StateStore& operator=(const StateStore&) = delete;
+
+  // Inserts or replaces the job (keyed by job_id).
+  absl::Status SaveJob(const v1::Job& job);
+  // Every stored job, in creation order. A row that does not parse is an
+  // error naming the job: state is never silently dropped.
+  absl::StatusOr<std::vector<v1::Job>> LoadJobs() const;
+  // Records a committed checkpoint; returns its id (increasing).
+  absl::StatusOr<int64_t> AddCheckpoint(const std::string& job_id,
+                                        const std::string& job_name,
+                                        const v1::CheckpointRecord& record);
+  // The most recent checkpoint of any job named `job_name`.
+  absl::StatusOr<std::optional<v1::CheckpointRecord>> LatestCheckpoint(
+      const std::string& job_name) const;
+  // One more than the number of jobs ever stored; used for job ids.
+  absl::StatusOr<int64_t> NextJobSequence() const;
+
+ private:
+  explicit StateStore(sqlite3* db) : db_(db) {}
+  absl::Status Exec(const char* sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Error(const char* what) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  sqlite3* db_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_COORDINATOR_STATE_STORE_H_

@@ -1,0 +1,161 @@
+#include "coordinator/worker_registry.h"
+
+#include <algorithm>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace ringleader {
+namespace {
+
+std::string RandomInstanceTag() {
+  std::random_device rd;
+  return absl::StrFormat("%06x", rd() & 0xffffff);
+}
+
+absl::Status ValidateRegistration(const v1::RegisterRequest& r) {
+  if (r.hostname().empty() || r.hostname().size() > 253) {
+    return absl::InvalidArgumentError(
+        "register: hostname must be 1..253 bytes");
+  }
+  if (r.device() != "cpu" &&
+      !(r.device().rfind("cuda:", 0) == 0 && r.device().size() > 5 &&
+        std::all_of(r.device().begin() + 5, r.device().end(), ::isdigit))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "register: device must be 'cpu' or 'cuda:N', got '", r.device(), "'"));
+  }
+  if (r.pid() <= 0) {
+    return absl::InvalidArgumentError("register: pid must be positive");
+  }
+  if (r.address().size() > 300) {
+    return absl::InvalidArgumentError("register: address is too long");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+WorkerRegistry::WorkerRegistry(Clock* clock, Options options)
+    : clock_(clock), options_(options), instance_(RandomInstanceTag()) {}
+
+absl::StatusOr<WorkerRegistry::Registration> WorkerRegistry::Register(
+    const v1::RegisterRequest& request) {
+  if (absl::Status s = ValidateRegistration(request); !s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  Registration out;
+  // The same process registering again (it lost its lease, or the coordinator
+  // restarted) replaces its old record: one process is one worker.
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    const v1::WorkerInfo& w = it->second.info;
+    if (w.hostname() == request.hostname() && w.pid() == request.pid() &&
+        w.device() == request.device()) {
+      out.replaced.push_back(w);
+      workers_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  if (workers_.size() >= options_.max_workers) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("register: the coordinator already has ", workers_.size(),
+                     " workers, its limit"));
+  }
+  const absl::Time now = clock_->Now();
+  std::string id =
+      absl::StrFormat("w-%s-%05d", instance_, static_cast<int>(next_seq_++));
+  Entry& e = workers_[id];
+  e.info.set_worker_id(id);
+  e.info.set_hostname(request.hostname());
+  e.info.set_device(request.device());
+  e.info.set_pid(request.pid());
+  e.info.set_address(request.address());
+  e.info.set_state(v1::WORKER_STATE_IDLE);
+  e.info.set_last_heartbeat_ms(absl::ToUnixMillis(now));
+  e.info.set_registered_ms(absl::ToUnixMillis(now));
+  e.lease_expiry = now + options_.lease;
+  out.response.set_worker_id(id);
+  out.response.set_lease_ms(absl::ToInt64Milliseconds(options_.lease));
+  out.response.set_heartbeat_interval_ms(
+      absl::ToInt64Milliseconds(options_.heartbeat_interval));
+  return out;
+}
+
+absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Heartbeat(
+    const std::string& worker_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) {
+    return absl::NotFoundError(absl::StrCat(
+        "worker ", worker_id, " is not registered (lease expired?)"));
+  }
+  const absl::Time now = clock_->Now();
+  it->second.lease_expiry = now + options_.lease;
+  it->second.info.set_last_heartbeat_ms(absl::ToUnixMillis(now));
+  return it->second.info;
+}
+
+std::vector<v1::WorkerInfo> WorkerRegistry::ExpireLeases() {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::WorkerInfo> dead;
+  const absl::Time now = clock_->Now();
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (it->second.lease_expiry <= now) {
+      dead.push_back(it->second.info);
+      workers_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+  return dead;
+}
+
+absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Remove(
+    const std::string& worker_id) {
+  absl::MutexLock lock(&mu_);
+  auto node = workers_.extract(worker_id);
+  if (node.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("worker ", worker_id, " is not registered"));
+  }
+  return node.mapped().info;
+}
+
+absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Get(
+    const std::string& worker_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("worker ", worker_id, " is not registered"));
+  }
+  return it->second.info;
+}
+
+absl::Status WorkerRegistry::SetJob(const std::string& worker_id,
+                                    const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("worker ", worker_id, " is not registered"));
+  }
+  it->second.info.set_job_id(job_id);
+  it->second.info.set_state(job_id.empty() ? v1::WORKER_STATE_IDLE
+                                           : v1::WORKER_STATE_BUSY);
+  return absl::OkStatus();
+}
+
+std::vector<v1::WorkerInfo> WorkerRegistry::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::WorkerInfo> out;
+  out.reserve(workers_.size());
+  for (const auto& [id, e] : workers_) out.push_back(e.info);
+  std::sort(out.begin(), out.end(),
+            [](const v1::WorkerInfo& a, const v1::WorkerInfo& b) {
+              return a.worker_id() < b.worker_id();
+            });
+  return out;
+}
+
+}  // namespace ringleader

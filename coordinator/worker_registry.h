@@ -1,0 +1,67 @@
+#ifndef RINGLEADER_COORDINATOR_WORKER_REGISTRY_H_
+#define RINGLEADER_COORDINATOR_WORKER_REGISTRY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "ringleader/v1/user_service.pb.h"
+#include "ringleader/v1/worker_service.pb.h"
+
+namespace ringleader {
+
+// Registered workers and their leases. A heartbeat renews the lease; a worker
+// whose lease has run out is dead (ExpireLeases returns it, and the
+// coordinator tells the rendezvous). The registry only keeps the books: it
+// never calls other managers. Thread-safe.
+class WorkerRegistry {
+ public:
+  struct Options {
+    absl::Duration lease = absl::Seconds(3);
+    absl::Duration heartbeat_interval = absl::Seconds(1);
+    size_t max_workers = 100'000;
+  };
+  // A worker replaced by a newer registration of the same process.
+  struct Registration {
+    v1::RegisterResponse response;
+    std::vector<v1::WorkerInfo> replaced;
+  };
+
+  WorkerRegistry(Clock* clock, Options options);
+
+  absl::StatusOr<Registration> Register(const v1::RegisterRequest& request);
+  // Renews the lease; NOT_FOUND for an unknown (or expired) worker.
+  absl::StatusOr<v1::WorkerInfo> Heartbeat(const std::string& worker_id);
+  // Removes workers whose lease ran out and returns them.
+  std::vector<v1::WorkerInfo> ExpireLeases();
+  absl::StatusOr<v1::WorkerInfo> Remove(const std::string& worker_id);
+  absl::StatusOr<v1::WorkerInfo> Get(const std::string& worker_id) const;
+  // Marks the worker busy with `job_id`, or idle when it is empty.
+  absl::Status SetJob(const std::string& worker_id, const std::string& job_id);
+  std::vector<v1::WorkerInfo> List() const;
+  const Options& options() const { return options_; }
+
+ private:
+  struct Entry {
+    v1::WorkerInfo info;
+    absl::Time lease_expiry;
+  };
+
+  Clock* const clock_;
+  const Options options_;
+  const std::string instance_;  // Keeps ids unique across coordinator restarts.
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Entry> workers_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_COORDINATOR_WORKER_REGISTRY_H_

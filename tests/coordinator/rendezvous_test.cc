@@ -1,0 +1,180 @@
+#include "coordinator/rendezvous.h"
+
+#include <map>
+#include <optional>
+
+#include "common/fake_clock.h"
+#include "gtest/gtest.h"
+
+namespace ringleader {
+namespace {
+
+using Result = absl::StatusOr<Rendezvous::Generation>;
+
+class RendezvousTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    rdzv_.SetFormedHook(
+        [this](const std::string&, const Rendezvous::Generation& g) {
+          formed_.push_back(g.number);
+        });
+    rdzv_.SetEndedHook(
+        [this](const std::string&, int64_t gen, const std::string& reason) {
+          ended_.push_back(gen);
+          last_reason_ = reason;
+        });
+  }
+  void Open(int min, int max, absl::Duration last_call,
+            int64_t last_generation = 0) {
+    ASSERT_TRUE(
+        rdzv_.OpenJob("job", {min, max, last_call}, last_generation).ok());
+  }
+  void Join(const std::string& worker,
+            absl::Duration timeout = absl::Seconds(60)) {
+    rdzv_.Join("job", {worker, "host-" + worker, "addr", -1},
+               clock_.Now() + timeout,
+               [this, worker](Result r) { results_[worker] = std::move(r); });
+  }
+
+  FakeClock clock_;
+  Rendezvous rdzv_{&clock_, &clock_};
+  std::map<std::string, Result> results_;
+  std::vector<int64_t> formed_, ended_;
+  std::string last_reason_;
+};
+
+TEST_F(RendezvousTest, FormsAtMaxWithRanksBySortedWorkerId) {
+  Open(2, 3, absl::Seconds(5));
+  Join("w-c");
+  Join("w-a");
+  EXPECT_TRUE(results_.empty());  // Last call is open.
+  Join("w-b");
+  ASSERT_EQ(results_.size(), 3u);
+  for (const auto& [w, r] : results_) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->number, 1);
+    ASSERT_EQ(r->members.size(), 3u);
+    EXPECT_EQ(r->members[0].worker_id, "w-a");
+    EXPECT_EQ(r->members[1].worker_id, "w-b");
+    EXPECT_EQ(r->members[2].worker_id, "w-c");
+    EXPECT_EQ(r->members[2].rank, 2);
+  }
+  EXPECT_EQ(formed_, std::vector<int64_t>{1});
+  EXPECT_EQ(clock_.pending_timers(), 0u);
+}
+
+TEST_F(RendezvousTest, LastCallWindowFormsWithMinWorkers) {
+  Open(2, 4, absl::Seconds(3));
+  Join("w1");
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_TRUE(results_.empty());  // Below min, no window yet.
+  Join("w2");
+  clock_.Advance(absl::Milliseconds(2999));
+  EXPECT_TRUE(results_.empty());
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_EQ(results_.size(), 2u);
+  EXPECT_EQ(results_["w1"]->members.size(), 2u);
+}
+
+TEST_F(RendezvousTest, LateJoinerInsideWindowIsIncluded) {
+  Open(1, 4, absl::Seconds(2));
+  Join("w1");
+  clock_.Advance(absl::Seconds(1));
+  Join("w2");
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_EQ(results_.size(), 2u);
+  EXPECT_EQ(results_["w2"]->members.size(), 2u);
+}
+
+TEST_F(RendezvousTest, JoinTimesOutBelowMin) {
+  Open(3, 3, absl::ZeroDuration());
+  Join("w1", absl::Seconds(5));
+  clock_.Advance(absl::Seconds(5));
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(results_["w1"].status()));
+  EXPECT_EQ(rdzv_.waiter_count(), 0u);
+}
+
+TEST_F(RendezvousTest, DeadMemberEndsGenerationAndSurvivorsFormNext) {
+  Open(2, 3, absl::Seconds(1));
+  Join("w1");
+  Join("w2");
+  Join("w3");
+  ASSERT_TRUE(rdzv_.CheckMember("job", 1, 2).ok());
+  EXPECT_TRUE(rdzv_.RemoveWorker("job", "w2", "lease expired"));
+  EXPECT_EQ(ended_, std::vector<int64_t>{1});
+  EXPECT_EQ(last_reason_, "lease expired");
+  EXPECT_TRUE(absl::IsAborted(rdzv_.CheckMember("job", 1, 0)));
+  results_.clear();
+  Join("w1");
+  Join("w3");
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_EQ(results_.size(), 2u);
+  EXPECT_EQ(results_["w3"]->number, 2);
+  EXPECT_EQ(results_["w3"]->members.size(), 2u);
+  EXPECT_EQ(results_["w3"]->members[1].rank, 1);
+  EXPECT_TRUE(rdzv_.CheckMember("job", 2, 1).ok());
+  EXPECT_TRUE(absl::IsAborted(rdzv_.CheckMember("job", 1, 1)));
+}
+
+TEST_F(RendezvousTest, MemberRejoiningEndsItsGeneration) {
+  Open(1, 2, absl::ZeroDuration());
+  Join("w1");
+  ASSERT_TRUE(results_["w1"].ok());
+  Join("w1");  // It restarted.
+  EXPECT_EQ(ended_, std::vector<int64_t>{1});
+  EXPECT_EQ(results_["w1"]->number, 2);
+}
+
+TEST_F(RendezvousTest, JoinersWaitWhileGenerationIsLive) {
+  Open(1, 2, absl::ZeroDuration());
+  Join("w1");
+  results_.clear();
+  Join("w2");
+  EXPECT_TRUE(results_.empty());
+  EXPECT_TRUE(rdzv_.IsWaiting("job", "w2"));
+}
+
+TEST_F(RendezvousTest, CheckMemberCodes) {
+  Open(1, 1, absl::ZeroDuration(), /*last_generation=*/6);
+  EXPECT_TRUE(absl::IsFailedPrecondition(rdzv_.CheckMember("job", 7, 0)));
+  Join("w1");
+  EXPECT_EQ(results_["w1"]->number, 7);  // Numbering continues.
+  EXPECT_TRUE(rdzv_.CheckMember("job", 7, 0).ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(rdzv_.CheckMember("job", 7, 1)));
+  EXPECT_TRUE(absl::IsAborted(rdzv_.CheckMember("job", 3, 0)));
+  EXPECT_TRUE(absl::IsFailedPrecondition(rdzv_.CheckMember("job", 9, 0)));
+  EXPECT_TRUE(absl::IsNotFound(rdzv_.CheckMember("nope", 1, 0)));
+}
+
+TEST_F(RendezvousTest, CloseFailsWaitersAndUnknownJobIsNotFound) {
+  Open(2, 2, absl::ZeroDuration());
+  Join("w1");
+  rdzv_.CloseJob("job", absl::FailedPreconditionError("job cancelled"));
+  EXPECT_TRUE(absl::IsFailedPrecondition(results_["w1"].status()));
+  Join("w2");
+  EXPECT_TRUE(absl::IsNotFound(results_["w2"].status()));
+  EXPECT_EQ(clock_.pending_timers(), 0u);
+}
+
+TEST_F(RendezvousTest, RetriedJoinSupersedesTheFirst) {
+  Open(2, 2, absl::ZeroDuration());
+  std::optional<Result> first;
+  rdzv_.Join("job", {"w1", "h", "a", -1}, clock_.Now() + absl::Seconds(9),
+             [&](Result r) { first = std::move(r); });
+  Join("w1");
+  ASSERT_TRUE(first.has_value());
+  EXPECT_TRUE(absl::IsAborted(first->status()));
+  EXPECT_EQ(rdzv_.waiter_count(), 1u);
+}
+
+TEST_F(RendezvousTest, RejectsBadConfig) {
+  EXPECT_FALSE(rdzv_.OpenJob("a", {0, 1, absl::ZeroDuration()}, 0).ok());
+  EXPECT_FALSE(rdzv_.OpenJob("a", {3, 2, absl::ZeroDuration()}, 0).ok());
+  EXPECT_TRUE(rdzv_.OpenJob("a", {1, 2, absl::ZeroDuration()}, 0).ok());
+  EXPECT_TRUE(absl::IsAlreadyExists(
+      rdzv_.OpenJob("a", {1, 2, absl::ZeroDuration()}, 0)));
+}
+
+}  // namespace
+}  // namespace ringleader
