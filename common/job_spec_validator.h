@@ -1,0 +1,43 @@
+#ifndef RINGLEADER_COMMON_JOB_SPEC_VALIDATOR_H_
+#define RINGLEADER_COMMON_JOB_SPEC_VALIDATOR_H_
+
+// Checks a user's JobSpec before the coordinator accepts it, so a bad spec
+// fails at submit time with one clear line instead of on every worker later.
+// The CLI runs the same check locally for a fast answer; the coordinator runs
+// it again because it cannot trust clients.
+//
+// Callers apply WithDefaults first and validate the result:
+//   absl::Status s = ValidateJobSpec(WithDefaults(spec));
+// The validator also accepts the zero values WithDefaults would replace, so
+// validating an undefaulted spec gives the same verdict.
+//
+// Pure functions; thread-safe.
+
+#include "absl/status/status.h"
+#include "ringleader/v1/job.pb.h"
+
+namespace ringleader {
+
+// OK, or InvalidArgument for the first violated rule in field order, phrased
+// "invalid job spec: <proto.path> <rule> (got <value>)", e.g.
+//   invalid job spec: optimizer.learning_rate must be > 0 and finite (got -1)
+// Every JobSpec field is checked; enum fields also reject numeric values that
+// are not in the enum (proto3 parsers keep those). File existence (dataset
+// path, TorchScript file, checkpoint_dir) is not checked: only workers see
+// their file systems.
+absl::Status ValidateJobSpec(const v1::JobSpec& spec);
+
+// `spec` with zero-valued optional settings replaced by their defaults:
+//   progress_every_steps         0 -> 10
+//   rendezvous_last_call_ms      0 -> 1000
+//   rendezvous_timeout_ms        0 -> 600000 (10 minutes)
+//   gradient_accumulation_steps  0 -> 1
+//   device          UNSPECIFIED -> DEVICE_KIND_CPU
+//   model.hidden_sizes  empty   -> {256, 128}, only when model.arch is MLP
+// proto3 cannot tell "unset" from 0, so a spec cannot ask for a last-call
+// window of 0 ms; 1 ms is the shortest. Idempotent.
+v1::JobSpec WithDefaults(v1::JobSpec spec);
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_COMMON_JOB_SPEC_VALIDATOR_H_

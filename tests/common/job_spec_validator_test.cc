@@ -1,0 +1,483 @@
+#include "common/job_spec_validator.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ringleader/v1/job.pb.h"
+
+namespace ringleader {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::StartsWith;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+v1::JobSpec ValidSpec() {
+  v1::JobSpec spec;
+  spec.set_name("ok-job");
+  spec.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+  spec.mutable_dataset()->set_format(v1::DATASET_FORMAT_IDX);
+  spec.mutable_dataset()->set_path("/data/fashion-mnist");
+  spec.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
+  spec.mutable_optimizer()->set_learning_rate(0.1);
+  spec.mutable_optimizer()->set_momentum(0.9);
+  spec.set_epochs(1);
+  spec.set_batch_size(32);
+  spec.set_min_workers(1);
+  spec.set_max_workers(2);
+  return spec;
+}
+
+v1::JobSpec Synthetic() {
+  v1::JobSpec spec = ValidSpec();
+  spec.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
+  spec.mutable_dataset()->clear_path();
+  spec.mutable_dataset()->set_synthetic_train_size(1000);
+  return spec;
+}
+
+v1::JobSpec TorchScript() {
+  v1::JobSpec spec = ValidSpec();
+  spec.mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
+  spec.mutable_model()->set_torchscript_path("/models/net.pt");
+  return spec;
+}
+
+struct Case {
+  const char* what;
+  std::function<v1::JobSpec()> make;
+  // Proto path the message must name right after the prefix; empty: valid.
+  std::string field;
+};
+
+// A modified copy of `base`.
+std::function<v1::JobSpec()> With(std::function<v1::JobSpec()> base,
+                                  std::function<void(v1::JobSpec&)> edit) {
+  return [base, edit] {
+    v1::JobSpec spec = base();
+    edit(spec);
+    return spec;
+  };
+}
+std::function<v1::JobSpec()> With(std::function<void(v1::JobSpec&)> edit) {
+  return With(ValidSpec, edit);
+}
+
+std::vector<Case> Cases() {
+  using S = v1::JobSpec&;
+  const std::string n63(63, 'a');
+  std::vector<Case> c = {
+      {"valid base", ValidSpec, ""},
+      {"valid synthetic", Synthetic, ""},
+      {"valid torchscript", TorchScript, ""},
+      // name
+      {"name empty", With([](S s) { s.set_name(""); }), "name"},
+      {"name upper", With([](S s) { s.set_name("Job"); }), "name"},
+      {"name underscore", With([](S s) { s.set_name("a_b"); }), "name"},
+      {"name leading dash", With([](S s) { s.set_name("-ab"); }), "name"},
+      {"name trailing dash", With([](S s) { s.set_name("ab-"); }), "name"},
+      {"name 64 chars", With([n63](S s) { s.set_name(n63 + "a"); }), "name"},
+      {"name 63 chars", With([n63](S s) { s.set_name(n63); }), ""},
+      {"name one char", With([](S s) { s.set_name("7"); }), ""},
+      {"name inner dashes", With([](S s) { s.set_name("a--b"); }), ""},
+      // model.arch
+      {"arch unspecified", With([](S s) {
+         s.mutable_model()->set_arch(v1::MODEL_ARCH_UNSPECIFIED);
+       }),
+       "model.arch"},
+      {"arch unknown number", With([](S s) {
+         s.mutable_model()->set_arch(static_cast<v1::ModelArch>(42));
+       }),
+       "model.arch"},
+      {"cnn",
+       With([](S s) { s.mutable_model()->set_arch(v1::MODEL_ARCH_CNN); }), ""},
+      // model.hidden_sizes
+      {"hidden zero", With([](S s) { s.mutable_model()->add_hidden_sizes(0); }),
+       "model.hidden_sizes[0]"},
+      {"hidden negative", With([](S s) {
+         s.mutable_model()->add_hidden_sizes(8);
+         s.mutable_model()->add_hidden_sizes(-3);
+       }),
+       "model.hidden_sizes[1]"},
+      {"hidden too wide",
+       With([](S s) { s.mutable_model()->add_hidden_sizes(65537); }),
+       "model.hidden_sizes[0]"},
+      {"hidden widest", With([](S s) {
+         s.mutable_model()->add_hidden_sizes(65536);
+         s.mutable_model()->add_hidden_sizes(1);
+       }),
+       ""},
+      {"hidden 17 layers", With([](S s) {
+         for (int i = 0; i < 17; ++i) s.mutable_model()->add_hidden_sizes(4);
+       }),
+       "model.hidden_sizes"},
+      {"hidden 16 layers", With([](S s) {
+         for (int i = 0; i < 16; ++i) s.mutable_model()->add_hidden_sizes(4);
+       }),
+       ""},
+      {"hidden on cnn", With([](S s) {
+         s.mutable_model()->set_arch(v1::MODEL_ARCH_CNN);
+         s.mutable_model()->add_hidden_sizes(4);
+       }),
+       "model.hidden_sizes"},
+      {"hidden on torchscript",
+       With(TorchScript, [](S s) { s.mutable_model()->add_hidden_sizes(4); }),
+       "model.hidden_sizes"},
+      // model.torchscript_path
+      {"torchscript without path",
+       With(TorchScript,
+            [](S s) { s.mutable_model()->clear_torchscript_path(); }),
+       "model.torchscript_path"},
+      {"torchscript wrong extension",
+       With(
+           TorchScript,
+           [](S s) { s.mutable_model()->set_torchscript_path("/m/net.onnx"); }),
+       "model.torchscript_path"},
+      {"torchscript bare extension",
+       With(TorchScript,
+            [](S s) { s.mutable_model()->set_torchscript_path(".pt"); }),
+       "model.torchscript_path"},
+      {"torchscript hidden file",
+       With(TorchScript,
+            [](S s) { s.mutable_model()->set_torchscript_path("/m/.pth"); }),
+       "model.torchscript_path"},
+      {"torchscript pth",
+       With(TorchScript,
+            [](S s) { s.mutable_model()->set_torchscript_path("net.pth"); }),
+       ""},
+      {"path on mlp",
+       With([](S s) { s.mutable_model()->set_torchscript_path("/m/net.pt"); }),
+       "model.torchscript_path"},
+      // dataset.format
+      {"format unspecified", With([](S s) {
+         s.mutable_dataset()->set_format(v1::DATASET_FORMAT_UNSPECIFIED);
+       }),
+       "dataset.format"},
+      {"format unknown number", With([](S s) {
+         s.mutable_dataset()->set_format(static_cast<v1::DatasetFormat>(9));
+       }),
+       "dataset.format"},
+      // dataset.path
+      {"idx without path", With([](S s) { s.mutable_dataset()->clear_path(); }),
+       "dataset.path"},
+      {"synthetic with path",
+       With(Synthetic, [](S s) { s.mutable_dataset()->set_path("/data"); }),
+       "dataset.path"},
+      // dataset.synthetic_train_size
+      {"synthetic train 0",
+       With(Synthetic,
+            [](S s) { s.mutable_dataset()->set_synthetic_train_size(0); }),
+       "dataset.synthetic_train_size"},
+      {"synthetic train negative",
+       With(Synthetic,
+            [](S s) { s.mutable_dataset()->set_synthetic_train_size(-5); }),
+       "dataset.synthetic_train_size"},
+      {"synthetic train too big",
+       With(Synthetic,
+            [](S s) {
+              s.mutable_dataset()->set_synthetic_train_size(100000001);
+            }),
+       "dataset.synthetic_train_size"},
+      {"synthetic train max",
+       With(Synthetic,
+            [](S s) {
+              s.mutable_dataset()->set_synthetic_train_size(100000000);
+              s.mutable_dataset()->set_synthetic_test_size(100000000);
+            }),
+       ""},
+      {"idx with train size",
+       With([](S s) { s.mutable_dataset()->set_synthetic_train_size(10); }),
+       "dataset.synthetic_train_size"},
+      // dataset.synthetic_test_size
+      {"synthetic test negative",
+       With(Synthetic,
+            [](S s) { s.mutable_dataset()->set_synthetic_test_size(-1); }),
+       "dataset.synthetic_test_size"},
+      {"synthetic test too big",
+       With(Synthetic,
+            [](S s) {
+              s.mutable_dataset()->set_synthetic_test_size(100000001);
+            }),
+       "dataset.synthetic_test_size"},
+      {"idx with test size",
+       With([](S s) { s.mutable_dataset()->set_synthetic_test_size(10); }),
+       "dataset.synthetic_test_size"},
+      {"shuffle and drop_last are free", With([](S s) {
+         s.mutable_dataset()->set_shuffle(true);
+         s.mutable_dataset()->set_drop_last(true);
+       }),
+       ""},
+      // optimizer.kind
+      {"optimizer unspecified", With([](S s) {
+         s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_UNSPECIFIED);
+       }),
+       "optimizer.kind"},
+      {"optimizer unknown number", With([](S s) {
+         s.mutable_optimizer()->set_kind(static_cast<v1::OptimizerKind>(3));
+       }),
+       "optimizer.kind"},
+      // optimizer.learning_rate
+      {"lr zero",
+       With([](S s) { s.mutable_optimizer()->set_learning_rate(0); }),
+       "optimizer.learning_rate"},
+      {"lr nan",
+       With([](S s) { s.mutable_optimizer()->set_learning_rate(kNaN); }),
+       "optimizer.learning_rate"},
+      {"lr inf",
+       With([](S s) { s.mutable_optimizer()->set_learning_rate(kInf); }),
+       "optimizer.learning_rate"},
+      {"lr above 10",
+       With([](S s) { s.mutable_optimizer()->set_learning_rate(10.5); }),
+       "optimizer.learning_rate"},
+      {"lr 10", With([](S s) { s.mutable_optimizer()->set_learning_rate(10); }),
+       ""},
+      // optimizer.momentum
+      {"momentum 1", With([](S s) { s.mutable_optimizer()->set_momentum(1); }),
+       "optimizer.momentum"},
+      {"momentum negative",
+       With([](S s) { s.mutable_optimizer()->set_momentum(-0.1); }),
+       "optimizer.momentum"},
+      {"momentum nan",
+       With([](S s) { s.mutable_optimizer()->set_momentum(kNaN); }),
+       "optimizer.momentum"},
+      {"adam with momentum", With([](S s) {
+         s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_ADAM);
+       }),
+       "optimizer.momentum"},
+      {"adam without momentum", With([](S s) {
+         s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_ADAM);
+         s.mutable_optimizer()->set_momentum(0);
+       }),
+       ""},
+      // optimizer.weight_decay
+      {"weight decay negative",
+       With([](S s) { s.mutable_optimizer()->set_weight_decay(-0.01); }),
+       "optimizer.weight_decay"},
+      {"weight decay above 1",
+       With([](S s) { s.mutable_optimizer()->set_weight_decay(1.5); }),
+       "optimizer.weight_decay"},
+      {"weight decay nan",
+       With([](S s) { s.mutable_optimizer()->set_weight_decay(kNaN); }),
+       "optimizer.weight_decay"},
+      {"weight decay inf",
+       With([](S s) { s.mutable_optimizer()->set_weight_decay(kInf); }),
+       "optimizer.weight_decay"},
+      {"weight decay 1",
+       With([](S s) { s.mutable_optimizer()->set_weight_decay(1); }), ""},
+      // epochs, batch_size
+      {"epochs 0", With([](S s) { s.set_epochs(0); }), "epochs"},
+      {"epochs too many", With([](S s) { s.set_epochs(100001); }), "epochs"},
+      {"epochs max", With([](S s) { s.set_epochs(100000); }), ""},
+      {"batch 0", With([](S s) { s.set_batch_size(0); }), "batch_size"},
+      {"batch too big", With([](S s) { s.set_batch_size(65537); }),
+       "batch_size"},
+      {"batch max", With([](S s) { s.set_batch_size(65536); }), ""},
+      // min_workers, max_workers
+      {"min workers 0", With([](S s) { s.set_min_workers(0); }), "min_workers"},
+      {"max below min", With([](S s) {
+         s.set_min_workers(3);
+         s.set_max_workers(2);
+       }),
+       "max_workers"},
+      {"max workers too many", With([](S s) { s.set_max_workers(4097); }),
+       "max_workers"},
+      {"max workers max", With([](S s) {
+         s.set_min_workers(4096);
+         s.set_max_workers(4096);
+       }),
+       ""},
+      // seed
+      {"any seed",
+       With([](S s) { s.set_seed(std::numeric_limits<uint64_t>::max()); }), ""},
+      // checkpoint_dir
+      {"checkpoint dir relative",
+       With([](S s) { s.set_checkpoint_dir("ckpt"); }), "checkpoint_dir"},
+      {"checkpoint dir dotdot",
+       With([](S s) { s.set_checkpoint_dir("/a/../b"); }), "checkpoint_dir"},
+      {"checkpoint dir trailing dotdot",
+       With([](S s) { s.set_checkpoint_dir("/a/.."); }), "checkpoint_dir"},
+      {"checkpoint dir nul",
+       With([](S s) { s.set_checkpoint_dir(std::string("/a\0b", 4)); }),
+       "checkpoint_dir"},
+      {"checkpoint dir dots in names",
+       With([](S s) { s.set_checkpoint_dir("/a..b/./c.../"); }), ""},
+      // checkpoint_every_steps
+      {"checkpoint every negative", With([](S s) {
+         s.set_checkpoint_dir("/ckpt");
+         s.set_checkpoint_every_steps(-1);
+       }),
+       "checkpoint_every_steps"},
+      {"checkpoint every without dir",
+       With([](S s) { s.set_checkpoint_every_steps(100); }),
+       "checkpoint_every_steps"},
+      {"checkpoint every with dir", With([](S s) {
+         s.set_checkpoint_dir("/ckpt");
+         s.set_checkpoint_every_steps(100);
+       }),
+       ""},
+      // progress_every_steps
+      {"progress negative", With([](S s) { s.set_progress_every_steps(-1); }),
+       "progress_every_steps"},
+      {"progress too big",
+       With([](S s) { s.set_progress_every_steps(1000001); }),
+       "progress_every_steps"},
+      {"progress max", With([](S s) { s.set_progress_every_steps(1000000); }),
+       ""},
+      // max_restarts
+      {"restarts negative", With([](S s) { s.set_max_restarts(-1); }),
+       "max_restarts"},
+      {"restarts too many", With([](S s) { s.set_max_restarts(1001); }),
+       "max_restarts"},
+      {"restarts max", With([](S s) { s.set_max_restarts(1000); }), ""},
+      // device
+      {"device unknown number",
+       With([](S s) { s.set_device(static_cast<v1::DeviceKind>(7)); }),
+       "device"},
+      {"device negative",
+       With([](S s) { s.set_device(static_cast<v1::DeviceKind>(-1)); }),
+       "device"},
+      {"device cuda", With([](S s) { s.set_device(v1::DEVICE_KIND_CUDA); }),
+       ""},
+      {"device unspecified",
+       With([](S s) { s.set_device(v1::DEVICE_KIND_UNSPECIFIED); }), ""},
+      // rendezvous_last_call_ms, rendezvous_timeout_ms
+      {"last call negative",
+       With([](S s) { s.set_rendezvous_last_call_ms(-1); }),
+       "rendezvous_last_call_ms"},
+      {"last call too long",
+       With([](S s) { s.set_rendezvous_last_call_ms(600001); }),
+       "rendezvous_last_call_ms"},
+      {"last call max",
+       With([](S s) { s.set_rendezvous_last_call_ms(600000); }), ""},
+      {"timeout negative", With([](S s) { s.set_rendezvous_timeout_ms(-1); }),
+       "rendezvous_timeout_ms"},
+      {"timeout too long",
+       With([](S s) { s.set_rendezvous_timeout_ms(86400001); }),
+       "rendezvous_timeout_ms"},
+      {"timeout max", With([](S s) { s.set_rendezvous_timeout_ms(86400000); }),
+       ""},
+      // resume
+      {"resume without dir", With([](S s) { s.set_resume(true); }), "resume"},
+      {"resume with dir", With([](S s) {
+         s.set_resume(true);
+         s.set_checkpoint_dir("/ckpt");
+       }),
+       ""},
+      // gradient_accumulation_steps
+      {"accumulation negative",
+       With([](S s) { s.set_gradient_accumulation_steps(-1); }),
+       "gradient_accumulation_steps"},
+      {"accumulation too many",
+       With([](S s) { s.set_gradient_accumulation_steps(1025); }),
+       "gradient_accumulation_steps"},
+      {"accumulation max",
+       With([](S s) { s.set_gradient_accumulation_steps(1024); }), ""},
+  };
+  return c;
+}
+
+TEST(JobSpecValidatorTest, EveryRuleNamesItsField) {
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.what);
+    const v1::JobSpec spec = c.make();
+    const absl::Status s = ValidateJobSpec(spec);
+    if (c.field.empty()) {
+      EXPECT_TRUE(s.ok()) << s;
+      // The same spec with defaults applied is valid too.
+      EXPECT_TRUE(ValidateJobSpec(WithDefaults(spec)).ok());
+      continue;
+    }
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    // The field path comes right after the prefix, followed by the rule.
+    EXPECT_THAT(std::string(s.message()),
+                StartsWith("invalid job spec: " + c.field + " "));
+    EXPECT_TRUE(absl::StrContains(s.message(), "(got ")) << s;
+  }
+}
+
+TEST(JobSpecValidatorTest, MessagesAreExact) {
+  v1::JobSpec spec = ValidSpec();
+  spec.mutable_optimizer()->set_learning_rate(-1);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: optimizer.learning_rate must be > 0 and finite "
+            "(got -1)");
+
+  spec = ValidSpec();
+  spec.set_name("Bad\nName");
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: name must match "
+            "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])? (got \"Bad\\nName\")");
+
+  spec = ValidSpec();
+  spec.mutable_model()->set_arch(v1::MODEL_ARCH_UNSPECIFIED);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: model.arch must be one of MODEL_ARCH_MLP, "
+            "MODEL_ARCH_CNN, MODEL_ARCH_TORCHSCRIPT (got "
+            "MODEL_ARCH_UNSPECIFIED)");
+
+  spec = ValidSpec();
+  spec.set_min_workers(3);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: max_workers must be >= min_workers (got 2 < 3)");
+}
+
+TEST(JobSpecValidatorTest, LongValuesAreCutInMessages) {
+  v1::JobSpec spec = ValidSpec();
+  spec.set_name(std::string(10000, 'X'));
+  const absl::Status s = ValidateJobSpec(spec);
+  EXPECT_LT(s.message().size(), 200u);
+  EXPECT_TRUE(absl::StrContains(s.message(), "...\")")) << s;
+}
+
+TEST(JobSpecValidatorTest, FirstErrorInFieldOrderWins) {
+  v1::JobSpec spec = ValidSpec();
+  spec.set_epochs(0);
+  spec.mutable_optimizer()->set_learning_rate(0);
+  EXPECT_THAT(std::string(ValidateJobSpec(spec).message()),
+              StartsWith("invalid job spec: optimizer.learning_rate "));
+}
+
+TEST(JobSpecValidatorTest, WithDefaultsFillsZeroValues) {
+  const v1::JobSpec d = WithDefaults(ValidSpec());
+  EXPECT_EQ(d.progress_every_steps(), 10);
+  EXPECT_EQ(d.rendezvous_last_call_ms(), 1000);
+  EXPECT_EQ(d.rendezvous_timeout_ms(), 600000);
+  EXPECT_EQ(d.gradient_accumulation_steps(), 1);
+  EXPECT_EQ(d.device(), v1::DEVICE_KIND_CPU);
+  EXPECT_THAT(d.model().hidden_sizes(), ElementsAre(256, 128));
+  EXPECT_TRUE(ValidateJobSpec(d).ok());
+}
+
+TEST(JobSpecValidatorTest, WithDefaultsKeepsSetValuesAndIsIdempotent) {
+  v1::JobSpec spec = ValidSpec();
+  spec.set_progress_every_steps(3);
+  spec.set_rendezvous_last_call_ms(5);
+  spec.set_rendezvous_timeout_ms(7);
+  spec.set_gradient_accumulation_steps(4);
+  spec.set_device(v1::DEVICE_KIND_CUDA);
+  spec.mutable_model()->add_hidden_sizes(32);
+  const v1::JobSpec d = WithDefaults(spec);
+  EXPECT_EQ(d.SerializeAsString(), spec.SerializeAsString());
+  const v1::JobSpec once = WithDefaults(ValidSpec());
+  EXPECT_EQ(WithDefaults(once).SerializeAsString(), once.SerializeAsString());
+}
+
+TEST(JobSpecValidatorTest, WithDefaultsAddsHiddenSizesOnlyForMlp) {
+  v1::JobSpec spec = ValidSpec();
+  spec.mutable_model()->set_arch(v1::MODEL_ARCH_CNN);
+  const v1::JobSpec d = WithDefaults(spec);
+  EXPECT_EQ(d.model().hidden_sizes_size(), 0);
+  EXPECT_TRUE(ValidateJobSpec(d).ok());
+}
+
+}  // namespace
+}  // namespace ringleader
