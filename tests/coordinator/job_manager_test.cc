@@ -1,0 +1,177 @@
+#include "coordinator/job_manager.h"
+
+#include <optional>
+
+#include "common/fake_clock.h"
+#include "gtest/gtest.h"
+
+namespace ringleader {
+namespace {
+
+v1::JobSpec Spec(const std::string& name) {
+  v1::JobSpec s;
+  s.set_name(name);
+  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+  s.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
+  s.mutable_dataset()->set_synthetic_train_size(100);
+  s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
+  s.mutable_optimizer()->set_learning_rate(0.1);
+  s.set_epochs(1);
+  s.set_batch_size(10);
+  s.set_min_workers(2);
+  s.set_max_workers(2);
+  s.set_max_restarts(1);
+  s.set_checkpoint_dir("/tmp/ckpt");
+  return s;
+}
+
+v1::ReportProgressRequest Final(const std::string& job, int64_t gen, int rank,
+                                int correct) {
+  v1::ReportProgressRequest r;
+  r.set_job_id(job);
+  r.set_generation(gen);
+  r.set_rank(rank);
+  r.set_step(10);
+  r.set_total_steps(10);
+  r.set_loss(0.25);
+  r.set_finished(true);
+  r.set_final_train_loss(0.25);
+  r.set_test_correct(correct);
+  r.set_test_samples(50);
+  return r;
+}
+
+class JobManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = *StateStore::Open(":memory:");
+    jobs_ = std::make_unique<JobManager>(store_.get(), &clock_);
+    jobs_->SetFinishedHook([this](const v1::Job& j) { finished_ = j; });
+  }
+  FakeClock clock_;
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<JobManager> jobs_;
+  std::optional<v1::Job> finished_;
+};
+
+TEST_F(JobManagerTest, SubmitAppliesDefaultsAndAssignsIds) {
+  auto a = jobs_->Submit(Spec("mnist"));
+  auto b = jobs_->Submit(Spec("mnist"));
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status();
+  EXPECT_EQ(a->job_id(), "mnist-1");
+  EXPECT_EQ(b->job_id(), "mnist-2");
+  EXPECT_EQ(a->state(), v1::JOB_STATE_PENDING);
+  EXPECT_GT(a->spec().progress_every_steps(), 0);  // A default was applied.
+  EXPECT_EQ(jobs_->List({}).size(), 2u);
+  EXPECT_EQ(jobs_->List({v1::JOB_STATE_RUNNING}).size(), 0u);
+}
+
+TEST_F(JobManagerTest, InvalidSpecNamesTheField) {
+  v1::JobSpec s = Spec("x");
+  s.set_batch_size(0);
+  auto r = jobs_->Submit(s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
+  EXPECT_NE(r.status().message().find("batch_size"), std::string::npos);
+}
+
+TEST_F(JobManagerTest, LifecycleToSuccessWithCombinedAccuracy) {
+  const std::string id = jobs_->Submit(Spec("life"))->job_id();
+  ASSERT_TRUE(jobs_->OnJoin(id).ok());
+  EXPECT_EQ(jobs_->Get(id)->state(), v1::JOB_STATE_RENDEZVOUS);
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
+  EXPECT_EQ(jobs_->Get(id)->state(), v1::JOB_STATE_RUNNING);
+  // A report from an old generation is refused.
+  EXPECT_TRUE(absl::IsAborted(jobs_->ReportProgress(Final(id, 0, 0, 1), "w")));
+  ASSERT_TRUE(jobs_->ReportProgress(Final(id, 1, 0, 40), "w0").ok());
+  EXPECT_FALSE(finished_.has_value());
+  ASSERT_TRUE(jobs_->ReportProgress(Final(id, 1, 1, 45), "w1").ok());
+  ASSERT_TRUE(finished_.has_value());
+  EXPECT_EQ(finished_->state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_DOUBLE_EQ(finished_->progress().test_accuracy(), 85.0 / 100.0);
+  EXPECT_TRUE(absl::IsFailedPrecondition(jobs_->Cancel(id).status()));
+}
+
+TEST_F(JobManagerTest, RestartBudgetIsPerJob) {
+  const std::string id = jobs_->Submit(Spec("budget"))->job_id();
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
+  ASSERT_TRUE(jobs_->OnGenerationEnded(id, 1, "worker a died").ok());
+  EXPECT_EQ(jobs_->Get(id)->state(), v1::JOB_STATE_RESTARTING);
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 2, 2).ok());
+  ASSERT_TRUE(jobs_->OnGenerationEnded(id, 2, "worker b died").ok());
+  auto job = jobs_->Get(id);
+  EXPECT_EQ(job->state(), v1::JOB_STATE_FAILED);
+  EXPECT_NE(job->message().find("worker b died"), std::string::npos);
+  EXPECT_TRUE(finished_.has_value());
+}
+
+TEST_F(JobManagerTest, BadProgressValuesAreRejected) {
+  const std::string id = jobs_->Submit(Spec("p"))->job_id();
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
+  auto r = Final(id, 1, 0, 10);
+  r.set_loss(std::nan(""));
+  EXPECT_TRUE(absl::IsInvalidArgument(jobs_->ReportProgress(r, "w")));
+  r = Final(id, 1, 0, 60);  // More correct than samples.
+  EXPECT_TRUE(absl::IsInvalidArgument(jobs_->ReportProgress(r, "w")));
+}
+
+TEST_F(JobManagerTest, CheckpointsPersistAndResumeFindsThem) {
+  const std::string id = jobs_->Submit(Spec("ck"))->job_id();
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
+  v1::CheckpointRecord c;
+  c.set_step(5);
+  c.set_epoch_sample_offset(100);
+  c.set_path("/tmp/ckpt/5.pt");
+  auto committed = jobs_->CommitCheckpoint(id, c);
+  ASSERT_TRUE(committed.ok());
+  EXPECT_GT(committed->checkpoint_id(), 0);
+  c.set_step(3);
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(jobs_->CommitCheckpoint(id, c).status()));
+  ASSERT_TRUE(jobs_->Cancel(id).ok());
+  v1::JobSpec again = Spec("ck");
+  again.set_resume(true);
+  auto resumed = jobs_->Submit(again);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->last_checkpoint().step(), 5);
+  v1::JobSpec nothing = Spec("never-ran");
+  nothing.set_resume(true);
+  EXPECT_TRUE(absl::IsFailedPrecondition(jobs_->Submit(nothing).status()));
+}
+
+TEST_F(JobManagerTest, RecoverBringsLiveJobsBackAsRestarting) {
+  const std::string id = jobs_->Submit(Spec("rec"))->job_id();
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 3, 2).ok());
+  const std::string done = jobs_->Submit(Spec("done"))->job_id();
+  ASSERT_TRUE(jobs_->Cancel(done).ok());
+  JobManager restarted(store_.get(), &clock_);
+  auto live = restarted.Recover();
+  ASSERT_TRUE(live.ok());
+  ASSERT_EQ(live->size(), 1u);
+  EXPECT_EQ((*live)[0].job_id(), id);
+  EXPECT_EQ((*live)[0].state(), v1::JOB_STATE_RESTARTING);
+  EXPECT_EQ((*live)[0].generation(), 3);
+  EXPECT_EQ(restarted.Get(done)->state(), v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(restarted.Submit(Spec("rec"))->job_id(), "rec-3");
+}
+
+TEST_F(JobManagerTest, WatchersSeeEveryChangeWithIncreasingVersions) {
+  const std::string id = jobs_->Submit(Spec("w"))->job_id();
+  std::vector<std::pair<v1::JobState, uint64_t>> seen;
+  auto token = jobs_->Watch(id, [&](const v1::Job& j, uint64_t v) {
+    seen.push_back({j.state(), v});
+  });
+  ASSERT_TRUE(token.ok());
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
+  ASSERT_TRUE(jobs_->Cancel(id).ok());
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].first, v1::JOB_STATE_PENDING);
+  EXPECT_EQ(seen[2].first, v1::JOB_STATE_CANCELLED);
+  EXPECT_LT(seen[0].second, seen[1].second);
+  EXPECT_LT(seen[1].second, seen[2].second);
+  jobs_->Unwatch(id, *token);
+  EXPECT_TRUE(absl::IsNotFound(jobs_->Watch("nope", nullptr).status()));
+}
+
+}  // namespace
+}  // namespace ringleader
