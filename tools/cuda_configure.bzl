@@ -14,11 +14,15 @@ def _cuda_configure_impl(ctx):
     )
     ctx.file("defs.bzl", "HAS_NCCL = %s\nCUDA_ROOT = \"%s\"\n" % (has_nccl, root))
     if has_nccl:
+        # Headers are declared (through a symlink) so Bazel's inclusion check
+        # accepts them; only the C runtime API's part of the toolkit.
+        ctx.symlink(root + "/include", "include")
         build = """
 package(default_visibility = ["//visibility:public"])
 cc_library(
     name = "cuda",
-    copts = ["-isystem{root}/include"],
+    hdrs = glob(["include/*.h", "include/*.hpp", "include/crt/**", "include/nv/**", "include/nccl_device/**"]),
+    includes = ["include"],
     linkopts = [
         "-L{root}/lib64",
         "-L{root}/lib",
