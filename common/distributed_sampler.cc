@@ -1,5 +1,6 @@
 #include "common/distributed_sampler.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -129,6 +130,15 @@ int64_t ShardSize(const v1::ShardAssignment& a) {
   CHECK(valid.ok()) << valid;
   return ShardSizeOf(a.dataset_size() - a.start_offset(), a.world_size(),
                      a.drop_last());
+}
+
+int64_t UnpaddedShardSize(const v1::ShardAssignment& a) {
+  const int64_t size = ShardSize(a);
+  // Index i of rank r sits at position r + i*W of the padded sequence and is
+  // real iff that position is below the unpadded length R.
+  const int64_t remaining = a.dataset_size() - a.start_offset();
+  if (a.rank() >= remaining) return 0;
+  return std::min(size, CeilDiv(remaining - a.rank(), a.world_size()));
 }
 
 int64_t StepsPerEpoch(int64_t dataset_size, int32_t world_size,

@@ -64,6 +64,13 @@ absl::StatusOr<std::vector<int64_t>> CheckedShardIndices(
 // `a` must be valid (CHECK-fails otherwise).
 int64_t ShardSize(const v1::ShardAssignment& a);
 
+// How many of ShardIndices(a) are real samples rather than padding repeats:
+// padding only ever fills the end of a shard, so these are its first
+// UnpaddedShardSize(a) indices. Equals ShardSize(a) when drop_last or when
+// nothing was padded. Lets evaluation count each test sample exactly once.
+// `a` must be valid (CHECK-fails otherwise).
+int64_t UnpaddedShardSize(const v1::ShardAssignment& a);
+
 // Batches (loader steps) one rank runs over a whole epoch from offset 0:
 // ceil(shard_size / per_rank_batch), shard_size as in ShardSize; the last
 // batch may be partial. These are micro-batches: with gradient accumulation

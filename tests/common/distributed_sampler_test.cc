@@ -233,6 +233,45 @@ TEST(DistributedSamplerTest, ResumeAtAnotherWorldSizeContinuesExactly) {
   }
 }
 
+TEST(DistributedSamplerTest, UnpaddedPrefixesCoverTheEpochExactlyOnce) {
+  for (int64_t n : {0, 1, 2, 5, 10, 17, 100}) {
+    for (int32_t w : {1, 2, 3, 4, 7, 16}) {
+      for (bool drop_last : {false, true}) {
+        for (int64_t offset : {int64_t{0}, n / 2}) {
+          SCOPED_TRACE(absl::StrCat("n=", n, " w=", w, " drop_last=", drop_last,
+                                    " offset=", offset));
+          v1::ShardAssignment a =
+              Assignment(n, w, 0, true, drop_last, 3, 1, offset);
+          std::map<int64_t, int> count;
+          int64_t real = 0;
+          for (int32_t r = 0; r < w; ++r) {
+            a.set_rank(r);
+            const std::vector<int64_t> shard = ShardIndices(a);
+            const int64_t unpadded = UnpaddedShardSize(a);
+            ASSERT_LE(unpadded, static_cast<int64_t>(shard.size()));
+            if (drop_last) {
+              ASSERT_EQ(unpadded, static_cast<int64_t>(shard.size()));
+            }
+            for (int64_t i = 0; i < unpadded; ++i) ++count[shard[i]];
+            real += unpadded;
+          }
+          const int64_t remaining = n - offset;
+          ASSERT_EQ(real, drop_last ? remaining / w * w : remaining);
+          for (const auto& [index, c] : count) ASSERT_EQ(c, 1) << index;
+        }
+      }
+    }
+  }
+  // N=2, W=5: ranks 2..4 hold only padding.
+  v1::ShardAssignment a = Assignment(2, 5, 0, false, false);
+  std::vector<int64_t> unpadded;
+  for (int32_t r = 0; r < 5; ++r) {
+    a.set_rank(r);
+    unpadded.push_back(UnpaddedShardSize(a));
+  }
+  EXPECT_THAT(unpadded, ElementsAre(1, 1, 0, 0, 0));
+}
+
 TEST(DistributedSamplerTest, StepsPerEpochIsCeilOfShardOverBatch) {
   EXPECT_EQ(StepsPerEpoch(60000, 2, 64, false), 469);  // 30000 / 64 = 468.75
   EXPECT_EQ(StepsPerEpoch(60000, 3, 100, true), 200);
