@@ -1,0 +1,64 @@
+#ifndef RINGLEADER_WORKER_COMM_COMMUNICATOR_H_
+#define RINGLEADER_WORKER_COMM_COMMUNICATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+
+namespace ringleader {
+
+enum class DataType { kFloat32, kFloat64, kInt64 };
+
+size_t DataTypeSize(DataType type);
+
+// The handle of an asynchronous collective (c10d's Work): Wait blocks until
+// the operation finished on this rank, and returns its outcome. An aborted
+// communicator fails pending and later work with ABORTED.
+class Work {
+ public:
+  virtual ~Work() = default;
+  virtual absl::Status Wait() = 0;
+};
+
+// Collectives over raw buffers of one device: host memory for Gloo, CUDA
+// device memory for NCCL. The DDP Reducer is written against this interface
+// only. Collectives must be issued in the same order on every rank.
+// Implementations are thread-safe for Abort() against everything else; the
+// collectives themselves are issued from one thread.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+
+  // In-place sum over all ranks of `count` elements at `data`. `data` must
+  // stay valid until the returned work's Wait() has returned.
+  virtual std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
+                                                  DataType type) = 0;
+  // Copies `bytes` at `data` from rank `root` to every rank.
+  virtual absl::Status Broadcast(void* data, size_t bytes, int root) = 0;
+  // Fails pending and future operations; never blocks for peers. Survivors
+  // call it when the coordinator ends their generation.
+  virtual void Abort() = 0;
+
+  absl::Status AllReduceSum(void* data, size_t count, DataType type) {
+    return AllReduceSumAsync(data, count, type)->Wait();
+  }
+};
+
+inline size_t DataTypeSize(DataType type) {
+  switch (type) {
+    case DataType::kFloat32:
+      return 4;
+    case DataType::kFloat64:
+    case DataType::kInt64:
+      return 8;
+  }
+  return 0;
+}
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_WORKER_COMM_COMMUNICATOR_H_
