@@ -1,0 +1,246 @@
+#include "worker/coordinator_client.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "glog/logging.h"
+
+namespace ringleader {
+namespace {
+
+absl::Status FromGrpc(const grpc::Status& s, absl::string_view what) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      absl::StrCat(what, ": ", s.error_message()));
+}
+
+bool Retryable(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s);
+}
+
+}  // namespace
+
+CoordinatorClient::CoordinatorClient(std::shared_ptr<grpc::Channel> channel,
+                                     Options options)
+    : channel_(std::move(channel)),
+      stub_(v1::WorkerService::NewStub(channel_)),
+      options_(std::move(options)) {}
+
+CoordinatorClient::~CoordinatorClient() { StopHeartbeats(); }
+
+std::unique_ptr<grpc::ClientContext> CoordinatorClient::Ctx(
+    absl::Duration timeout) const {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    absl::ToChronoMilliseconds(timeout));
+  return ctx;
+}
+
+std::string CoordinatorClient::worker_id() const {
+  absl::MutexLock lock(&mu_);
+  return worker_id_;
+}
+
+absl::Status CoordinatorClient::RegisterOnce() {
+  v1::RegisterRequest req;
+  req.set_hostname(options_.hostname);
+  req.set_device(options_.device);
+  req.set_pid(options_.pid);
+  req.set_address(options_.address);
+  v1::RegisterResponse resp;
+  absl::Status s = FromGrpc(
+      stub_->Register(Ctx(options_.rpc_timeout).get(), req, &resp), "register");
+  if (!s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  worker_id_ = resp.worker_id();
+  heartbeat_interval_ =
+      absl::Milliseconds(std::max<int64_t>(resp.heartbeat_interval_ms(), 50));
+  return absl::OkStatus();
+}
+
+absl::Status CoordinatorClient::Register() {
+  const absl::Time give_up = absl::Now() + options_.unreachable_timeout;
+  absl::Duration backoff = absl::Milliseconds(100);
+  // Bounded by unreachable_timeout.
+  while (true) {
+    absl::Status s = RegisterOnce();
+    if (s.ok() || !Retryable(s) || absl::Now() + backoff > give_up) return s;
+    LOG(WARNING) << s.message() << "; retrying in " << backoff;
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+void CoordinatorClient::StartHeartbeats(AbortHook on_abort) {
+  on_abort_ = std::move(on_abort);
+  heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
+}
+
+void CoordinatorClient::StopHeartbeats() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+}
+
+void CoordinatorClient::SetCurrent(const std::string& job_id,
+                                   int64_t generation) {
+  absl::MutexLock lock(&mu_);
+  job_id_ = job_id;
+  generation_ = generation;
+}
+
+void CoordinatorClient::HeartbeatLoop() {
+  absl::Time last_contact = absl::Now();
+  absl::Duration backoff = absl::Milliseconds(100);
+  while (true) {
+    v1::HeartbeatRequest req;
+    absl::Duration interval;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stop_) return;
+      req.set_worker_id(worker_id_);
+      req.set_job_id(job_id_);
+      req.set_generation(generation_);
+      interval = heartbeat_interval_;
+    }
+    v1::HeartbeatResponse resp;
+    absl::Status s =
+        FromGrpc(stub_->Heartbeat(
+                     Ctx(std::min(options_.rpc_timeout, interval * 3)).get(),
+                     req, &resp),
+                 "heartbeat");
+    absl::Duration wait = interval;
+    if (s.ok()) {
+      last_contact = absl::Now();
+      backoff = absl::Milliseconds(100);
+      if (resp.has_assignment()) {
+        absl::MutexLock lock(&mu_);
+        assignment_ = resp.assignment();
+      } else if (resp.has_abort() && on_abort_) {
+        on_abort_(resp.abort());
+      }
+    } else if (absl::IsNotFound(s)) {
+      // The lease was lost (we stalled, or the coordinator restarted). A new
+      // registration is a new worker: whatever generation we were in is over.
+      LOG(WARNING) << s.message() << "; registering again";
+      v1::GenerationAbort abort;
+      {
+        absl::MutexLock lock(&mu_);
+        abort.set_job_id(job_id_);
+        abort.set_generation(generation_);
+      }
+      abort.set_reason("lease lost; registered again");
+      abort.set_rejoin(false);
+      if (RegisterOnce().ok() && on_abort_ && !abort.job_id().empty()) {
+        on_abort_(abort);
+      }
+      wait = absl::ZeroDuration();
+    } else {
+      LOG(WARNING) << s.message();
+      if (absl::Now() - last_contact > options_.unreachable_timeout) {
+        absl::MutexLock lock(&mu_);
+        unreachable_ = true;
+        return;
+      }
+      wait = backoff;
+      backoff = std::min(backoff * 2, options_.max_backoff);
+    }
+    absl::MutexLock lock(&mu_);
+    auto stopping = [this]()
+                        ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; };
+    mu_.AwaitWithTimeout(absl::Condition(&stopping), wait);
+  }
+}
+
+absl::StatusOr<v1::JobAssignment> CoordinatorClient::WaitForAssignment(
+    absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return assignment_.has_value() || unreachable_ || stop_;
+  };
+  if (!mu_.AwaitWithTimeout(absl::Condition(&ready), timeout)) {
+    return absl::DeadlineExceededError("no job assigned yet");
+  }
+  if (assignment_.has_value()) {
+    v1::JobAssignment a = *std::move(assignment_);
+    assignment_.reset();
+    return a;
+  }
+  if (unreachable_) {
+    return absl::UnavailableError(
+        absl::StrCat("coordinator unreachable for ",
+                     absl::FormatDuration(options_.unreachable_timeout)));
+  }
+  return absl::CancelledError("client stopping");
+}
+
+absl::StatusOr<v1::JoinRendezvousResponse> CoordinatorClient::Join(
+    const std::string& job_id, absl::Duration timeout) {
+  v1::JoinRendezvousRequest req;
+  req.set_job_id(job_id);
+  req.set_worker_id(worker_id());
+  req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
+  v1::JoinRendezvousResponse resp;
+  absl::Status s =
+      FromGrpc(stub_->JoinRendezvous(Ctx(timeout + options_.rpc_timeout).get(),
+                                     req, &resp),
+               "join rendezvous");
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::Status CoordinatorClient::Barrier(const std::string& job_id,
+                                        int64_t generation, int32_t rank,
+                                        const std::string& name,
+                                        absl::Duration timeout) {
+  v1::BarrierRequest req;
+  req.set_job_id(job_id);
+  req.set_generation(generation);
+  req.set_rank(rank);
+  req.set_name(name);
+  req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
+  v1::BarrierResponse resp;
+  return FromGrpc(
+      stub_->Barrier(Ctx(timeout + options_.rpc_timeout).get(), req, &resp),
+      absl::StrCat("barrier ", name));
+}
+
+absl::StatusOr<v1::ShardAssignment> CoordinatorClient::GetShard(
+    const v1::GetShardRequest& r) {
+  v1::ShardAssignment resp;
+  absl::Status s = FromGrpc(
+      stub_->GetShard(Ctx(options_.rpc_timeout).get(), r, &resp), "get shard");
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::Status CoordinatorClient::ReportProgress(
+    const v1::ReportProgressRequest& r) {
+  v1::ReportProgressResponse resp;
+  return FromGrpc(
+      stub_->ReportProgress(Ctx(options_.rpc_timeout).get(), r, &resp),
+      "report progress");
+}
+
+absl::StatusOr<int64_t> CoordinatorClient::CommitCheckpoint(
+    const v1::CommitCheckpointRequest& r) {
+  v1::CommitCheckpointResponse resp;
+  absl::Status s = FromGrpc(
+      stub_->CommitCheckpoint(Ctx(options_.rpc_timeout).get(), r, &resp),
+      "commit checkpoint");
+  if (!s.ok()) return s;
+  return resp.checkpoint_id();
+}
+
+absl::Status CoordinatorClient::Leave(const std::string& reason) {
+  v1::LeaveRequest req;
+  req.set_worker_id(worker_id());
+  req.set_reason(reason);
+  v1::LeaveResponse resp;
+  return FromGrpc(stub_->Leave(Ctx(options_.rpc_timeout).get(), req, &resp),
+                  "leave");
+}
+
+}  // namespace ringleader

@@ -1,0 +1,93 @@
+#ifndef RINGLEADER_WORKER_COORDINATOR_CLIENT_H_
+#define RINGLEADER_WORKER_COORDINATOR_CLIENT_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+#include "ringleader/v1/worker_service.grpc.pb.h"
+
+namespace ringleader {
+
+// The worker daemon's side of WorkerService. Registers (retrying with capped
+// exponential backoff while the coordinator is unreachable), heartbeats from
+// its own thread, re-registers when its lease was lost (for example after a
+// coordinator restart), and hands directives to the daemon: assignments are
+// queued for WaitForAssignment, generation aborts go to the abort hook at once
+// (it aborts the communicator so no collective keeps waiting for a dead peer).
+// Every RPC has a deadline. Thread-safe.
+class CoordinatorClient {
+ public:
+  struct Options {
+    std::string hostname;
+    std::string device = "cpu";
+    int pid = 0;
+    std::string address = "127.0.0.1";
+    absl::Duration rpc_timeout = absl::Seconds(10);
+    // Give up (the daemon exits, systemd restarts it) after this long
+    // without reaching the coordinator.
+    absl::Duration unreachable_timeout = absl::Minutes(5);
+    absl::Duration max_backoff = absl::Seconds(5);
+  };
+  using AbortHook = std::function<void(const v1::GenerationAbort&)>;
+
+  CoordinatorClient(std::shared_ptr<grpc::Channel> channel, Options options);
+  ~CoordinatorClient();
+
+  absl::Status Register();
+  // Starts the heartbeat thread (after Register).
+  void StartHeartbeats(AbortHook on_abort);
+  void StopHeartbeats();
+  // What heartbeats say the worker is doing.
+  void SetCurrent(const std::string& job_id, int64_t generation);
+  // The next assignment; DEADLINE_EXCEEDED after `timeout`; UNAVAILABLE once
+  // the coordinator stayed unreachable past unreachable_timeout.
+  absl::StatusOr<v1::JobAssignment> WaitForAssignment(absl::Duration timeout);
+
+  absl::StatusOr<v1::JoinRendezvousResponse> Join(const std::string& job_id,
+                                                  absl::Duration timeout);
+  absl::Status Barrier(const std::string& job_id, int64_t generation,
+                       int32_t rank, const std::string& name,
+                       absl::Duration timeout);
+  absl::StatusOr<v1::ShardAssignment> GetShard(const v1::GetShardRequest& r);
+  absl::Status ReportProgress(const v1::ReportProgressRequest& r);
+  absl::StatusOr<int64_t> CommitCheckpoint(
+      const v1::CommitCheckpointRequest& r);
+  absl::Status Leave(const std::string& reason);
+
+  std::string worker_id() const;
+  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+  const Options& options() const { return options_; }
+
+ private:
+  std::unique_ptr<grpc::ClientContext> Ctx(absl::Duration timeout) const;
+  void HeartbeatLoop();
+  absl::Status RegisterOnce();
+
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::WorkerService::Stub> stub_;
+  const Options options_;
+
+  mutable absl::Mutex mu_;
+  std::string worker_id_ ABSL_GUARDED_BY(mu_);
+  absl::Duration heartbeat_interval_ ABSL_GUARDED_BY(mu_) = absl::Seconds(1);
+  std::string job_id_ ABSL_GUARDED_BY(mu_);
+  int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<v1::JobAssignment> assignment_ ABSL_GUARDED_BY(mu_);
+  bool unreachable_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  AbortHook on_abort_;
+  std::thread heartbeat_thread_;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_WORKER_COORDINATOR_CLIENT_H_
