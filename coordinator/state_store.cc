@@ -50,8 +50,9 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(
   sqlite3_busy_timeout(db, 5000);
   if (path != ":memory:") {
     if (absl::Status s = store->Exec("PRAGMA journal_mode=WAL;"); !s.ok()) {
-      return absl::UnavailableError(
-          absl::StrCat("state file ", path, ": ", s.message()));
+      return absl::DataLossError(
+          absl::StrCat("state file ", path,
+                       " is not a Ringleader state database: ", s.message()));
     }
   }
   if (absl::Status s = store->Exec(kSchema); !s.ok()) {

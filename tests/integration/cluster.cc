@@ -1,0 +1,140 @@
+#include "tests/integration/cluster.h"
+
+#include <signal.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace ringleader::testing {
+namespace {
+
+std::unique_ptr<grpc::ClientContext> Ctx(absl::Duration d) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    absl::ToChronoMilliseconds(d));
+  return ctx;
+}
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      s.error_message());
+}
+
+bool IsFinal(v1::JobState s) {
+  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
+         s == v1::JOB_STATE_CANCELLED;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(
+    const std::string& name, std::vector<std::string> coordinator_flags) {
+  std::unique_ptr<Cluster> c(new Cluster());
+  c->dir_ = TempDir(name);
+  c->coordinator_flags_ = std::move(coordinator_flags);
+  if (absl::Status s = c->StartCoordinator(); !s.ok()) return s;
+  return c;
+}
+
+void Cluster::StopCoordinator(int signal) {
+  if (coordinator_ == nullptr) return;
+  coordinator_->Kill(signal);
+  coordinator_->Wait(absl::Seconds(30));
+  coordinator_.reset();
+}
+
+absl::Status Cluster::StartCoordinator(bool same_port) {
+  const std::string port_file =
+      absl::StrCat(dir_, "/port.", ++coordinator_starts_);
+  std::vector<std::string> argv = {
+      Runfile("coordinator/ringleader-coordinator"),
+      absl::StrCat("--listen=127.0.0.1:", same_port ? port_ : 0),
+      absl::StrCat("--state=", dir_, "/state.db"),
+      absl::StrCat("--port_file=", port_file)};
+  for (const std::string& f : coordinator_flags_) argv.push_back(f);
+  absl::StatusOr<Process> p =
+      Process::Start(argv, absl::StrCat(dir_, "/coordinator.log"));
+  if (!p.ok()) return p.status();
+  coordinator_ = std::make_unique<Process>(*std::move(p));
+  absl::StatusOr<std::string> port = WaitForFile(port_file, absl::Seconds(30));
+  if (!port.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("coordinator did not start: ",
+                     ReadFile(absl::StrCat(dir_, "/coordinator.log"))));
+  }
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*port), &port_)) {
+    return absl::InternalError(absl::StrCat("bad port file: ", *port));
+  }
+  Connect();
+  return absl::OkStatus();
+}
+
+void Cluster::Connect() {
+  channel_ = grpc::CreateChannel(target(), grpc::InsecureChannelCredentials());
+  users_ = v1::UserService::NewStub(channel_);
+}
+
+absl::StatusOr<Process*> Cluster::StartWorker(std::vector<std::string> flags) {
+  std::vector<std::string> argv = {Runfile("worker/ringleader-worker"),
+                                   absl::StrCat("--coordinator=", target())};
+  for (std::string& f : flags) argv.push_back(std::move(f));
+  absl::StatusOr<Process> p = Process::Start(
+      argv, absl::StrCat(dir_, "/worker", workers_.size(), ".log"),
+      {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"});
+  if (!p.ok()) return p.status();
+  workers_.push_back(std::make_unique<Process>(*std::move(p)));
+  return workers_.back().get();
+}
+
+absl::StatusOr<std::string> Cluster::Submit(const v1::JobSpec& spec) {
+  v1::SubmitJobRequest req;
+  *req.mutable_spec() = spec;
+  v1::SubmitJobResponse resp;
+  if (absl::Status s =
+          FromGrpc(users_->SubmitJob(Ctx(absl::Seconds(10)).get(), req, &resp));
+      !s.ok()) {
+    return s;
+  }
+  return resp.job_id();
+}
+
+absl::StatusOr<v1::Job> Cluster::Get(const std::string& job_id) {
+  v1::GetJobRequest req;
+  req.set_job_id(job_id);
+  v1::Job job;
+  if (absl::Status s =
+          FromGrpc(users_->GetJob(Ctx(absl::Seconds(10)).get(), req, &job));
+      !s.ok()) {
+    return s;
+  }
+  return job;
+}
+
+absl::StatusOr<v1::Job> Cluster::WaitForEnd(const std::string& job_id,
+                                            absl::Duration timeout) {
+  auto ctx = Ctx(timeout);
+  v1::WatchJobRequest req;
+  req.set_job_id(job_id);
+  auto stream = users_->WatchJob(ctx.get(), req);
+  v1::Job job, last;
+  bool any = false;
+  while (stream->Read(&job)) {
+    last = job;
+    any = true;
+    if (IsFinal(job.state())) {
+      ctx->TryCancel();
+      break;
+    }
+  }
+  stream->Finish().ok();
+  if (!any || !IsFinal(last.state())) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("job ", job_id, " not finished; last state ",
+                     v1::JobState_Name(last.state()), " ", last.message()));
+  }
+  return last;
+}
+
+}  // namespace ringleader::testing

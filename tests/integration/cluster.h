@@ -1,0 +1,58 @@
+#ifndef RINGLEADER_TESTS_INTEGRATION_CLUSTER_H_
+#define RINGLEADER_TESTS_INTEGRATION_CLUSTER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+#include "ringleader/v1/user_service.grpc.pb.h"
+#include "tests/integration/process.h"
+
+namespace ringleader::testing {
+
+// A real coordinator process (and workers) on 127.0.0.1 with a free port,
+// its state in a temporary directory: what integration tests train on.
+// Not thread-safe.
+class Cluster {
+ public:
+  static absl::StatusOr<std::unique_ptr<Cluster>> Start(
+      const std::string& name, std::vector<std::string> coordinator_flags = {});
+
+  // Kills the coordinator with `signal` and waits for it to exit.
+  void StopCoordinator(int signal);
+  // Starts it again on the same state file (and a new free port unless
+  // `same_port`).
+  absl::Status StartCoordinator(bool same_port = false);
+  absl::StatusOr<Process*> StartWorker(std::vector<std::string> flags = {});
+
+  std::string target() const { return "127.0.0.1:" + std::to_string(port_); }
+  const std::string& dir() const { return dir_; }
+  v1::UserService::Stub& users() { return *users_; }
+  std::vector<std::unique_ptr<Process>>& workers() { return workers_; }
+
+  absl::StatusOr<std::string> Submit(const v1::JobSpec& spec);
+  absl::StatusOr<v1::Job> Get(const std::string& job_id);
+  // Follows WatchJob until the job is final, or fails after `timeout`.
+  absl::StatusOr<v1::Job> WaitForEnd(const std::string& job_id,
+                                     absl::Duration timeout);
+
+ private:
+  Cluster() = default;
+  void Connect();
+
+  std::string dir_;
+  std::vector<std::string> coordinator_flags_;
+  int port_ = 0;
+  int coordinator_starts_ = 0;
+  std::unique_ptr<Process> coordinator_;
+  std::vector<std::unique_ptr<Process>> workers_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::UserService::Stub> users_;
+};
+
+}  // namespace ringleader::testing
+
+#endif  // RINGLEADER_TESTS_INTEGRATION_CLUSTER_H_
