@@ -1,0 +1,313 @@
+#include "worker/trainer.h"
+
+#include <torch/torch.h>
+
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/distributed_sampler.h"
+#include "glog/logging.h"
+#include "worker/checkpoint_file.h"
+#include "worker/data/batch_loader.h"
+#include "worker/ddp/reducer.h"
+#include "worker/model/models.h"
+#include "worker/model/optimizer.h"
+#include "worker/progress_reporter.h"
+
+namespace ringleader {
+namespace {
+
+absl::Status Aborted(const std::string& job_id, int64_t generation) {
+  return absl::AbortedError(
+      absl::StrCat("generation ", generation, " of job ", job_id, " ended"));
+}
+
+// Where training resumes: the epoch and optimizer step of the committed
+// checkpoint (the shard offset comes from the coordinator's plan).
+struct Position {
+  int64_t epoch = 0;
+  int64_t step = 0;
+};
+
+std::string CheckpointPath(const v1::JobSpec& spec, int64_t step) {
+  return absl::StrCat(spec.checkpoint_dir(), "/", spec.name(), "-step", step,
+                      ".ckpt");
+}
+
+absl::Status SaveCheckpoint(const std::string& path, Model& model,
+                            torch::optim::Optimizer& optimizer,
+                            const Position& pos) {
+  try {
+    torch::serialize::OutputArchive archive;
+    torch::serialize::OutputArchive model_archive;
+    if (absl::Status s = model.Save(model_archive); !s.ok()) return s;
+    archive.write("model", model_archive);
+    torch::serialize::OutputArchive optim_archive;
+    optimizer.save(optim_archive);
+    archive.write("optimizer", optim_archive);
+    archive.write("epoch", torch::tensor(pos.epoch));
+    archive.write("step", torch::tensor(pos.step));
+    std::ostringstream out;
+    archive.save_to(out);
+    return WriteCheckpointFile(path, out.str());
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("cannot serialize checkpoint: ",
+                                            e.what_without_backtrace()));
+  }
+}
+
+absl::StatusOr<Position> LoadCheckpoint(const std::string& path, Model& model,
+                                        torch::optim::Optimizer& optimizer) {
+  absl::StatusOr<std::string> payload = ReadCheckpointFile(path);
+  if (!payload.ok()) return payload.status();
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(payload->data(), payload->size());
+    torch::serialize::InputArchive model_archive;
+    archive.read("model", model_archive);
+    if (absl::Status s = model.Load(model_archive); !s.ok()) return s;
+    torch::serialize::InputArchive optim_archive;
+    archive.read("optimizer", optim_archive);
+    optimizer.load(optim_archive);
+    torch::Tensor epoch, step;
+    archive.read("epoch", epoch);
+    archive.read("step", step);
+    return Position{epoch.item<int64_t>(), step.item<int64_t>()};
+  } catch (const c10::Error& e) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", path,
+                     " does not fit this job: ", e.what_without_backtrace()));
+  }
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainerEnv env, std::string job_id,
+                 v1::JoinRendezvousResponse generation)
+    : env_(env), job_id_(std::move(job_id)), gen_(std::move(generation)) {}
+
+absl::Status Trainer::Run() {
+  const v1::JobSpec& spec = gen_.spec();
+  const int32_t rank = gen_.rank();
+  const int32_t world = gen_.world_size();
+  const int64_t generation = gen_.generation();
+  torch::Device device(env_.device);
+
+  // The same seed on every rank; rank 0's weights are broadcast anyway.
+  torch::manual_seed(spec.seed());
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      BuildModel(spec.model(), spec.seed());
+  if (!model.ok()) return model.status();
+  if (absl::Status s = (*model)->To(device); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> optimizer =
+      BuildOptimizer(spec.optimizer(), (*model)->Parameters());
+  if (!optimizer.ok()) return optimizer.status();
+
+  Position pos;
+  if (gen_.resume_from().checkpoint_id() != 0) {
+    absl::StatusOr<Position> loaded =
+        LoadCheckpoint(gen_.resume_from().path(), **model, **optimizer);
+    if (!loaded.ok()) return loaded.status();
+    pos = *loaded;
+    LOG(INFO) << "rank " << rank << " resumes at epoch " << pos.epoch
+              << " step " << pos.step;
+  }
+
+  absl::StatusOr<std::unique_ptr<Reducer>> reducer =
+      Reducer::Create(env_.comm, (*model)->Parameters(), Reducer::Options());
+  if (!reducer.ok()) return reducer.status();
+  std::vector<at::Tensor> buffers;
+  for (const NamedTensor& b : (*model)->NamedBuffers()) {
+    buffers.push_back(b.tensor);
+  }
+  if (absl::Status s = (*reducer)->BroadcastParameters(buffers); !s.ok()) {
+    return *env_.aborted ? Aborted(job_id_, generation) : s;
+  }
+  (*reducer)->ZeroGrad();
+
+  ProgressReporter reporter([this](const v1::ReportProgressRequest& r) {
+    return env_.client->ReportProgress(r);
+  });
+  const int every = std::max(1, spec.progress_every_steps());
+  const int accumulate = std::max(1, spec.gradient_accumulation_steps());
+  const int64_t train_size = env_.data->train->size();
+  const int64_t steps_per_epoch =
+      (StepsPerEpoch(train_size, world, spec.batch_size(),
+                     spec.dataset().drop_last()) +
+       accumulate - 1) /
+      accumulate;
+  const int64_t total_steps = steps_per_epoch * spec.epochs();
+
+  double last_epoch_loss = 0;
+  int64_t step = pos.step;
+  for (int64_t epoch = pos.epoch; epoch < spec.epochs(); ++epoch) {
+    v1::GetShardRequest sr;
+    sr.set_job_id(job_id_);
+    sr.set_generation(generation);
+    sr.set_rank(rank);
+    sr.set_epoch(epoch);
+    sr.set_dataset_size(train_size);
+    absl::StatusOr<v1::ShardAssignment> shard = env_.client->GetShard(sr);
+    if (!shard.ok()) return shard.status();
+    absl::StatusOr<std::vector<int64_t>> indices = CheckedShardIndices(*shard);
+    if (!indices.ok()) return indices.status();
+    auto loader = BatchLoader::Create(*env_.data->train, *std::move(indices),
+                                      spec.batch_size());
+    if (!loader.ok()) return loader.status();
+    (*model)->Train(true);
+
+    double window_loss = 0, epoch_loss = 0;
+    int64_t window_batches = 0, epoch_batches = 0, window_samples = 0;
+    absl::Time window_start = absl::Now();
+    const int64_t num_batches = (*loader)->num_batches();
+    for (int64_t b = 0; b < num_batches; ++b) {
+      if (*env_.aborted) return Aborted(job_id_, generation);
+      std::optional<Batch> batch = (*loader)->Next();
+      if (!batch.has_value()) return (*loader)->status();
+      const bool sync = (b + 1) % accumulate == 0 || b + 1 == num_batches;
+      (*reducer)->PrepareForBackward(sync);
+      torch::Tensor loss;
+      absl::StatusOr<at::Tensor> out =
+          (*model)->Forward(batch->images.to(device));
+      if (!out.ok()) return out.status();
+      try {
+        loss = torch::nn::functional::cross_entropy(*out,
+                                                    batch->labels.to(device));
+        (loss / accumulate).backward();
+      } catch (const c10::Error& e) {
+        return absl::InternalError(
+            absl::StrCat("training step failed: ", e.what_without_backtrace()));
+      }
+      if (absl::Status s = (*reducer)->FinishBackward(); !s.ok()) {
+        return *env_.aborted ? Aborted(job_id_, generation) : s;
+      }
+      const double l = loss.item<double>();
+      window_loss += l;
+      epoch_loss += l;
+      ++window_batches;
+      ++epoch_batches;
+      window_samples += batch->labels.size(0);
+      if (!sync) continue;
+      (*optimizer)->step();
+      (*reducer)->ZeroGrad();
+      ++step;
+      if (step % every == 0) {
+        const double secs = absl::ToDoubleSeconds(absl::Now() - window_start);
+        v1::ReportProgressRequest p;
+        p.set_job_id(job_id_);
+        p.set_generation(generation);
+        p.set_rank(rank);
+        p.set_epoch(epoch);
+        p.set_step(step);
+        p.set_total_steps(total_steps);
+        p.set_loss(window_loss / window_batches);
+        p.set_samples_per_sec(secs > 0 ? window_samples / secs : 0);
+        reporter.Submit(std::move(p));
+        window_loss = 0;
+        window_batches = 0;
+        window_samples = 0;
+        window_start = absl::Now();
+      }
+      // Rank 0 checkpoints mid-epoch only at full global batches, where the
+      // consumed samples are exactly a prefix of the epoch's permutation.
+      const bool full = (b + 1) * spec.batch_size() <=
+                        static_cast<int64_t>((*loader)->num_samples());
+      if (rank == 0 && !spec.checkpoint_dir().empty() &&
+          spec.checkpoint_every_steps() > 0 &&
+          step % spec.checkpoint_every_steps() == 0 && full &&
+          b + 1 < num_batches) {
+        const int64_t offset = std::min<int64_t>(
+            shard->start_offset() + (b + 1) * spec.batch_size() * world,
+            train_size);
+        const std::string path = CheckpointPath(spec, step);
+        if (absl::Status s =
+                SaveCheckpoint(path, **model, **optimizer, {epoch, step});
+            !s.ok()) {
+          return s;
+        }
+        v1::CommitCheckpointRequest c;
+        c.set_job_id(job_id_);
+        c.set_generation(generation);
+        c.set_rank(0);
+        c.set_epoch(epoch);
+        c.set_step(step);
+        c.set_epoch_sample_offset(offset);
+        c.set_path(path);
+        if (absl::Status s = env_.client->CommitCheckpoint(c).status();
+            !s.ok()) {
+          return s;
+        }
+      }
+    }
+    last_epoch_loss = epoch_batches > 0 ? epoch_loss / epoch_batches : 0;
+    if (rank == 0 && !spec.checkpoint_dir().empty()) {
+      const std::string path = CheckpointPath(spec, step);
+      if (absl::Status s =
+              SaveCheckpoint(path, **model, **optimizer, {epoch + 1, step});
+          !s.ok()) {
+        return s;
+      }
+      v1::CommitCheckpointRequest c;
+      c.set_job_id(job_id_);
+      c.set_generation(generation);
+      c.set_rank(0);
+      c.set_epoch(epoch + 1);
+      c.set_step(step);
+      c.set_epoch_sample_offset(0);
+      c.set_path(path);
+      if (absl::Status s = env_.client->CommitCheckpoint(c).status(); !s.ok()) {
+        return s;
+      }
+    }
+  }
+  reporter.Flush().IgnoreError();  // Progress is advisory.
+
+  // Evaluation on this rank's part of the test split, padding excluded, so
+  // the coordinator's pooled accuracy counts every test sample exactly once.
+  v1::GetShardRequest tr;
+  tr.set_job_id(job_id_);
+  tr.set_generation(generation);
+  tr.set_rank(rank);
+  tr.set_epoch(0);
+  tr.set_test_split(true);
+  tr.set_dataset_size(env_.data->test->size());
+  int64_t correct = 0, seen = 0;
+  if (env_.data->test->size() > 0) {
+    absl::StatusOr<v1::ShardAssignment> test_shard = env_.client->GetShard(tr);
+    if (!test_shard.ok()) return test_shard.status();
+    std::vector<int64_t> test_indices = ShardIndices(*test_shard);
+    test_indices.resize(UnpaddedShardSize(*test_shard));
+    auto loader = BatchLoader::Create(*env_.data->test, std::move(test_indices),
+                                      std::max(256, spec.batch_size()));
+    if (!loader.ok()) return loader.status();
+    (*model)->Train(false);
+    torch::NoGradGuard no_grad;
+    while (std::optional<Batch> batch = (*loader)->Next()) {
+      absl::StatusOr<at::Tensor> out =
+          (*model)->Forward(batch->images.to(device));
+      if (!out.ok()) return out.status();
+      torch::Tensor pred = out->argmax(1).cpu();
+      correct += pred.eq(batch->labels).sum().item<int64_t>();
+      seen += batch->labels.size(0);
+    }
+    if (!(*loader)->status().ok()) return (*loader)->status();
+  }
+  v1::ReportProgressRequest final;
+  final.set_job_id(job_id_);
+  final.set_generation(generation);
+  final.set_rank(rank);
+  final.set_epoch(spec.epochs() - 1);
+  final.set_step(step);
+  final.set_total_steps(total_steps);
+  final.set_loss(last_epoch_loss);
+  final.set_finished(true);
+  final.set_final_train_loss(last_epoch_loss);
+  final.set_test_correct(correct);
+  final.set_test_samples(seen);
+  LOG(INFO) << "rank " << rank << " done: train loss " << last_epoch_loss
+            << ", test " << correct << "/" << seen;
+  return env_.client->ReportProgress(final);
+}
+
+}  // namespace ringleader

@@ -1,0 +1,126 @@
+#include "worker/worker_daemon.h"
+
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "glog/logging.h"
+#include "worker/comm/gloo_communicator.h"
+#include "worker/comm/grpc_kv_client.h"
+#include "worker/job_data.h"
+#include "worker/trainer.h"
+
+namespace ringleader {
+
+WorkerDaemon::WorkerDaemon(WorkerConfig config) : config_(std::move(config)) {
+  CoordinatorClient::Options o;
+  o.hostname = config_.hostname;
+  o.device = config_.device;
+  o.pid = static_cast<int>(::getpid());
+  o.address = config_.address;
+  o.unreachable_timeout = config_.unreachable_timeout;
+  client_ = std::make_unique<CoordinatorClient>(
+      grpc::CreateChannel(config_.coordinator,
+                          grpc::InsecureChannelCredentials()),
+      o);
+}
+
+WorkerDaemon::~WorkerDaemon() { client_->StopHeartbeats(); }
+
+void WorkerDaemon::Stop() {
+  stop_ = true;
+  aborted_ = true;
+  absl::MutexLock lock(&mu_);
+  if (comm_ != nullptr) comm_->Abort();
+}
+
+void WorkerDaemon::OnAbort(const v1::GenerationAbort& abort) {
+  absl::MutexLock lock(&mu_);
+  if (abort.job_id() != job_id_) return;
+  if (abort.generation() != 0 && abort.generation() != generation_) return;
+  LOG(WARNING) << "generation " << abort.generation() << " of " << job_id_
+               << " ended: " << abort.reason();
+  aborted_ = true;
+  if (comm_ != nullptr) comm_->Abort();
+}
+
+absl::Status WorkerDaemon::Run() {
+  if (absl::Status s = client_->Register(); !s.ok()) return s;
+  LOG(INFO) << "registered as " << client_->worker_id() << " ("
+            << config_.device << ") with " << config_.coordinator;
+  client_->StartHeartbeats(
+      [this](const v1::GenerationAbort& a) { OnAbort(a); });
+  int jobs = 0;
+  while (!stop_) {
+    absl::StatusOr<v1::JobAssignment> a =
+        client_->WaitForAssignment(absl::Seconds(1));
+    if (absl::IsDeadlineExceeded(a.status())) continue;
+    if (!a.ok()) return a.status();
+    absl::Status s = RunJob(*a);
+    if (!s.ok()) LOG(ERROR) << "job " << a->job_id() << ": " << s.message();
+    if (config_.max_jobs > 0 && ++jobs >= config_.max_jobs) break;
+  }
+  client_->Leave(stop_ ? "stopped" : "done").IgnoreError();
+  return absl::OkStatus();
+}
+
+absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
+  const std::string& job_id = assignment.job_id();
+  LOG(INFO) << "assigned job " << job_id;
+  absl::StatusOr<JobData> data =
+      LoadJobData(assignment.spec().dataset(), assignment.spec().seed());
+  if (!data.ok()) {
+    // A worker that cannot read the data must not hold up the others.
+    client_->Leave(std::string(data.status().message())).IgnoreError();
+    client_->Register().IgnoreError();
+    return data.status();
+  }
+  // Each generation: join, connect, train; an ended generation means rejoin.
+  // Bounded by the job's restart budget, which the coordinator enforces.
+  for (int attempt = 0; attempt <= assignment.spec().max_restarts() && !stop_;
+       ++attempt) {
+    absl::StatusOr<v1::JoinRendezvousResponse> gen =
+        client_->Join(job_id, config_.rendezvous_timeout);
+    if (!gen.ok()) return gen.status();
+    {
+      absl::MutexLock lock(&mu_);
+      job_id_ = job_id;
+      generation_ = gen->generation();
+      aborted_ = stop_.load();
+    }
+    client_->SetCurrent(job_id, gen->generation());
+    LOG(INFO) << "generation " << gen->generation() << ": rank " << gen->rank()
+              << " of " << gen->world_size();
+    GrpcKvClient kv(client_->channel(), job_id, gen->generation());
+    GlooCommunicator::Options copts;
+    copts.interface_or_host = config_.address;
+    copts.timeout = config_.collective_timeout;
+    absl::StatusOr<std::unique_ptr<GlooCommunicator>> comm =
+        GlooCommunicator::Create(&kv, gen->rank(), gen->world_size(), copts);
+    absl::Status s;
+    if (comm.ok()) {
+      {
+        absl::MutexLock lock(&mu_);
+        comm_ = comm->get();
+        if (aborted_) comm_->Abort();
+      }
+      TrainerEnv env;
+      env.client = client_.get();
+      env.comm = comm->get();
+      env.data = &*data;
+      env.device = config_.device;
+      env.aborted = &aborted_;
+      s = Trainer(env, job_id, *gen).Run();
+      absl::MutexLock lock(&mu_);
+      comm_ = nullptr;
+    } else {
+      s = comm.status();
+    }
+    client_->SetCurrent(job_id, 0);
+    if (s.ok()) return s;
+    if (!absl::IsAborted(s) && !aborted_) return s;
+    LOG(WARNING) << "rejoining job " << job_id << " after: " << s.message();
+  }
+  return absl::AbortedError(absl::StrCat("job ", job_id, " kept restarting"));
+}
+
+}  // namespace ringleader

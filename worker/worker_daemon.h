@@ -1,0 +1,59 @@
+#ifndef RINGLEADER_WORKER_WORKER_DAEMON_H_
+#define RINGLEADER_WORKER_WORKER_DAEMON_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "worker/comm/communicator.h"
+#include "worker/coordinator_client.h"
+
+namespace ringleader {
+
+// Configuration of one worker process, read once from flags/environment.
+struct WorkerConfig {
+  std::string coordinator = "127.0.0.1:7070";
+  std::string device = "cpu";
+  std::string hostname;
+  // Address peers use for the collectives' TCP connections.
+  std::string address = "127.0.0.1";
+  absl::Duration rendezvous_timeout = absl::Minutes(10);
+  absl::Duration collective_timeout = absl::Seconds(60);
+  absl::Duration unreachable_timeout = absl::Minutes(5);
+  // Exit after this many jobs (0: serve forever); used by tests.
+  int max_jobs = 0;
+};
+
+// The worker daemon's main loop: register, heartbeat, wait for a job, join its
+// rendezvous, build the communicator for the generation, train, and go back
+// to idle; when the coordinator ends the generation, abort the communicator
+// (so nothing waits on a dead peer) and rejoin. Thread-safe for Stop().
+class WorkerDaemon {
+ public:
+  explicit WorkerDaemon(WorkerConfig config);
+  ~WorkerDaemon();
+  // Returns when stopped, after max_jobs, or with the error that ended it.
+  absl::Status Run();
+  void Stop();
+
+ private:
+  absl::Status RunJob(const v1::JobAssignment& assignment);
+  void OnAbort(const v1::GenerationAbort& abort);
+
+  const WorkerConfig config_;
+  std::unique_ptr<CoordinatorClient> client_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> aborted_{false};
+  absl::Mutex mu_;
+  std::string job_id_ ABSL_GUARDED_BY(mu_);
+  int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  Communicator* comm_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_WORKER_WORKER_DAEMON_H_

@@ -1,0 +1,86 @@
+// ringleader-worker: one training worker per GPU or CPU slot.
+#include <unistd.h>
+
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/match.h"
+#include "glog/logging.h"
+#include "worker/worker_daemon.h"
+
+ABSL_FLAG(std::string, coordinator, "",
+          "Coordinator HOST:PORT (default: $RINGLEADER_COORDINATOR, else "
+          "127.0.0.1:7070).");
+ABSL_FLAG(std::string, device, "cpu", "cpu or cuda:N.");
+ABSL_FLAG(std::string, address, "127.0.0.1",
+          "Address other workers reach this one at for collectives.");
+ABSL_FLAG(int, threads, 1,
+          "Intra-op threads for LibTorch (one per rank avoids "
+          "oversubscribing cores when several ranks share a host).");
+ABSL_FLAG(int, max_jobs, 0, "Exit after this many jobs (0: serve forever).");
+ABSL_FLAG(int, collective_timeout_s, 60, "Timeout of one collective.");
+
+namespace {
+ringleader::WorkerDaemon* g_daemon = nullptr;
+void OnSignal(int) {
+  if (g_daemon != nullptr) g_daemon->Stop();
+}
+}  // namespace
+
+void SetTorchThreads(int n);
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Ringleader worker: registers with the coordinator, trains the jobs it "
+      "is given with its peers, and reports progress.\n"
+      "  ringleader-worker --coordinator=HOST:PORT --device=cpu|cuda:N");
+  absl::ParseCommandLine(argc, argv);
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+
+  ringleader::WorkerConfig config;
+  config.coordinator = absl::GetFlag(FLAGS_coordinator);
+  if (config.coordinator.empty()) {
+    const char* env = std::getenv("RINGLEADER_COORDINATOR");
+    config.coordinator = env != nullptr && *env ? env : "127.0.0.1:7070";
+  }
+  config.device = absl::GetFlag(FLAGS_device);
+  if (config.device != "cpu" && !absl::StartsWith(config.device, "cuda:")) {
+    std::cerr << "ringleader-worker: --device must be cpu or cuda:N\n";
+    return 2;
+  }
+  if (config.device != "cpu") {
+    std::cerr << "ringleader-worker: this build trains on CPU only; build "
+                 "with a CUDA LibTorch for --device=cuda:N\n";
+    return 2;
+  }
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  config.hostname = host;
+  config.address = absl::GetFlag(FLAGS_address);
+  config.max_jobs = absl::GetFlag(FLAGS_max_jobs);
+  config.collective_timeout =
+      absl::Seconds(absl::GetFlag(FLAGS_collective_timeout_s));
+  const int threads = absl::GetFlag(FLAGS_threads);
+  if (threads < 1 || threads > 256) {
+    std::cerr << "ringleader-worker: --threads must be in 1..256\n";
+    return 2;
+  }
+  SetTorchThreads(threads);
+
+  ringleader::WorkerDaemon daemon(config);
+  g_daemon = &daemon;
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  absl::Status s = daemon.Run();
+  g_daemon = nullptr;
+  if (!s.ok()) {
+    std::cerr << "ringleader-worker: " << s.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
