@@ -318,6 +318,23 @@ absl::Status CheckRuntime(const v1::JobSpec& spec) {
                  kMaxGradientAccumulation);
 }
 
+// Buckets below 1 KiB would mean one all-reduce per few floats; above 1 GiB
+// one bucket would hold any model we train.
+absl::Status CheckDdp(const v1::JobSpec& spec) {
+  constexpr int64_t kMinBucket = 1 << 10, kMaxBucket = int64_t{1} << 30;
+  for (const auto& [field, value] :
+       {std::pair<const char*, int64_t>{"ddp.bucket_cap_bytes",
+                                        spec.ddp().bucket_cap_bytes()},
+        {"ddp.first_bucket_bytes", spec.ddp().first_bucket_bytes()}}) {
+    if (value == 0) continue;  // The default.
+    if (absl::Status s = InRange(field, value, kMinBucket, kMaxBucket);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateJobSpec(const v1::JobSpec& spec) {
@@ -326,7 +343,7 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec) {
   using Check = absl::Status (*)(const v1::JobSpec&);
   for (Check check :
        {&CheckName, &CheckModel, &CheckDataset, &CheckOptimizer, &CheckTraining,
-        &CheckWorkers, &CheckCheckpoints, &CheckRuntime}) {
+        &CheckWorkers, &CheckCheckpoints, &CheckRuntime, &CheckDdp}) {
     if (absl::Status s = check(spec); !s.ok()) return s;
   }
   return absl::OkStatus();

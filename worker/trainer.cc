@@ -8,7 +8,7 @@
 #include "absl/time/clock.h"
 #include "common/distributed_sampler.h"
 #include "glog/logging.h"
-#include "worker/checkpoint_file.h"
+#include "worker/checkpoint.h"
 #include "worker/data/batch_loader.h"
 #include "worker/ddp/reducer.h"
 #include "worker/model/models.h"
@@ -23,62 +23,9 @@ absl::Status Aborted(const std::string& job_id, int64_t generation) {
       absl::StrCat("generation ", generation, " of job ", job_id, " ended"));
 }
 
-// Where training resumes: the epoch and optimizer step of the committed
-// checkpoint (the shard offset comes from the coordinator's plan).
-struct Position {
-  int64_t epoch = 0;
-  int64_t step = 0;
-};
-
 std::string CheckpointPath(const v1::JobSpec& spec, int64_t step) {
   return absl::StrCat(spec.checkpoint_dir(), "/", spec.name(), "-step", step,
                       ".ckpt");
-}
-
-absl::Status SaveCheckpoint(const std::string& path, Model& model,
-                            torch::optim::Optimizer& optimizer,
-                            const Position& pos) {
-  try {
-    torch::serialize::OutputArchive archive;
-    torch::serialize::OutputArchive model_archive;
-    if (absl::Status s = model.Save(model_archive); !s.ok()) return s;
-    archive.write("model", model_archive);
-    torch::serialize::OutputArchive optim_archive;
-    optimizer.save(optim_archive);
-    archive.write("optimizer", optim_archive);
-    archive.write("epoch", torch::tensor(pos.epoch));
-    archive.write("step", torch::tensor(pos.step));
-    std::ostringstream out;
-    archive.save_to(out);
-    return WriteCheckpointFile(path, out.str());
-  } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat("cannot serialize checkpoint: ",
-                                            e.what_without_backtrace()));
-  }
-}
-
-absl::StatusOr<Position> LoadCheckpoint(const std::string& path, Model& model,
-                                        torch::optim::Optimizer& optimizer) {
-  absl::StatusOr<std::string> payload = ReadCheckpointFile(path);
-  if (!payload.ok()) return payload.status();
-  try {
-    torch::serialize::InputArchive archive;
-    archive.load_from(payload->data(), payload->size());
-    torch::serialize::InputArchive model_archive;
-    archive.read("model", model_archive);
-    if (absl::Status s = model.Load(model_archive); !s.ok()) return s;
-    torch::serialize::InputArchive optim_archive;
-    archive.read("optimizer", optim_archive);
-    optimizer.load(optim_archive);
-    torch::Tensor epoch, step;
-    archive.read("epoch", epoch);
-    archive.read("step", step);
-    return Position{epoch.item<int64_t>(), step.item<int64_t>()};
-  } catch (const c10::Error& e) {
-    return absl::DataLossError(
-        absl::StrCat("checkpoint ", path,
-                     " does not fit this job: ", e.what_without_backtrace()));
-  }
 }
 
 }  // namespace
@@ -104,18 +51,26 @@ absl::Status Trainer::Run() {
       BuildOptimizer(spec.optimizer(), (*model)->Parameters());
   if (!optimizer.ok()) return optimizer.status();
 
-  Position pos;
+  CheckpointPosition pos;
   if (gen_.resume_from().checkpoint_id() != 0) {
-    absl::StatusOr<Position> loaded =
-        LoadCheckpoint(gen_.resume_from().path(), **model, **optimizer);
+    absl::StatusOr<CheckpointPosition> loaded =
+        LoadCheckpoint(gen_.resume_from().path(), **model, optimizer->get());
     if (!loaded.ok()) return loaded.status();
     pos = *loaded;
     LOG(INFO) << "rank " << rank << " resumes at epoch " << pos.epoch
               << " step " << pos.step;
   }
 
+  Reducer::Options ropts;
+  if (spec.ddp().bucket_cap_bytes() > 0) {
+    ropts.bucket_cap_bytes = spec.ddp().bucket_cap_bytes();
+  }
+  if (spec.ddp().first_bucket_bytes() > 0) {
+    ropts.first_bucket_bytes = spec.ddp().first_bucket_bytes();
+  }
+  ropts.overlap = !spec.ddp().allreduce_after_backward();
   absl::StatusOr<std::unique_ptr<Reducer>> reducer =
-      Reducer::Create(env_.comm, (*model)->Parameters(), Reducer::Options());
+      Reducer::Create(env_.comm, (*model)->Parameters(), ropts);
   if (!reducer.ok()) return reducer.status();
   std::vector<at::Tensor> buffers;
   for (const NamedTensor& b : (*model)->NamedBuffers()) {

@@ -381,6 +381,23 @@ std::vector<Case> Cases() {
        "gradient_accumulation_steps"},
       {"accumulation max",
        With([](S s) { s.set_gradient_accumulation_steps(1024); }), ""},
+      // ddp
+      {"bucket cap too small",
+       With([](S s) { s.mutable_ddp()->set_bucket_cap_bytes(1023); }),
+       "ddp.bucket_cap_bytes"},
+      {"bucket cap negative",
+       With([](S s) { s.mutable_ddp()->set_bucket_cap_bytes(-5); }),
+       "ddp.bucket_cap_bytes"},
+      {"first bucket too big", With([](S s) {
+         s.mutable_ddp()->set_first_bucket_bytes((int64_t{1} << 30) + 1);
+       }),
+       "ddp.first_bucket_bytes"},
+      {"buckets in range", With([](S s) {
+         s.mutable_ddp()->set_bucket_cap_bytes(1024);
+         s.mutable_ddp()->set_first_bucket_bytes(int64_t{1} << 30);
+         s.mutable_ddp()->set_allreduce_after_backward(true);
+       }),
+       ""},
   };
   return c;
 }

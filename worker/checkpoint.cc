@@ -1,0 +1,60 @@
+#include "worker/checkpoint.h"
+
+#include <torch/torch.h>
+
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "worker/checkpoint_file.h"
+
+namespace ringleader {
+
+absl::Status SaveCheckpoint(const std::string& path, const Model& model,
+                            torch::optim::Optimizer& optimizer,
+                            const CheckpointPosition& pos) {
+  try {
+    torch::serialize::OutputArchive archive;
+    torch::serialize::OutputArchive model_archive;
+    if (absl::Status s = model.Save(model_archive); !s.ok()) return s;
+    archive.write("model", model_archive);
+    torch::serialize::OutputArchive optim_archive;
+    optimizer.save(optim_archive);
+    archive.write("optimizer", optim_archive);
+    archive.write("epoch", torch::tensor(pos.epoch));
+    archive.write("step", torch::tensor(pos.step));
+    std::ostringstream out;
+    archive.save_to(out);
+    return WriteCheckpointFile(path, out.str());
+  } catch (const c10::Error& e) {
+    return absl::InternalError(absl::StrCat("cannot serialize checkpoint: ",
+                                            e.what_without_backtrace()));
+  }
+}
+
+absl::StatusOr<CheckpointPosition> LoadCheckpoint(
+    const std::string& path, Model& model, torch::optim::Optimizer* optimizer) {
+  absl::StatusOr<std::string> payload = ReadCheckpointFile(path);
+  if (!payload.ok()) return payload.status();
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(payload->data(), payload->size());
+    torch::serialize::InputArchive model_archive;
+    archive.read("model", model_archive);
+    if (absl::Status s = model.Load(model_archive); !s.ok()) return s;
+    if (optimizer != nullptr) {
+      torch::serialize::InputArchive optim_archive;
+      archive.read("optimizer", optim_archive);
+      optimizer->load(optim_archive);
+    }
+    torch::Tensor epoch, step;
+    archive.read("epoch", epoch);
+    archive.read("step", step);
+    return CheckpointPosition{epoch.item<int64_t>(), step.item<int64_t>()};
+  } catch (const c10::Error& e) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", path,
+                     " does not fit this job: ", e.what_without_backtrace()));
+  }
+}
+
+}  // namespace ringleader

@@ -1,0 +1,38 @@
+#ifndef RINGLEADER_WORKER_CHECKPOINT_H_
+#define RINGLEADER_WORKER_CHECKPOINT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "worker/model/model.h"
+
+namespace torch::optim {
+class Optimizer;
+}  // namespace torch::optim
+
+namespace ringleader {
+
+// Where training stands when a checkpoint is taken: the epoch to continue in
+// and the optimizer steps done. (The sample offset inside the epoch is
+// recorded with the coordinator's commit.)
+struct CheckpointPosition {
+  int64_t epoch = 0;
+  int64_t step = 0;
+};
+
+// A checkpoint: model and optimizer state plus the position, as a LibTorch
+// archive inside the CRC envelope of checkpoint_file.h (atomic write, torn
+// files detected).
+absl::Status SaveCheckpoint(const std::string& path, const Model& model,
+                            torch::optim::Optimizer& optimizer,
+                            const CheckpointPosition& position);
+// Loads into `model` and, unless null, `optimizer`. DATA_LOSS for a torn
+// file or one that does not fit the model.
+absl::StatusOr<CheckpointPosition> LoadCheckpoint(
+    const std::string& path, Model& model, torch::optim::Optimizer* optimizer);
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_WORKER_CHECKPOINT_H_
