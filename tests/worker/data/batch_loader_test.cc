@@ -245,7 +245,8 @@ TEST(BatchLoaderTest, GatherErrorEndsTheStreamWithStatus) {
   EXPECT_FALSE(loader->Next().has_value());
   EXPECT_FALSE(loader->Next().has_value());
   EXPECT_EQ(loader->status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(loader->status().message(), HasSubstr("batch 2: disk on fire"));
+  EXPECT_THAT(std::string(loader->status().message()),
+              HasSubstr("batch 2: disk on fire"));
 }
 
 // A clock that moves only when told, and lets a test wait until someone has
@@ -298,13 +299,15 @@ TEST(BatchLoaderTest, CountsTimeTheConsumerWaited) {
 
 TEST(BatchLoaderTest, RejectsBadArguments) {
   ProbeDataset ds(10);
-  EXPECT_THAT(BatchLoader::Create(ds, {1}, 0).status().message(),
+  EXPECT_THAT(std::string(BatchLoader::Create(ds, {1}, 0).status().message()),
               HasSubstr("batch size must be >= 1"));
-  EXPECT_THAT(BatchLoader::Create(ds, {1}, 1, 0).status().message(),
-              HasSubstr("prefetch must be in [1, 1024]"));
+  EXPECT_THAT(
+      std::string(BatchLoader::Create(ds, {1}, 1, 0).status().message()),
+      HasSubstr("prefetch must be in [1, 1024]"));
   absl::Status s = BatchLoader::Create(ds, {1, 10}, 1).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
-  EXPECT_THAT(s.message(), HasSubstr("sample index 10 (position 1)"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("sample index 10 (position 1)"));
 }
 
 }  // namespace

@@ -87,8 +87,9 @@ TEST(ByteReaderTest, TrailingGarbageAfterGzipIsAnError) {
     WriteFile(path, Gzip("payload") + junk);
     absl::StatusOr<std::string> got = ReadAll(path);
     EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
-    EXPECT_THAT(got.status().message(), HasSubstr(path));
-    EXPECT_THAT(got.status().message(), HasSubstr("trailing garbage"));
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr(path));
+    EXPECT_THAT(std::string(got.status().message()),
+                HasSubstr("trailing garbage"));
   }
 }
 
@@ -100,7 +101,8 @@ TEST(ByteReaderTest, TruncatedGzipIsAnError) {
     WriteFile(path, full.substr(0, full.size() - cut));
     absl::StatusOr<std::string> got = ReadAll(path);
     EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << cut;
-    EXPECT_THAT(got.status().message(), HasSubstr("truncated gzip stream"));
+    EXPECT_THAT(std::string(got.status().message()),
+                HasSubstr("truncated gzip stream"));
   }
 }
 
@@ -111,8 +113,9 @@ TEST(ByteReaderTest, BadChecksumIsAnError) {
   WriteFile(path, gz);
   absl::StatusOr<std::string> got = ReadAll(path);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(got.status().message(), HasSubstr("corrupt gzip data"));
-  EXPECT_THAT(got.status().message(), HasSubstr(path));
+  EXPECT_THAT(std::string(got.status().message()),
+              HasSubstr("corrupt gzip data"));
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr(path));
 }
 
 TEST(ByteReaderTest, CorruptDeflateDataIsAnError) {
@@ -136,13 +139,14 @@ TEST(ByteReaderTest, MissingFileIsNotFound) {
   const std::string path = TempPath("does-not-exist");
   absl::StatusOr<std::unique_ptr<ByteReader>> reader = OpenMaybeGzip(path);
   EXPECT_EQ(reader.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(reader.status().message(), HasSubstr(path));
+  EXPECT_THAT(std::string(reader.status().message()), HasSubstr(path));
 }
 
 TEST(ByteReaderTest, DirectoryIsAnError) {
   absl::StatusOr<std::string> got = ReadAll(::testing::TempDir());
   EXPECT_FALSE(got.ok());
-  EXPECT_THAT(got.status().message(), HasSubstr(::testing::TempDir()));
+  EXPECT_THAT(std::string(got.status().message()),
+              HasSubstr(::testing::TempDir()));
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ TEST(IdxReaderTest, TooShortForHeader) {
   for (const std::string& bytes : {std::string(), std::string("\0\0\x08", 3)}) {
     absl::Status s = ImagesError("short", bytes);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(s.message(),
+    EXPECT_THAT(std::string(s.message()),
                 AllOf(HasSubstr(TempPath("short")), HasSubstr("too short")));
   }
 }
@@ -84,17 +84,17 @@ TEST(IdxReaderTest, TooShortForHeader) {
 TEST(IdxReaderTest, WrongMagic) {
   absl::Status s = ImagesError("magic", "GIF89a......");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(),
+  EXPECT_THAT(std::string(s.message()),
               AllOf(HasSubstr(TempPath("magic")), HasSubstr("magic 0x47494638"),
                     HasSubstr("expected 0x00000803")));
 }
 
 TEST(IdxReaderTest, LabelFileGivenAsImagesSaysSo) {
   absl::Status s = ImagesError("labels-as-images", IdxLabelsFile(4));
-  EXPECT_THAT(s.message(), HasSubstr("it is an IDX label file"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("it is an IDX label file"));
   const std::string path = TempPath("images-as-labels");
   WriteFile(path, IdxImagesFile(1, 2, 2));
-  EXPECT_THAT(ReadIdxLabels(path).status().message(),
+  EXPECT_THAT(std::string(ReadIdxLabels(path).status().message()),
               HasSubstr("it is an IDX image file"));
 }
 
@@ -102,21 +102,24 @@ TEST(IdxReaderTest, UnsupportedElementType) {
   // 0x0D: float32 IDX.
   absl::Status s = ImagesError(
       "float", IdxHeader(0x00000D03, {1, 1, 1}) + std::string(4, '\0'));
-  EXPECT_THAT(s.message(), HasSubstr("element type 0x0d"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("element type 0x0d"));
 }
 
 TEST(IdxReaderTest, TruncatedHeaderSizes) {
   absl::Status s = ImagesError("dims", IdxHeader(0x803, {10, 28}));
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(s.message(), AllOf(HasSubstr(TempPath("dims")),
-                                 HasSubstr("inside its dimension sizes")));
+  EXPECT_THAT(std::string(s.message()),
+              AllOf(HasSubstr(TempPath("dims")),
+                    HasSubstr("inside its dimension sizes")));
 }
 
 TEST(IdxReaderTest, ZeroRowsOrColsRejected) {
-  EXPECT_THAT(ImagesError("rows0", IdxHeader(0x803, {5, 0, 28})).message(),
-              HasSubstr("dimension 1 of [5, 0, 28] must be at least 1"));
-  EXPECT_THAT(ImagesError("cols0", IdxHeader(0x803, {5, 28, 0})).message(),
-              HasSubstr("dimension 2 of [5, 28, 0] must be at least 1"));
+  EXPECT_THAT(
+      std::string(ImagesError("rows0", IdxHeader(0x803, {5, 0, 28})).message()),
+      HasSubstr("dimension 1 of [5, 0, 28] must be at least 1"));
+  EXPECT_THAT(
+      std::string(ImagesError("cols0", IdxHeader(0x803, {5, 28, 0})).message()),
+      HasSubstr("dimension 2 of [5, 28, 0] must be at least 1"));
 }
 
 TEST(IdxReaderTest, OversizedOrOverflowingSizesRejected) {
@@ -127,8 +130,9 @@ TEST(IdxReaderTest, OversizedOrOverflowingSizesRejected) {
         std::vector<uint32_t>{0xffffffff, 1, 1}}) {
     absl::Status s = ImagesError("huge", IdxHeader(0x803, dims));
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(s.message(), AllOf(HasSubstr(TempPath("huge")),
-                                   HasSubstr("the largest supported")));
+    EXPECT_THAT(
+        std::string(s.message()),
+        AllOf(HasSubstr(TempPath("huge")), HasSubstr("the largest supported")));
   }
 }
 
@@ -139,7 +143,7 @@ TEST(IdxReaderTest, TruncatedPayload) {
     absl::Status s = ImagesError("cut", gz ? Gzip(cut) : cut);
     EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
     EXPECT_THAT(
-        s.message(),
+        std::string(s.message()),
         AllOf(HasSubstr(TempPath("cut")),
               HasSubstr("need 36 bytes of data but the file holds 31")));
   }
@@ -151,7 +155,7 @@ TEST(IdxReaderTest, HugeClaimOverTinyFileFailsFast) {
   absl::Status s = ImagesError(
       "claim", Gzip(IdxHeader(0x803, {2, 32768, 32768}) + "0123456789"));
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(s.message(), HasSubstr("the file holds 10"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("the file holds 10"));
 }
 
 TEST(IdxReaderTest, TrailingBytesRejected) {
@@ -159,12 +163,13 @@ TEST(IdxReaderTest, TrailingBytesRejected) {
   for (const bool gz : {false, true}) {
     absl::Status s = ImagesError("extra", gz ? Gzip(extra) : extra);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(s.message(), AllOf(HasSubstr(TempPath("extra")),
-                                   HasSubstr("trailing bytes")));
+    EXPECT_THAT(std::string(s.message()), AllOf(HasSubstr(TempPath("extra")),
+                                                HasSubstr("trailing bytes")));
   }
   // Junk after the gzip stream itself.
   absl::Status s = ImagesError("junk", Gzip(IdxImagesFile(2, 2, 2)) + "junk");
-  EXPECT_THAT(s.message(), HasSubstr("trailing garbage after gzip data"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("trailing garbage after gzip data"));
 }
 
 TEST(IdxReaderTest, CorruptGzip) {
@@ -189,7 +194,7 @@ TEST(IdxReaderTest, CorruptGzip) {
 TEST(IdxReaderTest, MissingFile) {
   absl::Status s = ReadIdxImages(TempPath("nope")).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(s.message(), HasSubstr(TempPath("nope")));
+  EXPECT_THAT(std::string(s.message()), HasSubstr(TempPath("nope")));
 }
 
 // Random damage to valid files, plain and gzip: every outcome is a value or
@@ -265,7 +270,7 @@ TEST(LoadIdxSplitTest, CountMismatchNamesBothFiles) {
                             {"train-labels-idx1-ubyte", IdxLabelsFile(4)}});
   absl::Status s = LoadIdxSplit(dir, Split::kTrain).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(),
+  EXPECT_THAT(std::string(s.message()),
               AllOf(HasSubstr(dir + "/train-images-idx3-ubyte has 3 images"),
                     HasSubstr(dir + "/train-labels-idx1-ubyte has 4 labels")));
 }
@@ -274,7 +279,7 @@ TEST(LoadIdxSplitTest, EmptySplitRejected) {
   const std::string dir =
       SplitDir("empty", {{"train-images-idx3-ubyte", IdxImagesFile(0, 2, 2)},
                          {"train-labels-idx1-ubyte", IdxLabelsFile(0)}});
-  EXPECT_THAT(LoadIdxSplit(dir, Split::kTrain).status().message(),
+  EXPECT_THAT(std::string(LoadIdxSplit(dir, Split::kTrain).status().message()),
               HasSubstr("no samples"));
 }
 
@@ -283,9 +288,10 @@ TEST(LoadIdxSplitTest, MissingFilesListNamesTried) {
       "nolabels", {{"train-images-idx3-ubyte", IdxImagesFile(3, 2, 2)}});
   absl::Status s = LoadIdxSplit(dir, Split::kTrain).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("no training labels"),
-                                 HasSubstr("train-labels-idx1-ubyte.gz")));
-  EXPECT_THAT(LoadIdxSplit(dir, Split::kTest).status().message(),
+  EXPECT_THAT(std::string(s.message()),
+              AllOf(HasSubstr("no training labels"),
+                    HasSubstr("train-labels-idx1-ubyte.gz")));
+  EXPECT_THAT(std::string(LoadIdxSplit(dir, Split::kTest).status().message()),
               HasSubstr("no test images"));
 }
 
@@ -295,7 +301,7 @@ TEST(LoadIdxSplitTest, BadDirectory) {
       absl::StatusCode::kNotFound);
   const std::string file = TempPath("a-file");
   WriteFile(file, "x");
-  EXPECT_THAT(LoadIdxSplit(file, Split::kTrain).status().message(),
+  EXPECT_THAT(std::string(LoadIdxSplit(file, Split::kTrain).status().message()),
               HasSubstr("not a directory"));
 }
 
@@ -303,7 +309,7 @@ TEST(LoadIdxSplitTest, ErrorsInsideFilesPropagate) {
   const std::string dir = SplitDir(
       "badlabels", {{"train-images-idx3-ubyte", IdxImagesFile(3, 2, 2)},
                     {"train-labels-idx1-ubyte", "garbage!"}});
-  EXPECT_THAT(LoadIdxSplit(dir, Split::kTrain).status().message(),
+  EXPECT_THAT(std::string(LoadIdxSplit(dir, Split::kTrain).status().message()),
               HasSubstr(dir + "/train-labels-idx1-ubyte: not an IDX label"));
 }
 

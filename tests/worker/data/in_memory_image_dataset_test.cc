@@ -78,7 +78,8 @@ TEST(InMemoryImageDatasetTest, OutOfRangeIndexWritesNothing) {
     std::vector<int64_t> labels(2, 42);
     absl::Status s = (*ds)->Gather(indices, 2, images.data(), labels.data());
     EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
-    EXPECT_THAT(s.message(), HasSubstr("outside the dataset of 3 samples"));
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("outside the dataset of 3 samples"));
     EXPECT_EQ(images[0], 42.0f);
     EXPECT_EQ(labels[0], 42);
   }
@@ -90,7 +91,8 @@ TEST(InMemoryImageDatasetTest, RejectsLabelsOutsideClasses) {
                                    /*num_classes=*/9)
           .status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("sample 2 has label 9, outside [0, 9)"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("sample 2 has label 9, outside [0, 9)"));
 }
 
 TEST(InMemoryImageDatasetTest, RejectsBadArguments) {
@@ -102,8 +104,10 @@ TEST(InMemoryImageDatasetTest, RejectsBadArguments) {
                    .ok());
   IdxDataset inconsistent = Tiny();
   inconsistent.labels.pop_back();
-  EXPECT_THAT(InMemoryImageDataset::Create(inconsistent).status().message(),
-              HasSubstr("inconsistent"));
+  EXPECT_THAT(
+      std::string(
+          InMemoryImageDataset::Create(inconsistent).status().message()),
+      HasSubstr("inconsistent"));
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ TEST(SyntheticDatasetTest, OtherShapesAndClassCounts) {
 }
 
 TEST(SyntheticDatasetTest, RejectsBadArguments) {
-  EXPECT_THAT(SyntheticDataset::Create(-1, 1).status().message(),
+  EXPECT_THAT(std::string(SyntheticDataset::Create(-1, 1).status().message()),
               HasSubstr("size must be >= 0"));
   EXPECT_FALSE(SyntheticDataset::Create(1, 1, Split::kTrain, 0).ok());
   EXPECT_FALSE(SyntheticDataset::Create(1, 1, Split::kTrain, 257).ok());
