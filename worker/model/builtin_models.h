@@ -1,0 +1,42 @@
+#ifndef RINGLEADER_WORKER_MODEL_BUILTIN_MODELS_H_
+#define RINGLEADER_WORKER_MODEL_BUILTIN_MODELS_H_
+
+// The models Ringleader ships, as torch::nn modules, for 28x28 grey images
+// and 10 classes. Both are deterministic: no dropout, and initialization
+// from torch's default CPU generator seeded with `seed`, in the order a
+// Python script would construct the same layers (so
+// `torch.manual_seed(seed)` + the same nn.Linear/nn.Conv2d sequence in
+// Python gives bit-identical initial weights).
+//
+// Construction seeds torch's process-wide generator, so these functions
+// serialize on a process-wide mutex: concurrent builds in one process stay
+// deterministic. Thread-safe in that sense; the models themselves are not.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "worker/model/model.h"
+
+namespace ringleader {
+
+// The largest model built here: 2^28 parameters (1 GiB of float32); a
+// larger request is a mistake in the spec, not something to try to allocate.
+inline constexpr int64_t kMaxBuiltinParameters = int64_t{1} << 28;
+
+// flatten 784 -> hidden_sizes[0] -> ... -> 10, ReLU between layers; layers
+// named fc0, fc1, ... (empty `hidden_sizes`: one linear layer, fc0).
+// InvalidArgument when a width is < 1, there are more than 16 hidden layers,
+// or the model exceeds kMaxBuiltinParameters.
+absl::StatusOr<std::unique_ptr<Model>> MakeMlp(
+    const std::vector<int64_t>& hidden_sizes, uint64_t seed);
+
+// PyTorch's MNIST example without dropout: conv1 (1->32, 3x3) - ReLU -
+// conv2 (32->64, 3x3) - ReLU - max-pool 2 - flatten 9216 - fc1 (->128) -
+// ReLU - fc2 (->10). 1,199,882 parameters.
+absl::StatusOr<std::unique_ptr<Model>> MakeCnn(uint64_t seed);
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_WORKER_MODEL_BUILTIN_MODELS_H_

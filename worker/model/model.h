@@ -1,0 +1,89 @@
+#ifndef RINGLEADER_WORKER_MODEL_MODEL_H_
+#define RINGLEADER_WORKER_MODEL_MODEL_H_
+
+// The network one rank trains, whatever it is built from (a built-in
+// torch::nn module or a TorchScript file): what the trainer, the DDP reducer
+// and checkpoints need from it, with torch's exceptions turned into Status.
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace torch {
+namespace serialize {
+class InputArchive;
+class OutputArchive;
+}  // namespace serialize
+}  // namespace torch
+
+namespace ringleader {
+
+// Every model maps images [B, 1, 28, 28] (float, normalized) to logits
+// [B, kNumClasses].
+inline constexpr int64_t kImageChannels = 1;
+inline constexpr int64_t kImageSize = 28;
+inline constexpr int64_t kNumClasses = 10;
+
+struct NamedTensor {
+  std::string name;  // Dotted path, as torch names it ("fc0.weight").
+  at::Tensor tensor;
+};
+
+// Not thread-safe: a model belongs to one training thread. at::Tensor is
+// torch::Tensor.
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  // Logits for `images`. InvalidArgument when the input is not a float
+  // [B, 1, 28, 28] tensor (B >= 1) or the module fails or returns anything
+  // but a float [B, 10] tensor; the message carries torch's reason.
+  absl::StatusOr<at::Tensor> Forward(const at::Tensor& images);
+
+  // All parameters, in registration order: the order DDP buckets and
+  // broadcasts them in, identical on every rank.
+  virtual std::vector<NamedTensor> NamedParameters() const = 0;
+  // State that is not trained but saved (BatchNorm running statistics).
+  virtual std::vector<NamedTensor> NamedBuffers() const = 0;
+
+  // The parameters that take gradients (requires_grad), in the same order:
+  // what the reducer and the optimizer get.
+  std::vector<at::Tensor> Parameters() const;
+  // Elements over all of NamedParameters().
+  int64_t NumParameters() const;
+
+  // Training mode (dropout, BatchNorm) on or off; models start in training.
+  virtual void Train(bool on) = 0;
+  virtual bool is_training() const = 0;
+
+  // Moves parameters and buffers; tensors from Parameters() stay valid (they
+  // are updated in place, as torch's Module::to does).
+  virtual absl::Status To(const c10::Device& device) = 0;
+
+  // One line for logs: "mlp 784-256-128-10".
+  virtual std::string Describe() const = 0;
+
+  // Parameters and buffers into `archive`, nested by their dotted names the
+  // way torch::nn::Module::save lays them out (so torch::load can read a
+  // built-in model's entries too).
+  absl::Status Save(torch::serialize::OutputArchive& archive) const;
+  // The reverse, all or nothing: InvalidArgument, leaving the model as it
+  // was, when an entry is missing, has another shape or dtype, or the
+  // archive holds tensors this model does not have.
+  absl::Status Load(torch::serialize::InputArchive& archive);
+
+ protected:
+  // The module's own forward; may throw (Forward catches).
+  virtual absl::StatusOr<at::Tensor> ForwardUnchecked(
+      const at::Tensor& images) = 0;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_WORKER_MODEL_MODEL_H_
