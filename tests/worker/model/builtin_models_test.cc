@@ -89,9 +89,16 @@ TEST(BuiltinModelsTest, CnnShapesAndParameterOrder) {
   EXPECT_THAT(Names(*m), ElementsAre("conv1.weight", "conv1.bias",
                                      "conv2.weight", "conv2.bias", "fc1.weight",
                                      "fc1.bias", "fc2.weight", "fc2.bias"));
-  EXPECT_EQ(Shapes(*m)[2], (std::vector<int64_t>{64, 32, 3, 3}));
-  EXPECT_EQ(Shapes(*m)[4], (std::vector<int64_t>{128, 9216}));
-  EXPECT_EQ(m->NumParameters(), 1199882);
+  EXPECT_EQ(Shapes(*m), (std::vector<std::vector<int64_t>>{{16, 1, 5, 5},
+                                                           {16},
+                                                           {32, 16, 5, 5},
+                                                           {32},
+                                                           {128, 512},
+                                                           {128},
+                                                           {10, 128},
+                                                           {10}}));
+  EXPECT_EQ(m->NumParameters(), 416 + 12832 + 65664 + 1290);
+  EXPECT_EQ(m->Describe(), "cnn conv16-pool-conv32-pool-fc128-fc10");
   absl::StatusOr<at::Tensor> out = m->Forward(Images(3));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->sizes().vec(), (std::vector<int64_t>{3, 10}));
