@@ -1,0 +1,331 @@
+#include "worker/comm/gloo_communicator.h"
+
+#include <net/if.h>
+
+#include <chrono>
+#include <exception>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "gloo/allreduce.h"
+#include "gloo/broadcast.h"
+#include "gloo/common/error.h"
+#include "gloo/common/logging.h"
+#include "gloo/context.h"
+#include "gloo/rendezvous/context.h"
+#include "gloo/transport/tcp/attr.h"
+#include "gloo/transport/tcp/device.h"
+#include "gloo/types.h"
+#include "worker/comm/gloo_kv_store.h"
+
+namespace ringleader {
+
+// One queued collective. `status` is written once, before `done` fires;
+// Notification orders that write before every reader's return from Wait.
+struct GlooCommunicator::Op {
+  std::function<void(uint32_t tag)> body;
+  absl::Status status;
+  absl::Notification done;
+
+  void Finish(absl::Status s) {
+    status = std::move(s);
+    done.Notify();
+  }
+};
+
+// Shares the Op, so a Work may outlive its communicator (the destructor
+// finishes every Op, with ABORTED if need be).
+class GlooCommunicator::OpWork : public Work {
+ public:
+  explicit OpWork(std::shared_ptr<Op> op) : op_(std::move(op)) {}
+  absl::Status Wait() override {
+    op_->done.WaitForNotification();
+    return op_->status;
+  }
+
+ private:
+  std::shared_ptr<Op> op_;
+};
+
+namespace {
+
+// A slot prefix none of gloo's collectives uses (they use 0x01..0x08).
+constexpr uint8_t kAbortSlotPrefix = 0x7f;
+
+std::chrono::milliseconds ToMs(absl::Duration d) {
+  return std::chrono::milliseconds(absl::ToInt64Milliseconds(d));
+}
+
+// Every exception gloo may throw, as a status. Gloo has no timeout exception
+// type in this version: timeouts are IoExceptions saying "Timed out".
+absl::Status RunCatching(const std::function<void()>& fn) {
+  try {
+    fn();
+    return absl::OkStatus();
+  } catch (const ::gloo::IoException& e) {
+    if (absl::StrContains(e.what(), "Timed out") ||
+        absl::StrContains(e.what(), "timeout")) {
+      return absl::DeadlineExceededError(absl::StrCat("gloo: ", e.what()));
+    }
+    return absl::UnavailableError(absl::StrCat("gloo: ", e.what()));
+  } catch (const ::gloo::EnforceNotMet& e) {
+    return absl::InternalError(absl::StrCat("gloo assertion: ", e.what()));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("gloo: ", e.what()));
+  } catch (...) {
+    return absl::UnknownError("gloo: unknown exception");
+  }
+}
+
+template <typename T>
+void SumInto(void* c, const void* a, const void* b, size_t n) {
+  T* out = static_cast<T*>(c);
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  for (size_t i = 0; i < n; ++i) out[i] = x[i] + y[i];
+}
+
+template <typename T>
+void AllReduce(const std::shared_ptr<::gloo::Context>& context, void* data,
+               size_t count, uint32_t tag, std::chrono::milliseconds timeout) {
+  ::gloo::AllreduceOptions opts(context);
+  opts.setOutput(static_cast<T*>(data), count);
+  opts.setReduceFunction(&SumInto<T>);
+  opts.setTag(tag);
+  opts.setTimeout(timeout);
+  ::gloo::allreduce(opts);
+}
+
+// An operation decided without communicating (invalid, empty, aborted).
+class ReadyWorkImpl : public Work {
+ public:
+  explicit ReadyWorkImpl(absl::Status s) : status_(std::move(s)) {}
+  absl::Status Wait() override { return status_; }
+
+ private:
+  const absl::Status status_;
+};
+
+std::unique_ptr<Work> ReadyWork(absl::Status s) {
+  return std::make_unique<ReadyWorkImpl>(std::move(s));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GlooCommunicator>> GlooCommunicator::Create(
+    KvClient* kv, int rank, int world_size, Options options) {
+  if (kv == nullptr) return absl::InvalidArgumentError("no kv client");
+  if (world_size < 1 || rank < 0 || rank >= world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", rank, " of world size ", world_size));
+  }
+  if (options.timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("gloo timeout must be positive");
+  }
+  const std::chrono::milliseconds timeout = ToMs(options.timeout);
+
+  // An existing interface name selects the interface; anything else is an
+  // address or hostname to bind.
+  ::gloo::transport::tcp::attr attr;
+  if (!options.interface_or_host.empty() &&
+      if_nametoindex(options.interface_or_host.c_str()) != 0) {
+    attr.iface = options.interface_or_host;
+  } else {
+    attr.hostname = options.interface_or_host;
+  }
+  std::shared_ptr<::gloo::transport::Device> device;
+  absl::Status s =
+      RunCatching([&] { device = ::gloo::transport::tcp::CreateDevice(attr); });
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gloo tcp device on '", options.interface_or_host, "': ", s.message()));
+  }
+
+  GlooKvStore store(kv, absl::StrCat("gloo/", options.comm_index, "/"),
+                    options.timeout);
+  auto context =
+      std::make_shared<::gloo::rendezvous::Context>(rank, world_size);
+  s = RunCatching([&] {
+    context->setTimeout(timeout);
+    context->connectFullMesh(store, device);
+  });
+  if (!s.ok()) {
+    // The store's own failure says more (ABORTED: the generation ended).
+    const absl::Status kv_error = store.first_error();
+    const absl::Status& why = kv_error.ok() ? s : kv_error;
+    return absl::Status(why.code(),
+                        absl::StrCat("gloo bootstrap of rank ", rank, "/",
+                                     world_size, ": ", why.message()));
+  }
+  return std::unique_ptr<GlooCommunicator>(new GlooCommunicator(
+      std::move(context), rank, world_size, std::move(options)));
+}
+
+GlooCommunicator::GlooCommunicator(std::shared_ptr<::gloo::Context> context,
+                                   int rank, int world_size, Options options)
+    : context_(std::move(context)),
+      rank_(rank),
+      world_size_(world_size),
+      options_(std::move(options)),
+      thread_([this] { Loop(); }) {}
+
+GlooCommunicator::~GlooCommunicator() {
+  Abort();
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  thread_.join();
+}
+
+std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsync(void* data,
+                                                          size_t count,
+                                                          DataType type) {
+  if (count == 0) return ReadyWork(absl::OkStatus());
+  if (data == nullptr) {
+    return ReadyWork(absl::InvalidArgumentError("all-reduce of a null buffer"));
+  }
+  const std::chrono::milliseconds timeout = ToMs(options_.timeout);
+  std::shared_ptr<::gloo::Context> ctx = context_;
+  switch (type) {
+    case DataType::kFloat32:
+      return Enqueue([ctx, data, count, timeout](uint32_t tag) {
+        AllReduce<float>(ctx, data, count, tag, timeout);
+      });
+    case DataType::kFloat64:
+      return Enqueue([ctx, data, count, timeout](uint32_t tag) {
+        AllReduce<double>(ctx, data, count, tag, timeout);
+      });
+    case DataType::kInt64:
+      return Enqueue([ctx, data, count, timeout](uint32_t tag) {
+        AllReduce<int64_t>(ctx, data, count, tag, timeout);
+      });
+  }
+  return ReadyWork(absl::InvalidArgumentError("unknown data type"));
+}
+
+absl::Status GlooCommunicator::Broadcast(void* data, size_t bytes, int root) {
+  if (root < 0 || root >= world_size_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("broadcast root ", root, " of world size ", world_size_));
+  }
+  if (bytes == 0) return absl::OkStatus();
+  if (data == nullptr) {
+    return absl::InvalidArgumentError("broadcast of a null buffer");
+  }
+  const std::chrono::milliseconds timeout = ToMs(options_.timeout);
+  std::shared_ptr<::gloo::Context> ctx = context_;
+  return Enqueue([ctx, data, bytes, root, timeout](uint32_t tag) {
+           ::gloo::BroadcastOptions opts(ctx);
+           opts.setOutput(static_cast<uint8_t*>(data), bytes);
+           opts.setRoot(root);
+           opts.setTag(tag);
+           opts.setTimeout(timeout);
+           ::gloo::broadcast(opts);
+         })
+      ->Wait();
+}
+
+std::unique_ptr<Work> GlooCommunicator::Enqueue(
+    std::function<void(uint32_t tag)> body) {
+  auto op = std::make_shared<Op>();
+  op->body = std::move(body);
+  {
+    absl::MutexLock lock(&mu_);
+    if (aborted_) return ReadyWork(absl::AbortedError("communicator aborted"));
+    queue_.push_back(op);
+  }
+  return std::make_unique<OpWork>(std::move(op));
+}
+
+void GlooCommunicator::Loop() {
+  // Tags keep consecutive collectives' messages apart. Only this thread
+  // issues collectives, so every rank numbers them identically.
+  uint32_t next_tag = 0;
+  while (true) {
+    std::shared_ptr<Op> op;
+    absl::Status refused;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stop_ || !queue_.empty();
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (queue_.empty()) return;  // Stopping, and nothing left to finish.
+      op = std::move(queue_.front());
+      queue_.pop_front();
+      if (aborted_) {
+        refused = absl::AbortedError("communicator aborted");
+      } else if (!broken_.ok()) {
+        refused = absl::Status(
+            broken_.code(),
+            absl::StrCat("an earlier collective failed: ", broken_.message()));
+      }
+    }
+    if (!refused.ok()) {
+      op->Finish(std::move(refused));
+      continue;
+    }
+    const uint32_t tag = next_tag++;
+    absl::Status s = RunCatching([&] { op->body(tag); });
+    bool poison = false;
+    if (!s.ok()) {
+      absl::MutexLock lock(&mu_);
+      if (aborted_) {
+        // Abort() made it throw: report why, with gloo's words after.
+        s = absl::AbortedError(
+            absl::StrCat("communicator aborted (", s.message(), ")"));
+      } else if (broken_.ok()) {
+        broken_ = s;
+        poison = true;
+      }
+    }
+    // Peers blocked on this rank learn at once instead of at their timeout.
+    if (poison) FailPairs();
+    op->Finish(std::move(s));
+  }
+}
+
+void GlooCommunicator::Abort() {
+  std::deque<std::shared_ptr<Op>> queued;
+  {
+    absl::MutexLock lock(&mu_);
+    if (aborted_) return;
+    aborted_ = true;
+    queued.swap(queue_);
+  }
+  // Queued operations never touched their buffers: fail them now.
+  for (auto& op : queued)
+    op->Finish(absl::AbortedError("communicator aborted"));
+  FailPairs();
+}
+
+void GlooCommunicator::FailPairs() noexcept {
+  // Gloo's public API has no "fail this context". Pair::close() only closes
+  // the sockets and leaves local waiters blocked until their timeout, and the
+  // tcp::Pair header is not shipped by Debian's libgloo-dev. What gloo does
+  // when a wait times out is what is wanted: it signals an IoException on
+  // every pair of the context, which wakes every pending buffer and closes
+  // the sockets (so peers fail too). So: post a receive nobody will send to,
+  // on a slot no collective uses, and let it time out at once.
+  uint64_t probe = 0;
+  for (int i = 0; i < world_size_; ++i) {
+    if (i == rank_) continue;
+    try {
+      auto buf = context_->createUnboundBuffer(&probe, sizeof(probe));
+      buf->recv(i, ::gloo::Slot::build(kAbortSlotPrefix, 0));
+      buf->waitRecv(nullptr, std::chrono::milliseconds(1));
+      // A completed receive cannot happen (no peer sends on this slot); if it
+      // did, try the next peer.
+    } catch (const ::gloo::IoException& e) {
+      // A timeout here has signalled every pair: done. Otherwise this pair
+      // had already failed; another may still be healthy.
+      if (absl::StrContains(e.what(), "Timed out")) break;
+    } catch (...) {
+    }
+  }
+}
+
+}  // namespace ringleader
