@@ -106,6 +106,9 @@ void Coordinator::OnWorkerGone(const v1::WorkerInfo& worker,
     auto it = assigned_.find(worker.job_id());
     if (it != assigned_.end()) it->second.erase(worker.worker_id());
   }
+  // A rank that already sent its final report is done: its peers are only
+  // finishing their own evaluation, so its exit ends nothing.
+  if (jobs_.WorkerFinished(worker.job_id(), worker.worker_id())) return;
   rendezvous_.RemoveWorker(worker.job_id(), worker.worker_id(), reason);
 }
 

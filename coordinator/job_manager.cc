@@ -343,6 +343,13 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
   return absl::OkStatus();
 }
 
+bool JobManager::WorkerFinished(const std::string& job_id,
+                                const std::string& worker_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  return it != jobs_.end() && it->second.progress.WorkerFinished(worker_id);
+}
+
 absl::StatusOr<v1::CheckpointRecord> JobManager::CommitCheckpoint(
     const std::string& job_id, v1::CheckpointRecord record) {
   Notice notice;

@@ -64,6 +64,10 @@ class JobManager {
   // A rank's report. The job succeeds when every rank sent its final one.
   absl::Status ReportProgress(const v1::ReportProgressRequest& report,
                               const std::string& worker_id);
+  // True if `worker_id` has sent its final report for the job's current
+  // generation: it may go away without ending the generation.
+  bool WorkerFinished(const std::string& job_id,
+                      const std::string& worker_id) const;
   absl::StatusOr<v1::CheckpointRecord> CommitCheckpoint(
       const std::string& job_id, v1::CheckpointRecord record);
 

@@ -24,6 +24,13 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
   }
 }
 
+bool ProgressAggregator::WorkerFinished(const std::string& worker) const {
+  for (const auto& [rank, r] : ranks_) {
+    if (r.progress.worker_id() == worker) return r.progress.finished();
+  }
+  return false;
+}
+
 bool ProgressAggregator::AllFinished(int32_t world_size) const {
   for (int32_t rank = 0; rank < world_size; ++rank) {
     auto it = ranks_.find(rank);

@@ -18,6 +18,8 @@ class ProgressAggregator {
   void Reset() { ranks_.clear(); }
   void Add(const v1::ReportProgressRequest& report, const std::string& worker,
            int64_t now_ms);
+  // True if `worker` sent its final report in this generation.
+  bool WorkerFinished(const std::string& worker) const;
   // True once every rank in [0, world_size) has sent its final report.
   bool AllFinished(int32_t world_size) const;
   // Writes the combined view into `progress` (ranks in rank order).

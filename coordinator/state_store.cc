@@ -183,8 +183,8 @@ StateStore::LatestCheckpoint(const std::string& job_name) const {
 absl::StatusOr<int64_t> StateStore::NextJobSequence() const {
   absl::MutexLock lock(&mu_);
   Statement st;
-  if (sqlite3_prepare_v2(db_, "SELECT COUNT(*) + 1 FROM jobs", -1,
-                         &st.stmt, nullptr) != SQLITE_OK ||
+  if (sqlite3_prepare_v2(db_, "SELECT COUNT(*) + 1 FROM jobs", -1, &st.stmt,
+                         nullptr) != SQLITE_OK ||
       sqlite3_step(st.stmt) != SQLITE_ROW) {
     return Error("next job sequence");
   }

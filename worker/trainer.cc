@@ -28,6 +28,13 @@ std::string CheckpointPath(const v1::JobSpec& spec, int64_t step) {
                       ".ckpt");
 }
 
+// A failed collective means the generation is broken (a peer died or was
+// aborted), whatever the transport said: the caller rejoins, and the
+// coordinator decides whether the job goes on.
+absl::Status CollectiveFailed(const absl::Status& s) {
+  return absl::AbortedError(absl::StrCat("collective failed: ", s.message()));
+}
+
 }  // namespace
 
 Trainer::Trainer(TrainerEnv env, std::string job_id,
@@ -77,7 +84,7 @@ absl::Status Trainer::Run() {
     buffers.push_back(b.tensor);
   }
   if (absl::Status s = (*reducer)->BroadcastParameters(buffers); !s.ok()) {
-    return *env_.aborted ? Aborted(job_id_, generation) : s;
+    return *env_.aborted ? Aborted(job_id_, generation) : CollectiveFailed(s);
   }
   (*reducer)->ZeroGrad();
 
@@ -135,7 +142,8 @@ absl::Status Trainer::Run() {
             absl::StrCat("training step failed: ", e.what_without_backtrace()));
       }
       if (absl::Status s = (*reducer)->FinishBackward(); !s.ok()) {
-        return *env_.aborted ? Aborted(job_id_, generation) : s;
+        return *env_.aborted ? Aborted(job_id_, generation)
+                             : CollectiveFailed(s);
       }
       const double l = loss.item<double>();
       window_loss += l;

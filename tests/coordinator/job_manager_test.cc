@@ -85,6 +85,8 @@ TEST_F(JobManagerTest, LifecycleToSuccessWithCombinedAccuracy) {
   EXPECT_TRUE(absl::IsAborted(jobs_->ReportProgress(Final(id, 0, 0, 1), "w")));
   ASSERT_TRUE(jobs_->ReportProgress(Final(id, 1, 0, 40), "w0").ok());
   EXPECT_FALSE(finished_.has_value());
+  EXPECT_TRUE(jobs_->WorkerFinished(id, "w0"));
+  EXPECT_FALSE(jobs_->WorkerFinished(id, "w1"));
   ASSERT_TRUE(jobs_->ReportProgress(Final(id, 1, 1, 45), "w1").ok());
   ASSERT_TRUE(finished_.has_value());
   EXPECT_EQ(finished_->state(), v1::JOB_STATE_SUCCEEDED);
