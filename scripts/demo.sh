@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The main job: a coordinator, two workers and a Fashion-MNIST training job
+# followed with `ringctl watch` until it ends. Everything on 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WORKERS=${WORKERS:-2}
+JOB_FILE=${JOB_FILE:-examples/fashion_mnist.textproto}
+
+bazel build //coordinator:ringleader-coordinator //cli:ringctl \
+  //worker:ringleader-worker
+BIN=bazel-bin
+work=$(mktemp -d /tmp/ringleader-demo.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+"$BIN/coordinator/ringleader-coordinator" --listen=127.0.0.1:0 \
+  --state="$work/state.db" --port_file="$work/port" 2>"$work/coordinator.log" &
+pids+=($!)
+for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done
+[[ -s "$work/port" ]] || { echo "coordinator did not start; see $work/coordinator.log"; exit 1; }
+export RINGLEADER_COORDINATOR="127.0.0.1:$(cat "$work/port")"
+echo "coordinator on $RINGLEADER_COORDINATOR (state $work/state.db)"
+
+# One BLAS and one LibTorch thread per rank, so ranks sharing a host do not
+# oversubscribe its cores.
+for i in $(seq 1 "$WORKERS"); do
+  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$BIN/worker/ringleader-worker" \
+    --coordinator="$RINGLEADER_COORDINATOR" --device=cpu --threads=1 \
+    2>"$work/worker$i.log" &
+  pids+=($!)
+done
+job=$("$BIN/cli/ringctl" submit --file="$JOB_FILE")
+echo "submitted $job"
+"$BIN/cli/ringctl" workers
+"$BIN/cli/ringctl" watch "$job"
