@@ -1,0 +1,114 @@
+#include "cli/coordinator_client.h"
+
+#include <chrono>
+#include <utility>
+
+#include "cli/rpc_error.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace ringleader::cli {
+
+CoordinatorClient::CoordinatorClient(std::string address,
+                                     absl::Duration timeout)
+    : address_(std::move(address)),
+      timeout_(timeout),
+      channel_(
+          grpc::CreateChannel(address_, grpc::InsecureChannelCredentials())),
+      stub_(v1::UserService::NewStub(channel_)) {}
+
+std::unique_ptr<grpc::ClientContext> CoordinatorClient::NewContext() const {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+  return ctx;
+}
+
+absl::Status CoordinatorClient::Convert(const grpc::Status& status) const {
+  RpcCallInfo call;
+  call.address = address_;
+  call.timeout = timeout_;
+  call.connected =
+      channel_->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
+  return RpcErrorToStatus(status, call);
+}
+
+absl::StatusOr<std::string> CoordinatorClient::SubmitJob(
+    const v1::JobSpec& spec) {
+  v1::SubmitJobRequest req;
+  *req.mutable_spec() = spec;
+  v1::SubmitJobResponse resp;
+  auto ctx = NewContext();
+  if (absl::Status s = Convert(stub_->SubmitJob(ctx.get(), req, &resp));
+      !s.ok()) {
+    return s;
+  }
+  return resp.job_id();
+}
+
+absl::StatusOr<v1::Job> CoordinatorClient::GetJob(const std::string& job_id) {
+  v1::GetJobRequest req;
+  req.set_job_id(job_id);
+  v1::Job job;
+  auto ctx = NewContext();
+  if (absl::Status s = Convert(stub_->GetJob(ctx.get(), req, &job)); !s.ok()) {
+    return s;
+  }
+  return job;
+}
+
+absl::StatusOr<v1::ListJobsResponse> CoordinatorClient::ListJobs(
+    const std::vector<v1::JobState>& states) {
+  v1::ListJobsRequest req;
+  for (v1::JobState s : states) req.add_states(s);
+  v1::ListJobsResponse resp;
+  auto ctx = NewContext();
+  if (absl::Status s = Convert(stub_->ListJobs(ctx.get(), req, &resp));
+      !s.ok()) {
+    return s;
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::Job> CoordinatorClient::CancelJob(
+    const std::string& job_id) {
+  v1::CancelJobRequest req;
+  req.set_job_id(job_id);
+  v1::Job job;
+  auto ctx = NewContext();
+  if (absl::Status s = Convert(stub_->CancelJob(ctx.get(), req, &job));
+      !s.ok()) {
+    return s;
+  }
+  return job;
+}
+
+absl::StatusOr<v1::ListWorkersResponse> CoordinatorClient::ListWorkers() {
+  v1::ListWorkersResponse resp;
+  auto ctx = NewContext();
+  if (absl::Status s = Convert(
+          stub_->ListWorkers(ctx.get(), v1::ListWorkersRequest(), &resp));
+      !s.ok()) {
+    return s;
+  }
+  return resp;
+}
+
+absl::Status CoordinatorClient::WatchJob(
+    const std::string& job_id,
+    const std::function<void(const v1::Job&)>& on_job) {
+  if (absl::StatusOr<v1::Job> probe = GetJob(job_id); !probe.ok()) {
+    return probe.status();
+  }
+  grpc::ClientContext ctx;  // No deadline: the job decides how long.
+  v1::WatchJobRequest req;
+  req.set_job_id(job_id);
+  std::unique_ptr<grpc::ClientReader<v1::Job>> reader =
+      stub_->WatchJob(&ctx, req);
+  v1::Job job;
+  // Bounded by the stream: the coordinator ends it when the job is final.
+  while (reader->Read(&job)) on_job(job);
+  return Convert(reader->Finish());
+}
+
+}  // namespace ringleader::cli

@@ -1,0 +1,58 @@
+#ifndef RINGLEADER_CLI_COORDINATOR_CLIENT_H_
+#define RINGLEADER_CLI_COORDINATOR_CLIENT_H_
+
+// ringctl's side of UserService: a synchronous stub that puts the --timeout
+// deadline on every unary call and turns failures into one-line statuses
+// (cli/rpc_error.h). Thread-compatible: one command uses it at a time.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/channel.h"
+#include "grpcpp/support/status.h"
+#include "ringleader/v1/user_service.grpc.pb.h"
+
+namespace ringleader::cli {
+
+class CoordinatorClient {
+ public:
+  // Connects lazily, on the first call.
+  CoordinatorClient(std::string address, absl::Duration timeout);
+
+  absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
+  absl::StatusOr<v1::Job> GetJob(const std::string& job_id);
+  // Empty `states`: every job.
+  absl::StatusOr<v1::ListJobsResponse> ListJobs(
+      const std::vector<v1::JobState>& states);
+  absl::StatusOr<v1::Job> CancelJob(const std::string& job_id);
+  absl::StatusOr<v1::ListWorkersResponse> ListWorkers();
+
+  // Calls `on_job` with each snapshot of the job until the coordinator ends
+  // the stream (it does when the job is final). A GetJob under the deadline
+  // goes first, so an unreachable coordinator or an unknown job fails within
+  // the timeout; the stream itself has no deadline, a job may run for days.
+  // OK when the stream ended normally.
+  absl::Status WatchJob(const std::string& job_id,
+                        const std::function<void(const v1::Job&)>& on_job);
+
+  const std::string& address() const { return address_; }
+
+ private:
+  // A context whose deadline is now + timeout_.
+  std::unique_ptr<grpc::ClientContext> NewContext() const;
+  absl::Status Convert(const grpc::Status& status) const;
+
+  const std::string address_;
+  const absl::Duration timeout_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::UserService::Stub> stub_;
+};
+
+}  // namespace ringleader::cli
+
+#endif  // RINGLEADER_CLI_COORDINATOR_CLIENT_H_

@@ -1,0 +1,226 @@
+#include "cli/job_format.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cli/table.h"
+
+namespace ringleader::cli {
+namespace {
+
+// The enum value's name without its prefix, or its number if undefined.
+std::string StripPrefix(const std::string& name, absl::string_view prefix,
+                        int number) {
+  if (name.empty()) return absl::StrCat(number);
+  absl::string_view s = name;
+  absl::ConsumePrefix(&s, prefix);
+  return std::string(s);
+}
+
+std::string Lower(std::string s) {
+  absl::AsciiStrToLower(&s);
+  return s;
+}
+
+std::string FormatWhen(int64_t unix_ms, absl::Time now) {
+  if (unix_ms <= 0) return "-";
+  const absl::Time t = absl::FromUnixMillis(unix_ms);
+  return absl::StrCat(
+      absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", t, absl::UTCTimeZone()), " (",
+      HumanDuration(now - t), " ago)");
+}
+
+std::string DescribeModel(const v1::ModelSpec& m) {
+  std::string s =
+      Lower(StripPrefix(v1::ModelArch_Name(m.arch()), "MODEL_ARCH_", m.arch()));
+  if (m.hidden_sizes_size() > 0) {
+    absl::StrAppend(&s, " ", absl::StrJoin(m.hidden_sizes(), ","));
+  }
+  if (!m.torchscript_path().empty()) {
+    absl::StrAppend(&s, " ", m.torchscript_path());
+  }
+  return s;
+}
+
+std::string DescribeDataset(const v1::DatasetSpec& d) {
+  std::string s = Lower(StripPrefix(v1::DatasetFormat_Name(d.format()),
+                                    "DATASET_FORMAT_", d.format()));
+  if (!d.path().empty()) absl::StrAppend(&s, " ", d.path());
+  if (d.format() == v1::DATASET_FORMAT_SYNTHETIC) {
+    absl::StrAppend(&s, " ", d.synthetic_train_size(), " train / ",
+                    d.synthetic_test_size(), " test");
+  }
+  if (d.shuffle()) absl::StrAppend(&s, ", shuffled");
+  if (d.drop_last()) absl::StrAppend(&s, ", drop last");
+  return s;
+}
+
+std::string DescribeOptimizer(const v1::OptimizerSpec& o) {
+  std::string s = Lower(StripPrefix(v1::OptimizerKind_Name(o.kind()),
+                                    "OPTIMIZER_KIND_", o.kind()));
+  absl::StrAppend(&s, " lr ", o.learning_rate());
+  if (o.momentum() != 0) absl::StrAppend(&s, " momentum ", o.momentum());
+  if (o.weight_decay() != 0) {
+    absl::StrAppend(&s, " weight decay ", o.weight_decay());
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string JobStateName(v1::JobState state) {
+  return StripPrefix(v1::JobState_Name(state), "JOB_STATE_", state);
+}
+
+std::string WorkerStateName(v1::WorkerState state) {
+  return StripPrefix(v1::WorkerState_Name(state), "WORKER_STATE_", state);
+}
+
+bool IsFinalState(v1::JobState state) {
+  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
+         state == v1::JOB_STATE_CANCELLED;
+}
+
+absl::StatusOr<std::vector<v1::JobState>> ParseJobStates(
+    absl::string_view text) {
+  std::vector<v1::JobState> states;
+  for (absl::string_view item :
+       absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    std::string name = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(item));
+    if (!absl::StartsWith(name, "JOB_STATE_")) name = "JOB_STATE_" + name;
+    v1::JobState state;
+    if (!v1::JobState_Parse(name, &state) ||
+        state == v1::JOB_STATE_UNSPECIFIED) {
+      std::vector<std::string> valid;
+      for (int s = v1::JobState_MIN + 1; s <= v1::JobState_MAX; ++s) {
+        if (v1::JobState_IsValid(s)) {
+          valid.push_back(Lower(JobStateName(static_cast<v1::JobState>(s))));
+        }
+      }
+      return absl::InvalidArgumentError(
+          absl::StrCat("--state: unknown job state \"", item, "\" (one of ",
+                       absl::StrJoin(valid, ", "), ")"));
+    }
+    states.push_back(state);
+  }
+  return states;
+}
+
+std::string HumanDuration(absl::Duration d) {
+  if (d == absl::InfiniteDuration()) return "-";
+  const int64_t s = d < absl::ZeroDuration() ? 0 : absl::ToInt64Seconds(d);
+  if (s < 60) return absl::StrCat(s, "s");
+  if (s < 3600) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
+  if (s < 86400) return absl::StrFormat("%dh%02dm", s / 3600, s % 3600 / 60);
+  return absl::StrFormat("%dd%02dh", s / 86400, s % 86400 / 3600);
+}
+
+std::string FormatStepTotal(const v1::JobProgress& p) {
+  if (p.step() == 0 && p.total_steps() == 0) return "-";
+  if (p.total_steps() <= 0) return absl::StrCat(p.step(), "/?");
+  return absl::StrCat(p.step(), "/", p.total_steps());
+}
+
+std::string FormatLoss(const v1::JobProgress& p) {
+  if (p.step() == 0 && p.loss() == 0) return "-";
+  return absl::StrFormat("%.4f", p.loss());
+}
+
+std::string FormatSamplesPerSec(double samples_per_sec) {
+  if (!(samples_per_sec > 0)) return "-";
+  return absl::StrFormat("%.1f", samples_per_sec);
+}
+
+std::string FormatEpoch(const v1::Job& job) {
+  const v1::JobProgress& p = job.progress();
+  if (p.step() == 0 && p.epoch() == 0) return "-";
+  return absl::StrCat(p.epoch() + 1, "/", job.spec().epochs());
+}
+
+std::string FormatJobsTable(const std::vector<v1::Job>& jobs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const v1::Job& job : jobs) {
+    rows.push_back({job.job_id(), JobStateName(job.state()),
+                    absl::StrCat(job.generation()),
+                    absl::StrCat(job.world_size()), FormatEpoch(job),
+                    FormatStepTotal(job.progress()), FormatLoss(job.progress()),
+                    FormatSamplesPerSec(job.progress().samples_per_sec()),
+                    absl::StrCat(job.restarts())});
+  }
+  return FormatTable({"ID", "STATE", "GEN", "WORKERS", "EPOCH", "STEP/TOTAL",
+                      "LOSS", "SAMPLES/S", "RESTARTS"},
+                     rows);
+}
+
+std::string FormatJobDetail(const v1::Job& job, absl::Time now) {
+  const v1::JobSpec& spec = job.spec();
+  const v1::JobProgress& p = job.progress();
+  std::vector<std::pair<std::string, std::string>> kv;
+  std::string state = JobStateName(job.state());
+  if (!job.message().empty()) absl::StrAppend(&state, " (", job.message(), ")");
+  kv.emplace_back("ID", job.job_id());
+  kv.emplace_back("NAME", spec.name());
+  kv.emplace_back("STATE", state);
+  kv.emplace_back("GENERATION", absl::StrCat(job.generation()));
+  kv.emplace_back("WORKERS",
+                  absl::StrCat(job.world_size(), " (min ", spec.min_workers(),
+                               ", max ", spec.max_workers(), ")"));
+  kv.emplace_back("RESTARTS", absl::StrCat(job.restarts(), " of ",
+                                           spec.max_restarts(), " allowed"));
+  kv.emplace_back("EPOCH", FormatEpoch(job));
+  std::string step = FormatStepTotal(p);
+  if (p.total_steps() > 0) {
+    absl::StrAppend(&step, absl::StrFormat(" (%.1f%%)",
+                                           100.0 * p.step() / p.total_steps()));
+  }
+  kv.emplace_back("STEP", step);
+  kv.emplace_back("LOSS", FormatLoss(p));
+  kv.emplace_back("SAMPLES/S", FormatSamplesPerSec(p.samples_per_sec()));
+  if (p.has_final_metrics()) {
+    kv.emplace_back(
+        "FINAL",
+        absl::StrFormat("train loss %.4f, test accuracy %.2f%%",
+                        p.final_train_loss(), 100.0 * p.test_accuracy()));
+  }
+  const v1::CheckpointRecord& ck = job.last_checkpoint();
+  if (ck.checkpoint_id() != 0) {
+    kv.emplace_back(
+        "CHECKPOINT",
+        absl::StrCat("#", ck.checkpoint_id(), " at step ", ck.step(),
+                     " (epoch ", ck.epoch() + 1, ") ", ck.path()));
+  }
+  kv.emplace_back("MODEL", DescribeModel(spec.model()));
+  kv.emplace_back("DATASET", DescribeDataset(spec.dataset()));
+  kv.emplace_back("OPTIMIZER", DescribeOptimizer(spec.optimizer()));
+  kv.emplace_back("BATCH", absl::StrCat(spec.batch_size(), " per rank"));
+  kv.emplace_back("CREATED", FormatWhen(job.create_time_ms(), now));
+  kv.emplace_back("UPDATED", FormatWhen(job.update_time_ms(), now));
+  return FormatKeyValues(kv);
+}
+
+std::string FormatWorkersTable(const std::vector<v1::WorkerInfo>& workers,
+                               absl::Time now) {
+  std::vector<std::vector<std::string>> rows;
+  for (const v1::WorkerInfo& w : workers) {
+    std::string age = "-";
+    if (w.last_heartbeat_ms() > 0) {
+      age = absl::StrCat(
+          HumanDuration(now - absl::FromUnixMillis(w.last_heartbeat_ms())),
+          " ago");
+    }
+    rows.push_back({w.worker_id(), w.hostname(), w.device(),
+                    WorkerStateName(w.state()),
+                    w.job_id().empty() ? "-" : w.job_id(), age});
+  }
+  return FormatTable({"ID", "HOST", "DEVICE", "STATE", "JOB", "LAST HEARTBEAT"},
+                     rows);
+}
+
+}  // namespace ringleader::cli

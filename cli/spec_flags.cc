@@ -1,0 +1,316 @@
+#include "cli/spec_flags.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace ringleader::cli {
+namespace {
+
+template <typename E>
+using EnumNames = std::vector<std::pair<std::string, E>>;
+
+const EnumNames<v1::ModelArch>& ModelNames() {
+  static const auto* names =
+      new EnumNames<v1::ModelArch>{{"mlp", v1::MODEL_ARCH_MLP},
+                                   {"cnn", v1::MODEL_ARCH_CNN},
+                                   {"torchscript", v1::MODEL_ARCH_TORCHSCRIPT}};
+  return *names;
+}
+
+const EnumNames<v1::DatasetFormat>& DatasetNames() {
+  static const auto* names = new EnumNames<v1::DatasetFormat>{
+      {"idx", v1::DATASET_FORMAT_IDX},
+      {"synthetic", v1::DATASET_FORMAT_SYNTHETIC}};
+  return *names;
+}
+
+const EnumNames<v1::OptimizerKind>& OptimizerNames() {
+  static const auto* names = new EnumNames<v1::OptimizerKind>{
+      {"sgd", v1::OPTIMIZER_KIND_SGD}, {"adam", v1::OPTIMIZER_KIND_ADAM}};
+  return *names;
+}
+
+const EnumNames<v1::DeviceKind>& DeviceNames() {
+  static const auto* names = new EnumNames<v1::DeviceKind>{
+      {"cpu", v1::DEVICE_KIND_CPU}, {"cuda", v1::DEVICE_KIND_CUDA}};
+  return *names;
+}
+
+// CLI11 reads integers with base 0 ("010" is 8, "0x10" is 16) and unsigned
+// ones through strtoull ("-1" is 2^64-1); a job flag means plain decimal.
+CLI::Validator DecimalInteger(bool allow_sign) {
+  return CLI::Validator(
+      [allow_sign](std::string& value) -> std::string {
+        const bool negative = allow_sign && absl::StartsWith(value, "-");
+        std::string digits = value.substr(negative ? 1 : 0);
+        bool ok = !digits.empty();
+        for (char c : digits) ok = ok && absl::ascii_isdigit(c);
+        if (!ok) {
+          return allow_sign ? "must be a decimal integer"
+                            : "must be a non-negative decimal integer";
+        }
+        // Leading zeros go, so "010" is read as ten, not as octal.
+        const size_t first =
+            std::min(digits.find_first_not_of('0'), digits.size() - 1);
+        value = (negative ? "-" : "") + digits.substr(first);
+        return "";
+      },
+      /*validator_desc=*/"");  // The type name says it: INT, UINT.
+}
+
+template <typename T>
+CLI::Option* AddValue(CLI::App* cmd, const std::string& name,
+                      std::optional<T>* out, const std::string& help) {
+  CLI::Option* opt = cmd->add_option_function<T>(
+      name, [out](const T& v) { *out = v; }, help);
+  // The last of repeated flags wins, so a script can append an override.
+  opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  if constexpr (std::is_integral_v<T>) {
+    opt->transform(DecimalInteger(std::is_signed_v<T>));
+  }
+  return opt;
+}
+
+template <typename E>
+CLI::Option* AddEnum(CLI::App* cmd, const std::string& name,
+                     const EnumNames<E>& names, std::optional<E>* out,
+                     const std::string& help) {
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : names) keys.push_back(key);
+  std::map<std::string, E> by_name(names.begin(), names.end());
+  return cmd
+      ->add_option_function<std::string>(
+          name,
+          [by_name, out](const std::string& v) {
+            // IsMember below has admitted only these names.
+            *out = by_name.at(absl::AsciiStrToLower(v));
+          },
+          help)
+      ->check(CLI::IsMember(keys, CLI::ignore_case))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+// "--flag" or "--flag=true|false"; a "!--no-flag" name sets false.
+CLI::Option* AddBool(CLI::App* cmd, const std::string& names,
+                     std::optional<bool>* out, const std::string& help) {
+  return cmd
+      ->add_flag_function(
+          names, [out](int64_t count) { *out = count > 0; }, help)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+}  // namespace
+
+void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
+  const std::string g_model = "Model";
+  const std::string g_data = "Dataset";
+  const std::string g_opt = "Optimizer";
+  const std::string g_train = "Training";
+  const std::string g_elastic = "Workers";
+  AddValue(c, "--name", &o->name, "Job name, [a-z0-9-], 1..63 characters")
+      ->group(g_train);
+  AddEnum(c, "--model", ModelNames(), &o->model, "mlp|cnn|torchscript")
+      ->group(g_model);
+  AddValue(c, "--torchscript_path", &o->torchscript_path,
+           "The .pt file on every worker (--model=torchscript)")
+      ->group(g_model);
+  c->add_option_function<std::vector<int32_t>>(
+       "--hidden", [o](const std::vector<int32_t>& v) { o->hidden = v; },
+       "MLP hidden widths, comma separated (default 256,128)")
+      ->delimiter(',')
+      ->transform(DecimalInteger(true))
+      ->group(g_model);
+  AddEnum(c, "--dataset", DatasetNames(), &o->dataset, "idx|synthetic")
+      ->group(g_data);
+  AddValue(c, "--data_path", &o->data_path,
+           "Directory with the IDX files (--dataset=idx)")
+      ->group(g_data);
+  AddValue(c, "--train_size", &o->train_size,
+           "Synthetic training samples (--dataset=synthetic)")
+      ->group(g_data);
+  AddValue(c, "--test_size", &o->test_size,
+           "Synthetic test samples (--dataset=synthetic)")
+      ->group(g_data);
+  AddBool(c, "--shuffle,!--no-shuffle", &o->shuffle,
+          "Shuffle every epoch (seed + epoch)")
+      ->group(g_data);
+  AddBool(c, "--drop_last", &o->drop_last,
+          "Drop the tail that does not divide by the world size")
+      ->group(g_data);
+  AddEnum(c, "--optimizer", OptimizerNames(), &o->optimizer, "sgd|adam")
+      ->group(g_opt);
+  AddValue(c, "--lr", &o->lr, "Learning rate, > 0")->group(g_opt);
+  AddValue(c, "--momentum", &o->momentum, "SGD momentum, in [0, 1)")
+      ->group(g_opt);
+  AddValue(c, "--weight_decay", &o->weight_decay, "Weight decay, in [0, 1]")
+      ->group(g_opt);
+  AddValue(c, "--epochs", &o->epochs, "Epochs to train")->group(g_train);
+  AddValue(c, "--batch_size", &o->batch_size, "Per-rank batch size")
+      ->group(g_train);
+  AddValue(c, "--seed", &o->seed, "Seed of the shuffle and the model init")
+      ->group(g_train);
+  AddValue(c, "--grad_accum", &o->grad_accum,
+           "Micro-steps accumulated per optimizer step (default 1)")
+      ->group(g_train);
+  AddEnum(c, "--device", DeviceNames(), &o->device, "cpu|cuda (default cpu)")
+      ->group(g_train);
+  AddValue(c, "--progress_every", &o->progress_every,
+           "Report progress every N steps (default 10)")
+      ->group(g_train);
+  AddValue(c, "--checkpoint_dir", &o->checkpoint_dir,
+           "Absolute directory for checkpoints; empty disables them")
+      ->group(g_train);
+  AddValue(c, "--checkpoint_every", &o->checkpoint_every,
+           "Checkpoint every K steps (0: at epoch end)")
+      ->group(g_train);
+  AddBool(c, "--resume", &o->resume,
+          "Continue from the last checkpoint of a job of this name")
+      ->group(g_train);
+  CLI::Option* min =
+      AddValue(c, "--min_workers", &o->min_workers, "Fewest workers to start")
+          ->group(g_elastic);
+  CLI::Option* max =
+      AddValue(c, "--max_workers", &o->max_workers, "Most workers to take")
+          ->group(g_elastic);
+  // --workers=N is shorthand for a fixed world size.
+  c->add_option_function<int32_t>(
+       "--workers",
+       [o](int32_t n) {
+         o->min_workers = n;
+         o->max_workers = n;
+       },
+       "Exactly N workers (sets --min_workers and --max_workers)")
+      ->transform(DecimalInteger(true))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+      ->excludes(min)
+      ->excludes(max)
+      ->group(g_elastic);
+  AddValue(c, "--max_restarts", &o->max_restarts,
+           "Restarts allowed for the whole job")
+      ->group(g_elastic);
+  AddValue(c, "--last_call_ms", &o->last_call_ms,
+           "After min_workers joined, wait this long for more (default 1000)")
+      ->group(g_elastic);
+  AddValue(c, "--rendezvous_timeout_ms", &o->rendezvous_timeout_ms,
+           "Fail if min_workers do not join in time (default 600000)")
+      ->group(g_elastic);
+  const std::string g_ddp = "DDP";
+  AddValue(c, "--bucket_cap_bytes", &o->bucket_cap_bytes,
+           "Gradient bucket size cap (default 25 MiB)")
+      ->group(g_ddp);
+  AddValue(c, "--first_bucket_bytes", &o->first_bucket_bytes,
+           "First gradient bucket size (default 1 MiB)")
+      ->group(g_ddp);
+  AddBool(c, "--allreduce_after_backward", &o->allreduce_after_backward,
+          "All-reduce after backward instead of overlapping (slower)")
+      ->group(g_ddp);
+}
+
+void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
+  // Sub-messages are touched only for flags given, so an override leaves no
+  // empty messages behind.
+  auto model = [spec] { return spec->mutable_model(); };
+  auto data = [spec] { return spec->mutable_dataset(); };
+  auto opt = [spec] { return spec->mutable_optimizer(); };
+  if (o.name) spec->set_name(*o.name);
+  if (o.model) model()->set_arch(*o.model);
+  if (o.torchscript_path) model()->set_torchscript_path(*o.torchscript_path);
+  if (o.hidden) {
+    model()->clear_hidden_sizes();
+    for (int32_t h : *o.hidden) model()->add_hidden_sizes(h);
+  }
+  if (o.dataset) data()->set_format(*o.dataset);
+  if (o.data_path) data()->set_path(*o.data_path);
+  if (o.train_size) data()->set_synthetic_train_size(*o.train_size);
+  if (o.test_size) data()->set_synthetic_test_size(*o.test_size);
+  if (o.shuffle) data()->set_shuffle(*o.shuffle);
+  if (o.drop_last) data()->set_drop_last(*o.drop_last);
+  if (o.optimizer) opt()->set_kind(*o.optimizer);
+  if (o.lr) opt()->set_learning_rate(*o.lr);
+  if (o.momentum) opt()->set_momentum(*o.momentum);
+  if (o.weight_decay) opt()->set_weight_decay(*o.weight_decay);
+  if (o.epochs) spec->set_epochs(*o.epochs);
+  if (o.batch_size) spec->set_batch_size(*o.batch_size);
+  if (o.min_workers) spec->set_min_workers(*o.min_workers);
+  if (o.max_workers) spec->set_max_workers(*o.max_workers);
+  if (o.seed) spec->set_seed(*o.seed);
+  if (o.checkpoint_dir) spec->set_checkpoint_dir(*o.checkpoint_dir);
+  if (o.checkpoint_every) spec->set_checkpoint_every_steps(*o.checkpoint_every);
+  if (o.progress_every) spec->set_progress_every_steps(*o.progress_every);
+  if (o.max_restarts) spec->set_max_restarts(*o.max_restarts);
+  if (o.device) spec->set_device(*o.device);
+  if (o.last_call_ms) spec->set_rendezvous_last_call_ms(*o.last_call_ms);
+  if (o.rendezvous_timeout_ms) {
+    spec->set_rendezvous_timeout_ms(*o.rendezvous_timeout_ms);
+  }
+  if (o.resume) spec->set_resume(*o.resume);
+  if (o.grad_accum) spec->set_gradient_accumulation_steps(*o.grad_accum);
+  if (o.bucket_cap_bytes) {
+    spec->mutable_ddp()->set_bucket_cap_bytes(*o.bucket_cap_bytes);
+  }
+  if (o.first_bucket_bytes) {
+    spec->mutable_ddp()->set_first_bucket_bytes(*o.first_bucket_bytes);
+  }
+  if (o.allreduce_after_backward) {
+    spec->mutable_ddp()->set_allreduce_after_backward(
+        *o.allreduce_after_backward);
+  }
+}
+
+std::string FlagForField(absl::string_view field_path) {
+  static const auto* flags = new std::map<std::string, std::string>{
+      {"name", "--name"},
+      {"model.arch", "--model"},
+      {"model.hidden_sizes", "--hidden"},
+      {"model.torchscript_path", "--torchscript_path"},
+      {"dataset.format", "--dataset"},
+      {"dataset.path", "--data_path"},
+      {"dataset.synthetic_train_size", "--train_size"},
+      {"dataset.synthetic_test_size", "--test_size"},
+      {"dataset.shuffle", "--shuffle"},
+      {"dataset.drop_last", "--drop_last"},
+      {"optimizer.kind", "--optimizer"},
+      {"optimizer.learning_rate", "--lr"},
+      {"optimizer.momentum", "--momentum"},
+      {"optimizer.weight_decay", "--weight_decay"},
+      {"epochs", "--epochs"},
+      {"batch_size", "--batch_size"},
+      {"min_workers", "--min_workers"},
+      {"max_workers", "--max_workers"},
+      {"seed", "--seed"},
+      {"checkpoint_dir", "--checkpoint_dir"},
+      {"checkpoint_every_steps", "--checkpoint_every"},
+      {"progress_every_steps", "--progress_every"},
+      {"max_restarts", "--max_restarts"},
+      {"device", "--device"},
+      {"rendezvous_last_call_ms", "--last_call_ms"},
+      {"rendezvous_timeout_ms", "--rendezvous_timeout_ms"},
+      {"resume", "--resume"},
+      {"gradient_accumulation_steps", "--grad_accum"},
+      {"ddp.bucket_cap_bytes", "--bucket_cap_bytes"},
+      {"ddp.first_bucket_bytes", "--first_bucket_bytes"},
+      {"ddp.allreduce_after_backward", "--allreduce_after_backward"},
+  };
+  // "model.hidden_sizes[3]" is set by the same flag as the whole list.
+  absl::string_view path = field_path.substr(0, field_path.find('['));
+  auto it = flags->find(std::string(path));
+  return it == flags->end() ? "" : it->second;
+}
+
+std::string WithFlagHint(absl::string_view message) {
+  constexpr absl::string_view kPrefix = "invalid job spec: ";
+  if (!absl::StartsWith(message, kPrefix)) return std::string(message);
+  absl::string_view rest = message.substr(kPrefix.size());
+  const std::string flag = FlagForField(rest.substr(0, rest.find(' ')));
+  if (flag.empty()) return std::string(message);
+  return absl::StrCat(message, " (flag ", flag, ")");
+}
+
+}  // namespace ringleader::cli

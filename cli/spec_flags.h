@@ -1,0 +1,76 @@
+#ifndef RINGLEADER_CLI_SPEC_FLAGS_H_
+#define RINGLEADER_CLI_SPEC_FLAGS_H_
+
+// `ringctl submit`'s job flags: every JobSpec field has one. A flag that is
+// given overrides the field (of an empty spec, or of the spec read from
+// --file); a flag that is not given leaves the field alone, so the file and
+// WithDefaults keep the last word. Parsing the values (ranges of integer
+// types, enum names) is CLI11's; the rules are the validator's.
+//
+// Pure apart from CLI11's registration; thread-compatible.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/string_view.h"
+#include "ringleader/v1/job.pb.h"
+
+namespace ringleader::cli {
+
+// The job flags given on the command line; nullopt: not given.
+struct SpecOverrides {
+  std::optional<std::string> name;
+  std::optional<v1::ModelArch> model;
+  std::optional<std::string> torchscript_path;
+  std::optional<std::vector<int32_t>> hidden;
+  std::optional<v1::DatasetFormat> dataset;
+  std::optional<std::string> data_path;
+  std::optional<int64_t> train_size;
+  std::optional<int64_t> test_size;
+  std::optional<bool> shuffle;
+  std::optional<bool> drop_last;
+  std::optional<v1::OptimizerKind> optimizer;
+  std::optional<double> lr;
+  std::optional<double> momentum;
+  std::optional<double> weight_decay;
+  std::optional<int32_t> epochs;
+  std::optional<int32_t> batch_size;
+  std::optional<int32_t> min_workers;
+  std::optional<int32_t> max_workers;
+  std::optional<uint64_t> seed;
+  std::optional<std::string> checkpoint_dir;
+  std::optional<int32_t> checkpoint_every;
+  std::optional<int32_t> progress_every;
+  std::optional<int32_t> max_restarts;
+  std::optional<v1::DeviceKind> device;
+  std::optional<int64_t> last_call_ms;
+  std::optional<int64_t> rendezvous_timeout_ms;
+  std::optional<bool> resume;
+  std::optional<int32_t> grad_accum;
+  std::optional<int64_t> bucket_cap_bytes;
+  std::optional<int64_t> first_bucket_bytes;
+  std::optional<bool> allreduce_after_backward;
+};
+
+// Registers the job flags on `command`; parsing fills `*overrides`, which
+// must outlive `command`. --workers=N sets min_workers and max_workers and
+// excludes both flags.
+void AddSpecFlags(CLI::App* command, SpecOverrides* overrides);
+
+// Writes every given flag into `*spec`.
+void ApplySpecOverrides(const SpecOverrides& overrides, v1::JobSpec* spec);
+
+// The flag that sets a JobSpec field path ("optimizer.learning_rate" ->
+// "--lr", "model.hidden_sizes[2]" -> "--hidden"); empty when none does.
+std::string FlagForField(absl::string_view field_path);
+
+// A validator message ("invalid job spec: <field> ...") with the flag that
+// sets the field appended: "... (flag --lr)". Other messages are unchanged.
+std::string WithFlagHint(absl::string_view validator_message);
+
+}  // namespace ringleader::cli
+
+#endif  // RINGLEADER_CLI_SPEC_FLAGS_H_

@@ -1,0 +1,78 @@
+#include "cli/watch_command.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "cli/job_format.h"
+#include "common/job_spec_io.h"
+
+namespace ringleader::cli {
+namespace {
+
+constexpr char kClearToEndOfLine[] = "\x1b[K";
+
+}  // namespace
+
+WatchPrinter::WatchPrinter(const CliConfig& config, std::ostream& out)
+    : config_(config), out_(out) {}
+
+void WatchPrinter::OnJob(const v1::Job& job, absl::Time now) {
+  // Only training counts: time spent waiting for workers is no step rate.
+  if (job.state() == v1::JOB_STATE_RUNNING && job.progress().step() > 0) {
+    rate_.Observe(job.progress().step(), now);
+  }
+  const bool state_changed = last_.has_value() && last_->state() != job.state();
+  last_ = job;
+  if (config_.output == OutputFormat::kJson) {
+    out_ << JobToJson(job, JsonStyle::kCompact) << "\n" << std::flush;
+    return;
+  }
+  const std::string line =
+      FormatWatchLine(job, EstimateEta(job, rate_.StepsPerSecond()),
+                      config_.stdout_is_tty && config_.terminal_width > 1
+                          ? config_.terminal_width - 1
+                          : 0);
+  if (!config_.stdout_is_tty) {
+    out_ << line << "\n" << std::flush;
+    return;
+  }
+  if (line_open_ && state_changed) out_ << "\n";
+  out_ << "\r" << line << kClearToEndOfLine << std::flush;
+  line_open_ = true;
+}
+
+CommandStatus WatchPrinter::Finish(const std::string& job_id,
+                                   const absl::Status& stream_status) {
+  if (line_open_) out_ << "\n";
+  line_open_ = false;
+  if (!stream_status.ok()) {
+    if (!last_.has_value()) return FromRpcStatus(stream_status);
+    return CommandStatus::Operational(absl::StrCat(
+        "watch of job ", job_id, " broke off: ", stream_status.message()));
+  }
+  if (!last_.has_value() || !IsFinalState(last_->state())) {
+    return CommandStatus::Operational(absl::StrCat(
+        "watch of job ", job_id, " ended before the job finished",
+        last_.has_value()
+            ? absl::StrCat(" (last state ", JobStateName(last_->state()), ")")
+            : ""));
+  }
+  if (config_.output == OutputFormat::kText) {
+    out_ << FormatFinalSummary(*last_);
+  }
+  out_.flush();
+  if (last_->state() == v1::JOB_STATE_SUCCEEDED) return CommandStatus::Ok();
+  return CommandStatus::Operational(absl::StrCat(
+      "job ", job_id, " ", JobStateName(last_->state()),
+      last_->message().empty() ? "" : absl::StrCat(": ", last_->message())));
+}
+
+CommandStatus RunWatch(const CliConfig& config, CoordinatorClient& client,
+                       const std::string& job_id, std::ostream& out) {
+  WatchPrinter printer(config, out);
+  const absl::Status status = client.WatchJob(
+      job_id,
+      [&printer](const v1::Job& job) { printer.OnJob(job, absl::Now()); });
+  return printer.Finish(job_id, status);
+}
+
+}  // namespace ringleader::cli
