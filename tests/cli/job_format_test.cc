@@ -1,0 +1,174 @@
+#include "cli/job_format.h"
+
+#include "gtest/gtest.h"
+
+namespace ringleader::cli {
+namespace {
+
+const absl::Time kNow = absl::FromUnixSeconds(1700000000);
+
+v1::Job SampleJob() {
+  v1::Job job;
+  job.set_job_id("mnist-3");
+  job.set_state(v1::JOB_STATE_RUNNING);
+  job.set_generation(2);
+  job.set_world_size(4);
+  job.set_restarts(1);
+  job.set_create_time_ms(absl::ToUnixMillis(kNow - absl::Minutes(5)));
+  job.set_update_time_ms(absl::ToUnixMillis(kNow - absl::Seconds(2)));
+  v1::JobSpec* spec = job.mutable_spec();
+  spec->set_name("mnist");
+  spec->set_epochs(10);
+  spec->set_batch_size(64);
+  spec->set_min_workers(2);
+  spec->set_max_workers(4);
+  spec->set_max_restarts(3);
+  spec->mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+  spec->mutable_model()->add_hidden_sizes(256);
+  spec->mutable_model()->add_hidden_sizes(128);
+  spec->mutable_dataset()->set_format(v1::DATASET_FORMAT_IDX);
+  spec->mutable_dataset()->set_path("/data/fashion");
+  spec->mutable_dataset()->set_shuffle(true);
+  spec->mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
+  spec->mutable_optimizer()->set_learning_rate(0.05);
+  spec->mutable_optimizer()->set_momentum(0.9);
+  v1::JobProgress* p = job.mutable_progress();
+  p->set_epoch(2);
+  p->set_step(1200);
+  p->set_total_steps(2400);
+  p->set_loss(0.5);
+  p->set_samples_per_sec(1534.25);
+  return job;
+}
+
+TEST(JobStateNameTest, StripsPrefix) {
+  EXPECT_EQ(JobStateName(v1::JOB_STATE_RUNNING), "RUNNING");
+  EXPECT_EQ(JobStateName(v1::JOB_STATE_CANCELLED), "CANCELLED");
+  EXPECT_EQ(JobStateName(static_cast<v1::JobState>(99)), "99");
+  EXPECT_EQ(WorkerStateName(v1::WORKER_STATE_BUSY), "BUSY");
+}
+
+TEST(IsFinalStateTest, OnlyTheThreeEnds) {
+  EXPECT_TRUE(IsFinalState(v1::JOB_STATE_SUCCEEDED));
+  EXPECT_TRUE(IsFinalState(v1::JOB_STATE_FAILED));
+  EXPECT_TRUE(IsFinalState(v1::JOB_STATE_CANCELLED));
+  EXPECT_FALSE(IsFinalState(v1::JOB_STATE_RUNNING));
+  EXPECT_FALSE(IsFinalState(v1::JOB_STATE_RESTARTING));
+}
+
+TEST(ParseJobStatesTest, NamesInAnyCaseWithOrWithoutPrefix) {
+  absl::StatusOr<std::vector<v1::JobState>> s =
+      ParseJobStates("running, PENDING,job_state_failed");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(*s, (std::vector<v1::JobState>{v1::JOB_STATE_RUNNING,
+                                           v1::JOB_STATE_PENDING,
+                                           v1::JOB_STATE_FAILED}));
+  EXPECT_TRUE(ParseJobStates("")->empty());
+}
+
+TEST(ParseJobStatesTest, UnknownNameIsNamed) {
+  absl::StatusOr<std::vector<v1::JobState>> s = ParseJobStates("running,done");
+  ASSERT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("\"done\""), std::string::npos);
+  EXPECT_NE(s.status().message().find("succeeded"), std::string::npos);
+  EXPECT_FALSE(ParseJobStates("unspecified").ok());
+}
+
+TEST(HumanDurationTest, TwoUnitsAtMost) {
+  EXPECT_EQ(HumanDuration(absl::ZeroDuration()), "0s");
+  EXPECT_EQ(HumanDuration(absl::Milliseconds(999)), "0s");
+  EXPECT_EQ(HumanDuration(absl::Seconds(42)), "42s");
+  EXPECT_EQ(HumanDuration(absl::Seconds(185)), "3m05s");
+  EXPECT_EQ(HumanDuration(absl::Minutes(123)), "2h03m");
+  EXPECT_EQ(HumanDuration(absl::Hours(76)), "3d04h");
+  EXPECT_EQ(HumanDuration(absl::Seconds(-5)), "0s");
+  EXPECT_EQ(HumanDuration(absl::InfiniteDuration()), "-");
+}
+
+TEST(ProgressPiecesTest, DashesBeforeTheFirstStep) {
+  v1::Job job;
+  job.mutable_spec()->set_epochs(3);
+  EXPECT_EQ(FormatStepTotal(job.progress()), "-");
+  EXPECT_EQ(FormatLoss(job.progress()), "-");
+  EXPECT_EQ(FormatEpoch(job), "-");
+  EXPECT_EQ(FormatSamplesPerSec(0), "-");
+  job.mutable_progress()->set_step(7);
+  EXPECT_EQ(FormatStepTotal(job.progress()), "7/?");
+  EXPECT_EQ(FormatEpoch(job), "1/3");
+  EXPECT_EQ(FormatLoss(job.progress()), "0.0000");
+}
+
+TEST(FormatJobsTableTest, OneRowPerJob) {
+  v1::Job pending;
+  pending.set_job_id("b-4");
+  pending.set_state(v1::JOB_STATE_PENDING);
+  EXPECT_EQ(
+      FormatJobsTable({SampleJob(), pending}),
+      "ID       STATE    GEN  WORKERS  EPOCH  STEP/TOTAL  LOSS    SAMPLES/S  "
+      "RESTARTS\n"
+      "mnist-3  RUNNING  2    4        3/10   1200/2400   0.5000  1534.2     "
+      "1\n"
+      "b-4      PENDING  0    0        -      -           -       -          "
+      "0\n");
+}
+
+TEST(FormatJobDetailTest, KeyFacts) {
+  v1::Job job = SampleJob();
+  job.mutable_progress()->set_has_final_metrics(true);
+  job.mutable_progress()->set_final_train_loss(0.25);
+  job.mutable_progress()->set_test_accuracy(0.9);
+  job.mutable_last_checkpoint()->set_checkpoint_id(3);
+  job.mutable_last_checkpoint()->set_step(1000);
+  job.mutable_last_checkpoint()->set_epoch(1);
+  job.mutable_last_checkpoint()->set_path("/ck/mnist/3.ckpt");
+  const std::string text = FormatJobDetail(job, kNow);
+  for (const char* want : {
+           "ID          mnist-3\n",
+           "STATE       RUNNING\n",
+           "WORKERS     4 (min 2, max 4)\n",
+           "RESTARTS    1 of 3 allowed\n",
+           "EPOCH       3/10\n",
+           "STEP        1200/2400 (50.0%)\n",
+           "LOSS        0.5000\n",
+           "FINAL       train loss 0.2500, test accuracy 90.00%\n",
+           "CHECKPOINT  #3 at step 1000 (epoch 2) /ck/mnist/3.ckpt\n",
+           "MODEL       mlp 256,128\n",
+           "DATASET     idx /data/fashion, shuffled\n",
+           "OPTIMIZER   sgd lr 0.05 momentum 0.9\n",
+           "CREATED     2023-11-14 22:08:20 UTC (5m00s ago)\n",
+           "UPDATED     2023-11-14 22:13:18 UTC (2s ago)\n",
+       }) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "in\n" << text;
+  }
+}
+
+TEST(FormatJobDetailTest, StateCarriesTheMessage) {
+  v1::Job job = SampleJob();
+  job.set_state(v1::JOB_STATE_FAILED);
+  job.set_message("restart budget spent");
+  EXPECT_NE(FormatJobDetail(job, kNow).find(
+                "STATE       FAILED (restart budget spent)\n"),
+            std::string::npos);
+}
+
+TEST(FormatWorkersTableTest, AgeOfLastHeartbeat) {
+  v1::WorkerInfo busy;
+  busy.set_worker_id("w-1");
+  busy.set_hostname("gpu-a");
+  busy.set_device("cuda:0");
+  busy.set_state(v1::WORKER_STATE_BUSY);
+  busy.set_job_id("mnist-3");
+  busy.set_last_heartbeat_ms(absl::ToUnixMillis(kNow - absl::Seconds(2)));
+  v1::WorkerInfo idle;
+  idle.set_worker_id("w-2");
+  idle.set_hostname("cpu-b");
+  idle.set_device("cpu");
+  idle.set_state(v1::WORKER_STATE_IDLE);
+  EXPECT_EQ(FormatWorkersTable({busy, idle}, kNow),
+            "ID   HOST   DEVICE  STATE  JOB      LAST HEARTBEAT\n"
+            "w-1  gpu-a  cuda:0  BUSY   mnist-3  2s ago\n"
+            "w-2  cpu-b  cpu     IDLE   -        -\n");
+}
+
+}  // namespace
+}  // namespace ringleader::cli

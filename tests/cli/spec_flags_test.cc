@@ -1,0 +1,295 @@
+#include "cli/spec_flags.h"
+
+#include <fstream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "cli/submit_spec.h"
+#include "google/protobuf/descriptor.h"
+#include "gtest/gtest.h"
+
+namespace ringleader::cli {
+namespace {
+
+// Parses `args` as `ringctl submit` would and applies them to `base`.
+v1::JobSpec Parse(const std::string& args, v1::JobSpec base = {}) {
+  CLI::App app("test");
+  SpecOverrides overrides;
+  AddSpecFlags(&app, &overrides);
+  app.parse(args, /*program_name_included=*/false);
+  ApplySpecOverrides(overrides, &base);
+  return base;
+}
+
+// The CLI11 error for `args`, or "" if they parse.
+std::string ParseError(const std::string& args) {
+  try {
+    Parse(args);
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+constexpr char kFullFlags[] =
+    "--name=mnist --model=mlp --hidden=512,256,64 --dataset=synthetic "
+    "--train_size=6000 --test_size=1000 --shuffle --drop_last "
+    "--optimizer=sgd --lr=0.05 --momentum=0.9 --weight_decay=0.0001 "
+    "--epochs=3 --batch_size=64 --min_workers=2 --max_workers=4 --seed=42 "
+    "--checkpoint_dir=/ck --checkpoint_every=100 --progress_every=5 "
+    "--max_restarts=3 --device=cuda --last_call_ms=250 "
+    "--rendezvous_timeout_ms=9000 --resume --grad_accum=2 "
+    "--bucket_cap_bytes=4096 --first_bucket_bytes=1024 "
+    "--allreduce_after_backward";
+
+TEST(SpecFlagsTest, EveryFlagSetsItsField) {
+  const v1::JobSpec s = Parse(kFullFlags);
+  EXPECT_EQ(s.name(), "mnist");
+  EXPECT_EQ(s.model().arch(), v1::MODEL_ARCH_MLP);
+  ASSERT_EQ(s.model().hidden_sizes_size(), 3);
+  EXPECT_EQ(s.model().hidden_sizes(0), 512);
+  EXPECT_EQ(s.model().hidden_sizes(2), 64);
+  EXPECT_EQ(s.dataset().format(), v1::DATASET_FORMAT_SYNTHETIC);
+  EXPECT_EQ(s.dataset().synthetic_train_size(), 6000);
+  EXPECT_EQ(s.dataset().synthetic_test_size(), 1000);
+  EXPECT_TRUE(s.dataset().shuffle());
+  EXPECT_TRUE(s.dataset().drop_last());
+  EXPECT_EQ(s.optimizer().kind(), v1::OPTIMIZER_KIND_SGD);
+  EXPECT_DOUBLE_EQ(s.optimizer().learning_rate(), 0.05);
+  EXPECT_DOUBLE_EQ(s.optimizer().momentum(), 0.9);
+  EXPECT_DOUBLE_EQ(s.optimizer().weight_decay(), 0.0001);
+  EXPECT_EQ(s.epochs(), 3);
+  EXPECT_EQ(s.batch_size(), 64);
+  EXPECT_EQ(s.min_workers(), 2);
+  EXPECT_EQ(s.max_workers(), 4);
+  EXPECT_EQ(s.seed(), 42u);
+  EXPECT_EQ(s.checkpoint_dir(), "/ck");
+  EXPECT_EQ(s.checkpoint_every_steps(), 100);
+  EXPECT_EQ(s.progress_every_steps(), 5);
+  EXPECT_EQ(s.max_restarts(), 3);
+  EXPECT_EQ(s.device(), v1::DEVICE_KIND_CUDA);
+  EXPECT_EQ(s.rendezvous_last_call_ms(), 250);
+  EXPECT_EQ(s.rendezvous_timeout_ms(), 9000);
+  EXPECT_TRUE(s.resume());
+  EXPECT_EQ(s.gradient_accumulation_steps(), 2);
+  EXPECT_EQ(s.ddp().bucket_cap_bytes(), 4096);
+  EXPECT_EQ(s.ddp().first_bucket_bytes(), 1024);
+  EXPECT_TRUE(s.ddp().allreduce_after_backward());
+}
+
+// Every JobSpec field (recursively) is set by some flag, so a new proto field
+// without a flag fails here.
+void ExpectEveryFieldHasAFlag(const google::protobuf::Descriptor* d,
+                              const std::string& prefix) {
+  for (int i = 0; i < d->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* f = d->field(i);
+    const std::string path = prefix + f->name();
+    if (f->message_type() != nullptr) {
+      ExpectEveryFieldHasAFlag(f->message_type(), path + ".");
+    } else {
+      EXPECT_NE(FlagForField(path), "") << path << " has no flag";
+    }
+  }
+}
+
+TEST(SpecFlagsTest, EveryJobSpecFieldHasAFlag) {
+  ExpectEveryFieldHasAFlag(v1::JobSpec::descriptor(), "");
+}
+
+TEST(SpecFlagsTest, TheFullFlagSetTouchesEveryField) {
+  const v1::JobSpec s = Parse(kFullFlags);
+  std::vector<const google::protobuf::FieldDescriptor*> set;
+  s.GetReflection()->ListFields(s, &set);
+  EXPECT_EQ(static_cast<int>(set.size()),
+            v1::JobSpec::descriptor()->field_count());
+}
+
+TEST(SpecFlagsTest, OtherModelsDatasetsAndOptimizers) {
+  const v1::JobSpec s = Parse(
+      "--model=TorchScript --torchscript_path=/m/net.pt --dataset=idx "
+      "--data_path=/data --optimizer=adam --device=cpu");
+  EXPECT_EQ(s.model().arch(), v1::MODEL_ARCH_TORCHSCRIPT);
+  EXPECT_EQ(s.model().torchscript_path(), "/m/net.pt");
+  EXPECT_EQ(s.dataset().format(), v1::DATASET_FORMAT_IDX);
+  EXPECT_EQ(s.dataset().path(), "/data");
+  EXPECT_EQ(s.optimizer().kind(), v1::OPTIMIZER_KIND_ADAM);
+  EXPECT_EQ(s.device(), v1::DEVICE_KIND_CPU);
+  EXPECT_EQ(Parse("--model=cnn").model().arch(), v1::MODEL_ARCH_CNN);
+}
+
+TEST(SpecFlagsTest, FlagsNotGivenLeaveTheBaseAlone) {
+  v1::JobSpec base;
+  base.set_name("from-file");
+  base.set_epochs(7);
+  base.mutable_dataset()->set_shuffle(true);
+  base.mutable_model()->add_hidden_sizes(32);
+  const v1::JobSpec s = Parse("--epochs=2", base);
+  EXPECT_EQ(s.name(), "from-file");
+  EXPECT_EQ(s.epochs(), 2);
+  EXPECT_TRUE(s.dataset().shuffle());
+  ASSERT_EQ(s.model().hidden_sizes_size(), 1);
+  EXPECT_EQ(Parse("", base).SerializeAsString(), base.SerializeAsString());
+}
+
+TEST(SpecFlagsTest, NoShuffleAndFalseFlagsOverrideTrue) {
+  v1::JobSpec base;
+  base.mutable_dataset()->set_shuffle(true);
+  base.mutable_dataset()->set_drop_last(true);
+  base.set_resume(true);
+  const v1::JobSpec s =
+      Parse("--no-shuffle --drop_last=false --resume=false", base);
+  EXPECT_FALSE(s.dataset().shuffle());
+  EXPECT_FALSE(s.dataset().drop_last());
+  EXPECT_FALSE(s.resume());
+}
+
+TEST(SpecFlagsTest, TheLastOfRepeatedFlagsWins) {
+  const v1::JobSpec s = Parse(
+      "--lr=0.1 --lr=0.2 --model=cnn --model=mlp --no-shuffle --shuffle "
+      "--workers=2 --workers=3");
+  EXPECT_DOUBLE_EQ(s.optimizer().learning_rate(), 0.2);
+  EXPECT_EQ(s.model().arch(), v1::MODEL_ARCH_MLP);
+  EXPECT_TRUE(s.dataset().shuffle());
+  EXPECT_EQ(s.max_workers(), 3);
+  EXPECT_FALSE(Parse("--shuffle --no-shuffle").dataset().shuffle());
+}
+
+TEST(SpecFlagsTest, HiddenReplacesTheList) {
+  v1::JobSpec base;
+  base.mutable_model()->add_hidden_sizes(1);
+  base.mutable_model()->add_hidden_sizes(2);
+  const v1::JobSpec s = Parse("--hidden=8", base);
+  ASSERT_EQ(s.model().hidden_sizes_size(), 1);
+  EXPECT_EQ(s.model().hidden_sizes(0), 8);
+}
+
+TEST(SpecFlagsTest, WorkersSetsBothBounds) {
+  const v1::JobSpec s = Parse("--workers=3");
+  EXPECT_EQ(s.min_workers(), 3);
+  EXPECT_EQ(s.max_workers(), 3);
+  EXPECT_NE(ParseError("--workers=3 --min_workers=1"), "");
+}
+
+TEST(SpecFlagsTest, IntegersAreDecimal) {
+  EXPECT_EQ(Parse("--epochs=010").epochs(), 10);
+  EXPECT_EQ(Parse("--epochs=0").epochs(), 0);
+  EXPECT_EQ(Parse("--hidden=0064,8").model().hidden_sizes(0), 64);
+  EXPECT_EQ(Parse("--last_call_ms=-5").rendezvous_last_call_ms(), -5);
+  EXPECT_EQ(Parse("--seed=18446744073709551615").seed(), UINT64_MAX);
+  EXPECT_NE(ParseError("--epochs=0x10"), "");
+  EXPECT_NE(ParseError("--epochs=abc"), "");
+  EXPECT_NE(ParseError("--epochs=1.5"), "");
+  EXPECT_NE(ParseError("--seed=-1"), "");
+  EXPECT_NE(ParseError("--hidden=8,x"), "");
+}
+
+TEST(SpecFlagsTest, OutOfRangeAndUnknownValuesAreParseErrors) {
+  EXPECT_NE(ParseError("--epochs=99999999999"), "");
+  EXPECT_NE(ParseError("--model=resnet"), "");
+  EXPECT_NE(ParseError("--optimizer=rmsprop"), "");
+  EXPECT_NE(ParseError("--lr=fast"), "");
+  EXPECT_NE(ParseError("--frobnicate=1"), "");
+}
+
+TEST(FlagForFieldTest, MapsValidatorFieldPathsToFlags) {
+  EXPECT_EQ(FlagForField("optimizer.learning_rate"), "--lr");
+  EXPECT_EQ(FlagForField("model.hidden_sizes[2]"), "--hidden");
+  EXPECT_EQ(FlagForField("gradient_accumulation_steps"), "--grad_accum");
+  EXPECT_EQ(FlagForField("rendezvous_last_call_ms"), "--last_call_ms");
+  EXPECT_EQ(FlagForField("no.such.field"), "");
+}
+
+TEST(WithFlagHintTest, AppendsTheFlag) {
+  EXPECT_EQ(WithFlagHint("invalid job spec: epochs must be in [1, 100000] "
+                         "(got 0)"),
+            "invalid job spec: epochs must be in [1, 100000] (got 0) "
+            "(flag --epochs)");
+  EXPECT_EQ(WithFlagHint("something else"), "something else");
+}
+
+// A spec the validator accepts.
+constexpr char kValidFlags[] =
+    "--name=ok --model=mlp --dataset=synthetic --train_size=100 "
+    "--optimizer=sgd --lr=0.1 --epochs=1 --batch_size=8 --workers=1";
+
+SpecOverrides Overrides(const std::string& args) {
+  CLI::App app("test");
+  SpecOverrides overrides;
+  AddSpecFlags(&app, &overrides);
+  app.parse(args, false);
+  return overrides;
+}
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path =
+      std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(BuildSubmitSpecTest, FromFlagsWithDefaults) {
+  absl::StatusOr<v1::JobSpec> s = BuildSubmitSpec("", Overrides(kValidFlags));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->name(), "ok");
+  EXPECT_EQ(s->progress_every_steps(), 10);  // From WithDefaults.
+  EXPECT_EQ(s->device(), v1::DEVICE_KIND_CPU);
+  EXPECT_EQ(s->model().hidden_sizes_size(), 2);
+}
+
+TEST(BuildSubmitSpecTest, InvalidSpecNamesFieldAndFlag) {
+  absl::StatusOr<v1::JobSpec> s =
+      BuildSubmitSpec("", Overrides(std::string(kValidFlags) + " --lr=-1"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "invalid job spec: optimizer.learning_rate must be > 0 and finite "
+            "(got -1) (flag --lr)");
+}
+
+TEST(BuildSubmitSpecTest, FlagsOverrideTheFile) {
+  const std::string path = WriteFile("base.textproto", R"pb(
+    name: "from-file"
+    model { arch: MODEL_ARCH_CNN }
+    dataset { format: DATASET_FORMAT_SYNTHETIC synthetic_train_size: 50 }
+    optimizer { kind: OPTIMIZER_KIND_ADAM learning_rate: 0.001 }
+    epochs: 4
+    batch_size: 16
+    min_workers: 1
+    max_workers: 2
+  )pb");
+  absl::StatusOr<v1::JobSpec> s =
+      BuildSubmitSpec(path, Overrides("--epochs=9 --name=override"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->name(), "override");
+  EXPECT_EQ(s->epochs(), 9);
+  EXPECT_EQ(s->model().arch(), v1::MODEL_ARCH_CNN);
+  EXPECT_EQ(s->batch_size(), 16);
+  EXPECT_DOUBLE_EQ(s->optimizer().learning_rate(), 0.001);
+}
+
+TEST(BuildSubmitSpecTest, JsonFile) {
+  const std::string path =
+      WriteFile("base.json",
+                R"({"name": "j", "model": {"arch": "MODEL_ARCH_MLP"},
+          "dataset": {"format": "DATASET_FORMAT_SYNTHETIC",
+                      "syntheticTrainSize": 10},
+          "optimizer": {"kind": "OPTIMIZER_KIND_SGD", "learningRate": 0.1},
+          "epochs": 1, "batchSize": 2, "minWorkers": 1, "maxWorkers": 1})");
+  absl::StatusOr<v1::JobSpec> s = BuildSubmitSpec(path, {});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->name(), "j");
+}
+
+TEST(BuildSubmitSpecTest, BadFilesStartWithThePath) {
+  const std::string garbage = WriteFile("garbage.json", "{not json");
+  absl::StatusOr<v1::JobSpec> s = BuildSubmitSpec(garbage, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message().rfind(garbage, 0), 0u) << s.status();
+  const std::string missing = garbage + ".missing.textproto";
+  s = BuildSubmitSpec(missing, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message().rfind(missing, 0), 0u) << s.status();
+}
+
+}  // namespace
+}  // namespace ringleader::cli

@@ -1,0 +1,167 @@
+#include <sstream>
+
+#include "cli/watch_command.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace ringleader::cli {
+namespace {
+
+const absl::Time kT0 = absl::FromUnixSeconds(1700000000);
+
+v1::Job Snapshot(v1::JobState state, int64_t step) {
+  v1::Job job;
+  job.set_job_id("mnist-3");
+  job.set_state(state);
+  job.mutable_spec()->set_epochs(1);
+  job.mutable_spec()->set_batch_size(10);
+  if (state != v1::JOB_STATE_PENDING) {
+    job.set_generation(1);
+    job.set_world_size(2);
+    job.mutable_progress()->set_step(step);
+    job.mutable_progress()->set_total_steps(100);
+    job.mutable_progress()->set_loss(0.5);
+  }
+  return job;
+}
+
+v1::Job Finished(v1::JobState state, const std::string& message) {
+  v1::Job job = Snapshot(state, 100);
+  job.set_message(message);
+  if (state == v1::JOB_STATE_SUCCEEDED) {
+    job.mutable_progress()->set_has_final_metrics(true);
+    job.mutable_progress()->set_final_train_loss(0.125);
+    job.mutable_progress()->set_test_accuracy(0.875);
+  }
+  return job;
+}
+
+CliConfig Config(bool tty, OutputFormat output = OutputFormat::kText) {
+  CliConfig config;
+  config.stdout_is_tty = tty;
+  config.output = output;
+  return config;
+}
+
+TEST(WatchPrinterTest, PipeGetsOneLinePerUpdateAndTheSummary) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  printer.OnJob(Snapshot(v1::JOB_STATE_PENDING, 0), kT0);
+  printer.OnJob(Snapshot(v1::JOB_STATE_RUNNING, 50), kT0 + absl::Seconds(1));
+  printer.OnJob(Finished(v1::JOB_STATE_SUCCEEDED, "all ranks finished"),
+                kT0 + absl::Seconds(2));
+  const CommandStatus status = printer.Finish("mnist-3", absl::OkStatus());
+  EXPECT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(out.str(),
+            "PENDING\n"
+            "RUNNING gen 1 world 2 epoch 1/1 [##########----------]  50.0% "
+            "50/100 loss 0.5000\n"
+            "SUCCEEDED gen 1 world 2 epoch 1/1 [####################] 100.0% "
+            "100/100 loss 0.5000\n"
+            "job mnist-3 SUCCEEDED: all ranks finished\n"
+            "final train loss 0.1250, test accuracy 87.50%\n");
+}
+
+TEST(WatchPrinterTest, EtaFromObservedStepRate) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  printer.OnJob(Snapshot(v1::JOB_STATE_RUNNING, 10), kT0);
+  printer.OnJob(Snapshot(v1::JOB_STATE_RUNNING, 30), kT0 + absl::Seconds(2));
+  // 20 steps in 2 s; 70 left: 7 s.
+  EXPECT_NE(out.str().find("30/100 loss 0.5000 ETA 7s\n"), std::string::npos)
+      << out.str();
+}
+
+TEST(WatchPrinterTest, TerminalRedrawsInPlaceAndBreaksOnStateChange) {
+  const CliConfig config = Config(true);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  printer.OnJob(Snapshot(v1::JOB_STATE_PENDING, 0), kT0);
+  printer.OnJob(Snapshot(v1::JOB_STATE_RUNNING, 10), kT0);
+  printer.OnJob(Snapshot(v1::JOB_STATE_RUNNING, 20), kT0);
+  printer.OnJob(Finished(v1::JOB_STATE_CANCELLED, "cancelled by user"), kT0);
+  const CommandStatus status = printer.Finish("mnist-3", absl::OkStatus());
+  EXPECT_EQ(status.code(), kExitOperational);
+  EXPECT_EQ(status.message(), "job mnist-3 CANCELLED: cancelled by user");
+  const std::string s = out.str();
+  EXPECT_EQ(s.rfind("\rPENDING\x1b[K\n\rRUNNING", 0), 0u) << s;
+  // The two RUNNING updates share a row: no newline between them.
+  const size_t first = s.find("\rRUNNING");
+  const size_t second = s.find("\rRUNNING", first + 1);
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_EQ(s.substr(first, second - first).find('\n'), std::string::npos);
+  EXPECT_NE(s.find("\x1b[K\n\rCANCELLED"), std::string::npos) << s;
+  EXPECT_NE(s.find("\x1b[K\njob mnist-3 CANCELLED: cancelled by user\n"),
+            std::string::npos)
+      << s;
+}
+
+TEST(WatchPrinterTest, TerminalLineFitsTheWidth) {
+  CliConfig config = Config(true);
+  config.terminal_width = 20;
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  printer.OnJob(Snapshot(v1::JOB_STATE_RUNNING, 10), kT0);
+  EXPECT_EQ(out.str(), "\rRUNNING gen 1 world\x1b[K");
+}
+
+TEST(WatchPrinterTest, JsonIsOneObjectPerLineWithoutSummary) {
+  const CliConfig config = Config(true, OutputFormat::kJson);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  printer.OnJob(Snapshot(v1::JOB_STATE_RUNNING, 10), kT0);
+  printer.OnJob(Finished(v1::JOB_STATE_FAILED, "restart budget spent"), kT0);
+  const CommandStatus status = printer.Finish("mnist-3", absl::OkStatus());
+  EXPECT_EQ(status.code(), kExitOperational);
+  EXPECT_EQ(status.message(), "job mnist-3 FAILED: restart budget spent");
+  std::istringstream lines(out.str());
+  std::string line;
+  std::vector<std::string> states;
+  while (std::getline(lines, line)) {
+    states.push_back(nlohmann::json::parse(line)["state"]);
+  }
+  EXPECT_EQ(states, (std::vector<std::string>{"JOB_STATE_RUNNING",
+                                              "JOB_STATE_FAILED"}));
+}
+
+TEST(WatchPrinterTest, StreamErrorBeforeAnyUpdateIsTheRpcError) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  const CommandStatus status =
+      printer.Finish("x-1", absl::NotFoundError("job x-1 does not exist"));
+  EXPECT_EQ(status.code(), kExitOperational);
+  EXPECT_EQ(status.message(), "job x-1 does not exist");
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST(WatchPrinterTest, StreamBrokenMidway) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  printer.OnJob(Snapshot(v1::JOB_STATE_RUNNING, 10), kT0);
+  const CommandStatus status = printer.Finish(
+      "mnist-3", absl::UnavailableError("cannot reach coordinator at h:1 (is "
+                                        "it running?)"));
+  EXPECT_EQ(status.code(), kExitOperational);
+  EXPECT_EQ(status.message(),
+            "watch of job mnist-3 broke off: cannot reach coordinator at h:1 "
+            "(is it running?)");
+}
+
+TEST(WatchPrinterTest, StreamEndingBeforeFinalStateIsAnError) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  printer.OnJob(Snapshot(v1::JOB_STATE_RUNNING, 10), kT0);
+  const CommandStatus status = printer.Finish("mnist-3", absl::OkStatus());
+  EXPECT_EQ(status.code(), kExitOperational);
+  EXPECT_EQ(status.message(),
+            "watch of job mnist-3 ended before the job finished (last state "
+            "RUNNING)");
+}
+
+}  // namespace
+}  // namespace ringleader::cli
