@@ -4,17 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/distributed_sampler.h"
+#include "common/grpc_status.h"
 
 namespace ringleader {
-namespace {
-
-absl::Status FromGrpc(const grpc::Status& s, const std::string& what) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      absl::StrCat(what, ": ", s.error_message()));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 SimWorker::SimWorker(std::shared_ptr<grpc::Channel> channel, Options options)
     : stub_(v1::WorkerService::NewStub(channel)), options_(options) {}
@@ -34,7 +27,7 @@ absl::Status SimWorker::Register() {
   req.set_device("cpu");
   req.set_address("127.0.0.1");
   v1::RegisterResponse resp;
-  if (absl::Status s = FromGrpc(
+  if (absl::Status s = FromGrpcStatus(
           stub_->Register(Ctx(absl::Seconds(10)).get(), req, &resp),
           "register");
       !s.ok()) {
@@ -52,7 +45,7 @@ absl::StatusOr<v1::JobAssignment> SimWorker::WaitForAssignment() {
     v1::HeartbeatRequest req;
     req.set_worker_id(worker_id_);
     v1::HeartbeatResponse resp;
-    if (absl::Status s = FromGrpc(
+    if (absl::Status s = FromGrpcStatus(
             stub_->Heartbeat(Ctx(absl::Seconds(10)).get(), req, &resp),
             "heartbeat");
         !s.ok()) {
@@ -94,7 +87,7 @@ absl::StatusOr<SimWorker::Result> SimWorker::Run() {
   jreq.set_timeout_ms(120000);
   v1::JoinRendezvousResponse gen;
   const absl::Time join_start = absl::Now();
-  absl::Status s = FromGrpc(
+  absl::Status s = FromGrpcStatus(
       stub_->JoinRendezvous(Ctx(absl::Seconds(130)).get(), jreq, &gen),
       "join rendezvous");
   out.rendezvous_time = absl::Now() - join_start;
@@ -125,7 +118,7 @@ absl::Status SimWorker::Train(const v1::JoinRendezvousResponse& gen,
   b.set_name("start");
   b.set_timeout_ms(60000);
   v1::BarrierResponse br;
-  if (absl::Status s = FromGrpc(
+  if (absl::Status s = FromGrpcStatus(
           stub_->Barrier(Ctx(absl::Seconds(70)).get(), b, &br), "barrier");
       !s.ok()) {
     return s;
@@ -137,8 +130,8 @@ absl::Status SimWorker::Train(const v1::JoinRendezvousResponse& gen,
       StepsPerEpoch(train_size, gen.world_size(), spec.batch_size(),
                     spec.dataset().drop_last());
   const int64_t total = steps_per_epoch * spec.epochs();
-  const int every = spec.progress_every_steps() > 0 ? spec.progress_every_steps()
-                                                    : 10;
+  const int every =
+      spec.progress_every_steps() > 0 ? spec.progress_every_steps() : 10;
   int64_t step = 0;
   for (int64_t epoch = 0; epoch < spec.epochs(); ++epoch) {
     v1::GetShardRequest sr;
@@ -148,7 +141,7 @@ absl::Status SimWorker::Train(const v1::JoinRendezvousResponse& gen,
     sr.set_epoch(epoch);
     sr.set_dataset_size(train_size);
     v1::ShardAssignment shard;
-    if (absl::Status s = FromGrpc(
+    if (absl::Status s = FromGrpcStatus(
             stub_->GetShard(Ctx(absl::Seconds(10)).get(), sr, &shard),
             "get shard");
         !s.ok()) {
@@ -171,7 +164,7 @@ absl::Status SimWorker::Train(const v1::JoinRendezvousResponse& gen,
       p.set_samples_per_sec(secs > 0 ? (i + 1) * spec.batch_size() / secs : 0);
       p.set_finished(last);
       v1::ReportProgressResponse pr;
-      if (absl::Status s = FromGrpc(
+      if (absl::Status s = FromGrpcStatus(
               stub_->ReportProgress(Ctx(absl::Seconds(10)).get(), p, &pr),
               "report progress");
           !s.ok()) {

@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "coordinator/grpc_status.h"
+#include "common/grpc_status.h"
 #include "grpcpp/grpcpp.h"
 
 namespace ringleader {

@@ -3,16 +3,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
 #include "glog/logging.h"
 
 namespace ringleader {
 namespace {
-
-absl::Status FromGrpc(const grpc::Status& s, absl::string_view what) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      absl::StrCat(what, ": ", s.error_message()));
-}
 
 bool Retryable(const absl::Status& s) {
   return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s);
@@ -48,7 +43,7 @@ absl::Status CoordinatorClient::RegisterOnce() {
   req.set_pid(options_.pid);
   req.set_address(options_.address);
   v1::RegisterResponse resp;
-  absl::Status s = FromGrpc(
+  absl::Status s = FromGrpcStatus(
       stub_->Register(Ctx(options_.rpc_timeout).get(), req, &resp), "register");
   if (!s.ok()) return s;
   absl::MutexLock lock(&mu_);
@@ -106,11 +101,11 @@ void CoordinatorClient::HeartbeatLoop() {
       interval = heartbeat_interval_;
     }
     v1::HeartbeatResponse resp;
-    absl::Status s =
-        FromGrpc(stub_->Heartbeat(
-                     Ctx(std::min(options_.rpc_timeout, interval * 3)).get(),
-                     req, &resp),
-                 "heartbeat");
+    absl::Status s = FromGrpcStatus(
+        stub_->Heartbeat(
+            Ctx(std::min(options_.rpc_timeout, interval * 3)).get(), req,
+            &resp),
+        "heartbeat");
     absl::Duration wait = interval;
     if (s.ok()) {
       last_contact = absl::Now();
@@ -184,9 +179,9 @@ absl::StatusOr<v1::JoinRendezvousResponse> CoordinatorClient::Join(
   req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
   v1::JoinRendezvousResponse resp;
   absl::Status s =
-      FromGrpc(stub_->JoinRendezvous(Ctx(timeout + options_.rpc_timeout).get(),
-                                     req, &resp),
-               "join rendezvous");
+      FromGrpcStatus(stub_->JoinRendezvous(
+                         Ctx(timeout + options_.rpc_timeout).get(), req, &resp),
+                     "join rendezvous");
   if (!s.ok()) return s;
   return resp;
 }
@@ -202,7 +197,7 @@ absl::Status CoordinatorClient::Barrier(const std::string& job_id,
   req.set_name(name);
   req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
   v1::BarrierResponse resp;
-  return FromGrpc(
+  return FromGrpcStatus(
       stub_->Barrier(Ctx(timeout + options_.rpc_timeout).get(), req, &resp),
       absl::StrCat("barrier ", name));
 }
@@ -210,7 +205,7 @@ absl::Status CoordinatorClient::Barrier(const std::string& job_id,
 absl::StatusOr<v1::ShardAssignment> CoordinatorClient::GetShard(
     const v1::GetShardRequest& r) {
   v1::ShardAssignment resp;
-  absl::Status s = FromGrpc(
+  absl::Status s = FromGrpcStatus(
       stub_->GetShard(Ctx(options_.rpc_timeout).get(), r, &resp), "get shard");
   if (!s.ok()) return s;
   return resp;
@@ -219,7 +214,7 @@ absl::StatusOr<v1::ShardAssignment> CoordinatorClient::GetShard(
 absl::Status CoordinatorClient::ReportProgress(
     const v1::ReportProgressRequest& r) {
   v1::ReportProgressResponse resp;
-  return FromGrpc(
+  return FromGrpcStatus(
       stub_->ReportProgress(Ctx(options_.rpc_timeout).get(), r, &resp),
       "report progress");
 }
@@ -227,7 +222,7 @@ absl::Status CoordinatorClient::ReportProgress(
 absl::StatusOr<int64_t> CoordinatorClient::CommitCheckpoint(
     const v1::CommitCheckpointRequest& r) {
   v1::CommitCheckpointResponse resp;
-  absl::Status s = FromGrpc(
+  absl::Status s = FromGrpcStatus(
       stub_->CommitCheckpoint(Ctx(options_.rpc_timeout).get(), r, &resp),
       "commit checkpoint");
   if (!s.ok()) return s;
@@ -239,8 +234,8 @@ absl::Status CoordinatorClient::Leave(const std::string& reason) {
   req.set_worker_id(worker_id());
   req.set_reason(reason);
   v1::LeaveResponse resp;
-  return FromGrpc(stub_->Leave(Ctx(options_.rpc_timeout).get(), req, &resp),
-                  "leave");
+  return FromGrpcStatus(
+      stub_->Leave(Ctx(options_.rpc_timeout).get(), req, &resp), "leave");
 }
 
 }  // namespace ringleader

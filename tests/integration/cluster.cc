@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/grpc_status.h"
 
 namespace ringleader::testing {
 namespace {
@@ -14,12 +15,6 @@ std::unique_ptr<grpc::ClientContext> Ctx(absl::Duration d) {
   ctx->set_deadline(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(d));
   return ctx;
-}
-
-absl::Status FromGrpc(const grpc::Status& s) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      s.error_message());
 }
 
 bool IsFinal(v1::JobState s) {
@@ -92,8 +87,9 @@ absl::StatusOr<std::string> Cluster::Submit(const v1::JobSpec& spec) {
   v1::SubmitJobRequest req;
   *req.mutable_spec() = spec;
   v1::SubmitJobResponse resp;
-  if (absl::Status s =
-          FromGrpc(users_->SubmitJob(Ctx(absl::Seconds(10)).get(), req, &resp));
+  if (absl::Status s = FromGrpcStatus(
+          users_->SubmitJob(Ctx(absl::Seconds(10)).get(), req, &resp),
+          "SubmitJob");
       !s.ok()) {
     return s;
   }
@@ -104,8 +100,8 @@ absl::StatusOr<v1::Job> Cluster::Get(const std::string& job_id) {
   v1::GetJobRequest req;
   req.set_job_id(job_id);
   v1::Job job;
-  if (absl::Status s =
-          FromGrpc(users_->GetJob(Ctx(absl::Seconds(10)).get(), req, &job));
+  if (absl::Status s = FromGrpcStatus(
+          users_->GetJob(Ctx(absl::Seconds(10)).get(), req, &job), "GetJob");
       !s.ok()) {
     return s;
   }

@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/grpc_status.h"
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 #include "worker/comm/gloo_communicator.h"
@@ -66,12 +67,6 @@ std::unique_ptr<grpc::ClientContext> Ctx(absl::Duration d) {
   return ctx;
 }
 
-absl::Status FromGrpc(const grpc::Status& s, const char* what) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      absl::StrCat(what, ": ", s.error_message()));
-}
-
 struct Joined {
   std::string worker_id;
   std::string job_id;
@@ -86,7 +81,7 @@ absl::StatusOr<Joined> RegisterAndJoin(v1::WorkerService::Stub* stub) {
   reg.set_device("cpu");
   reg.set_address("127.0.0.1");
   v1::RegisterResponse rr;
-  CHECK_OK_OR_RETURN(FromGrpc(
+  CHECK_OK_OR_RETURN(FromGrpcStatus(
       stub->Register(Ctx(absl::Seconds(10)).get(), reg, &rr), "Register"));
   out.worker_id = rr.worker_id();
   // The job was submitted before this process started: the first heartbeat
@@ -94,7 +89,7 @@ absl::StatusOr<Joined> RegisterAndJoin(v1::WorkerService::Stub* stub) {
   v1::HeartbeatRequest hb;
   hb.set_worker_id(out.worker_id);
   v1::HeartbeatResponse hr;
-  CHECK_OK_OR_RETURN(FromGrpc(
+  CHECK_OK_OR_RETURN(FromGrpcStatus(
       stub->Heartbeat(Ctx(absl::Seconds(10)).get(), hb, &hr), "Heartbeat"));
   if (!hr.has_assignment()) {
     return absl::FailedPreconditionError("first heartbeat had no assignment");
@@ -104,9 +99,9 @@ absl::StatusOr<Joined> RegisterAndJoin(v1::WorkerService::Stub* stub) {
   jr.set_job_id(out.job_id);
   jr.set_worker_id(out.worker_id);
   jr.set_timeout_ms(30000);
-  CHECK_OK_OR_RETURN(
-      FromGrpc(stub->JoinRendezvous(Ctx(absl::Seconds(40)).get(), jr, &out.gen),
-               "JoinRendezvous"));
+  CHECK_OK_OR_RETURN(FromGrpcStatus(
+      stub->JoinRendezvous(Ctx(absl::Seconds(40)).get(), jr, &out.gen),
+      "JoinRendezvous"));
   return out;
 }
 
@@ -261,7 +256,7 @@ absl::Status RunAbort(v1::WorkerService::Stub* stub, GrpcKvClient* kv,
     leave.set_worker_id(j.worker_id);
     leave.set_reason("abort test: rank 1 stops");
     v1::LeaveResponse lr;
-    CHECK_OK_OR_RETURN(FromGrpc(
+    CHECK_OK_OR_RETURN(FromGrpcStatus(
         stub->Leave(Ctx(absl::Seconds(10)).get(), leave, &lr), "Leave"));
     // Stay alive with the sockets open until the parent closes stdin, so
     // rank 0 cannot learn of the failure from a closed connection.

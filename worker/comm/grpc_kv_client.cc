@@ -6,15 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/grpc_status.h"
 
 namespace ringleader {
 namespace {
-
-absl::Status FromGrpc(const grpc::Status& s, absl::string_view rpc) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      absl::StrCat(rpc, ": ", s.error_message()));
-}
 
 void SetDeadline(grpc::ClientContext* ctx, absl::Duration timeout) {
   ctx->set_deadline(std::chrono::system_clock::now() +
@@ -41,7 +36,7 @@ absl::Status GrpcKvClient::Set(const std::string& key,
   v1::KvSetResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, options_.rpc_timeout);
-  return FromGrpc(stub_->KvSet(&ctx, req, &resp), "KvSet");
+  return FromGrpcStatus(stub_->KvSet(&ctx, req, &resp), "KvSet");
 }
 
 absl::StatusOr<std::vector<std::string>> GrpcKvClient::Wait(
@@ -56,7 +51,8 @@ absl::StatusOr<std::vector<std::string>> GrpcKvClient::Wait(
   v1::KvWaitResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, absl::Milliseconds(timeout_ms) + options_.wait_slack);
-  if (absl::Status s = FromGrpc(stub_->KvWait(&ctx, req, &resp), "KvWait");
+  if (absl::Status s =
+          FromGrpcStatus(stub_->KvWait(&ctx, req, &resp), "KvWait");
       !s.ok()) {
     return s;
   }
@@ -77,7 +73,7 @@ absl::StatusOr<std::optional<std::string>> GrpcKvClient::Get(
   v1::KvGetResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, options_.rpc_timeout);
-  if (absl::Status s = FromGrpc(stub_->KvGet(&ctx, req, &resp), "KvGet");
+  if (absl::Status s = FromGrpcStatus(stub_->KvGet(&ctx, req, &resp), "KvGet");
       !s.ok()) {
     return s;
   }
@@ -95,7 +91,7 @@ absl::StatusOr<int64_t> GrpcKvClient::Add(const std::string& key,
   v1::KvAddResponse resp;
   grpc::ClientContext ctx;
   SetDeadline(&ctx, options_.rpc_timeout);
-  if (absl::Status s = FromGrpc(stub_->KvAdd(&ctx, req, &resp), "KvAdd");
+  if (absl::Status s = FromGrpcStatus(stub_->KvAdd(&ctx, req, &resp), "KvAdd");
       !s.ok()) {
     return s;
   }
