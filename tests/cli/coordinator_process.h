@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "tests/cli/process.h"
+#include "tests/testing/process.h"
 
 namespace ringleader::testing {
 

@@ -19,7 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 #include "tests/cli/coordinator_process.h"
-#include "tests/cli/process.h"
+#include "tests/testing/process.h"
 
 namespace ringleader {
 namespace {

@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 #include "tests/cli/coordinator_process.h"
-#include "tests/cli/process.h"
+#include "tests/testing/process.h"
 
 namespace ringleader {
 namespace {

@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <filesystem>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -22,12 +24,30 @@ bool IsFinal(v1::JobState s) {
          s == v1::JOB_STATE_CANCELLED;
 }
 
+// Logs go to one file per process (the daemons log to stderr).
+ProcessOptions LogTo(
+    const std::string& log,
+    std::vector<std::pair<std::string, std::optional<std::string>>> env = {}) {
+  ProcessOptions o;
+  o.env = std::move(env);
+  o.stdout_path = log + ".out";
+  o.stderr_path = log;
+  return o;
+}
+
 }  // namespace
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = absl::StrCat(TestTempDir(), "/", name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
 
 absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(
     const std::string& name, std::vector<std::string> coordinator_flags) {
   std::unique_ptr<Cluster> c(new Cluster());
-  c->dir_ = TempDir(name);
+  c->dir_ = FreshDir(name);
   c->coordinator_flags_ = std::move(coordinator_flags);
   if (absl::Status s = c->StartCoordinator(); !s.ok()) return s;
   return c;
@@ -44,20 +64,21 @@ absl::Status Cluster::StartCoordinator(bool same_port) {
   const std::string port_file =
       absl::StrCat(dir_, "/port.", ++coordinator_starts_);
   std::vector<std::string> argv = {
-      Runfile("coordinator/ringleader-coordinator"),
+      RunfilePath("coordinator/ringleader-coordinator"),
       absl::StrCat("--listen=127.0.0.1:", same_port ? port_ : 0),
       absl::StrCat("--state=", dir_, "/state.db"),
       absl::StrCat("--port_file=", port_file)};
   for (const std::string& f : coordinator_flags_) argv.push_back(f);
-  absl::StatusOr<Process> p =
-      Process::Start(argv, absl::StrCat(dir_, "/coordinator.log"));
+  absl::StatusOr<std::unique_ptr<Subprocess>> p =
+      Subprocess::Start(argv, LogTo(absl::StrCat(dir_, "/coordinator.log")));
   if (!p.ok()) return p.status();
-  coordinator_ = std::make_unique<Process>(*std::move(p));
-  absl::StatusOr<std::string> port = WaitForFile(port_file, absl::Seconds(30));
+  coordinator_ = *std::move(p);
+  absl::StatusOr<std::string> port =
+      WaitForFile(port_file, absl::Seconds(30), coordinator_.get());
   if (!port.ok()) {
     return absl::UnavailableError(
         absl::StrCat("coordinator did not start: ",
-                     ReadFile(absl::StrCat(dir_, "/coordinator.log"))));
+                     ReadFileOrEmpty(absl::StrCat(dir_, "/coordinator.log"))));
   }
   if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*port), &port_)) {
     return absl::InternalError(absl::StrCat("bad port file: ", *port));
@@ -71,15 +92,16 @@ void Cluster::Connect() {
   users_ = v1::UserService::NewStub(channel_);
 }
 
-absl::StatusOr<Process*> Cluster::StartWorker(std::vector<std::string> flags) {
-  std::vector<std::string> argv = {Runfile("worker/ringleader-worker"),
+absl::StatusOr<Subprocess*> Cluster::StartWorker(
+    std::vector<std::string> flags) {
+  std::vector<std::string> argv = {RunfilePath("worker/ringleader-worker"),
                                    absl::StrCat("--coordinator=", target())};
   for (std::string& f : flags) argv.push_back(std::move(f));
-  absl::StatusOr<Process> p = Process::Start(
-      argv, absl::StrCat(dir_, "/worker", workers_.size(), ".log"),
-      {"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"});
+  absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(
+      argv, LogTo(absl::StrCat(dir_, "/worker", workers_.size(), ".log"),
+                  {{"OPENBLAS_NUM_THREADS", "1"}, {"OMP_NUM_THREADS", "1"}}));
   if (!p.ok()) return p.status();
-  workers_.push_back(std::make_unique<Process>(*std::move(p)));
+  workers_.push_back(*std::move(p));
   return workers_.back().get();
 }
 

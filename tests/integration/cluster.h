@@ -9,9 +9,12 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
-#include "tests/integration/process.h"
+#include "tests/testing/process.h"
 
 namespace ringleader::testing {
+
+// A fresh, empty directory `name` under the test's temporary directory.
+std::string FreshDir(const std::string& name);
 
 // A real coordinator process (and workers) on 127.0.0.1 with a free port,
 // its state in a temporary directory: what integration tests train on.
@@ -26,12 +29,12 @@ class Cluster {
   // Starts it again on the same state file (and a new free port unless
   // `same_port`).
   absl::Status StartCoordinator(bool same_port = false);
-  absl::StatusOr<Process*> StartWorker(std::vector<std::string> flags = {});
+  absl::StatusOr<Subprocess*> StartWorker(std::vector<std::string> flags = {});
 
   std::string target() const { return "127.0.0.1:" + std::to_string(port_); }
   const std::string& dir() const { return dir_; }
   v1::UserService::Stub& users() { return *users_; }
-  std::vector<std::unique_ptr<Process>>& workers() { return workers_; }
+  std::vector<std::unique_ptr<Subprocess>>& workers() { return workers_; }
 
   absl::StatusOr<std::string> Submit(const v1::JobSpec& spec);
   absl::StatusOr<v1::Job> Get(const std::string& job_id);
@@ -47,8 +50,8 @@ class Cluster {
   std::vector<std::string> coordinator_flags_;
   int port_ = 0;
   int coordinator_starts_ = 0;
-  std::unique_ptr<Process> coordinator_;
-  std::vector<std::unique_ptr<Process>> workers_;
+  std::unique_ptr<Subprocess> coordinator_;
+  std::vector<std::unique_ptr<Subprocess>> workers_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::UserService::Stub> users_;
 };

@@ -55,19 +55,22 @@ TEST(CoordinatorRestartTest, JobsSurviveKillNine) {
 }
 
 TEST(CoordinatorRestartTest, GarbageStateFileIsAClearError) {
-  const std::string dir = TempDir("garbage-state");
+  const std::string dir = FreshDir("garbage-state");
   { std::ofstream(dir + "/state.db") << std::string(4096, 'z'); }
-  auto p =
-      Process::Start({Runfile("coordinator/ringleader-coordinator"),
-                      "--listen=127.0.0.1:0", "--state=" + dir + "/state.db"},
-                     dir + "/log");
+  ProcessOptions o;
+  o.stderr_path = dir + "/log";
+  auto p = Subprocess::Start(
+      {RunfilePath("coordinator/ringleader-coordinator"),
+       "--listen=127.0.0.1:0", "--state=" + dir + "/state.db"},
+      o);
   ASSERT_TRUE(p.ok());
-  auto code = p->Wait(absl::Seconds(30));
+  auto code = (*p)->Wait(absl::Seconds(30));
   ASSERT_TRUE(code.has_value());
   EXPECT_EQ(*code, 1);
-  EXPECT_NE(ReadFile(dir + "/log").find("not a Ringleader state database"),
-            std::string::npos)
-      << ReadFile(dir + "/log");
+  EXPECT_NE(
+      ReadFileOrEmpty(dir + "/log").find("not a Ringleader state database"),
+      std::string::npos)
+      << ReadFileOrEmpty(dir + "/log");
 }
 
 }  // namespace

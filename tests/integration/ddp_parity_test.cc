@@ -131,7 +131,7 @@ double MaxAbsDiff(const std::vector<torch::Tensor>& a,
 TEST(DdpParityTest, TwoAndThreeWorkersMatchOneProcess) {
   for (int world : {2, 3}) {
     SCOPED_TRACE(world);
-    const std::string dir = TempDir("parity-ckpt-" + std::to_string(world));
+    const std::string dir = FreshDir("parity-ckpt-" + std::to_string(world));
     v1::JobSpec spec = Spec("parity" + std::to_string(world), world, dir);
     auto distributed = TrainDistributed({spec}, world);
     auto single = TrainSingleProcess(spec, world);
@@ -142,8 +142,8 @@ TEST(DdpParityTest, TwoAndThreeWorkersMatchOneProcess) {
 }
 
 TEST(DdpParityTest, OverlappedBucketsEqualAllReduceAfterBackward) {
-  v1::JobSpec overlapped = Spec("overlap", 2, TempDir("overlap-ckpt"));
-  v1::JobSpec after = Spec("after", 2, TempDir("after-ckpt"));
+  v1::JobSpec overlapped = Spec("overlap", 2, FreshDir("overlap-ckpt"));
+  v1::JobSpec after = Spec("after", 2, FreshDir("after-ckpt"));
   after.mutable_ddp()->set_allreduce_after_backward(true);
   const double diff = MaxAbsDiff(TrainDistributed({overlapped}, 2),
                                  TrainDistributed({after}, 2));
@@ -156,7 +156,7 @@ TEST(DdpParityTest, ResumedJobContinuesExactlyFromItsCheckpoint) {
   // One epoch, then the same job resubmitted with resume for two: it starts
   // from the committed epoch-end checkpoint (weights and momentum) and ends
   // where an uninterrupted two-epoch run ends.
-  const std::string dir = TempDir("resume-ckpt");
+  const std::string dir = FreshDir("resume-ckpt");
   v1::JobSpec first = Spec("resume", 2, dir);
   first.set_epochs(1);
   v1::JobSpec second = Spec("resume", 2, dir);

@@ -1,4 +1,4 @@
-#include "tests/cli/process.h"
+#include "tests/testing/process.h"
 
 #include <fstream>
 

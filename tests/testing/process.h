@@ -1,5 +1,5 @@
-#ifndef RINGLEADER_TESTS_CLI_PROCESS_H_
-#define RINGLEADER_TESTS_CLI_PROCESS_H_
+#ifndef RINGLEADER_TESTS_TESTING_PROCESS_H_
+#define RINGLEADER_TESTS_TESTING_PROCESS_H_
 
 // Child processes for integration tests: run a binary to completion with its
 // output captured, or keep a daemon running in the background with its
@@ -69,6 +69,9 @@ class Subprocess {
   // SIGTERM, up to `grace` to exit, then SIGKILL. The exit code.
   int Stop(absl::Duration grace = absl::Seconds(5));
 
+  // Sends `signal` (SIGKILL for a crash test) if it still runs.
+  void Kill(int signal);
+
  private:
   Subprocess(pid_t pid, int pidfd) : pid_(pid), pidfd_(pidfd) {}
 
@@ -106,4 +109,4 @@ std::string TestTempDir();
 
 }  // namespace ringleader::testing
 
-#endif  // RINGLEADER_TESTS_CLI_PROCESS_H_
+#endif  // RINGLEADER_TESTS_TESTING_PROCESS_H_

@@ -1,4 +1,4 @@
-#include "tests/cli/process.h"
+#include "tests/testing/process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -216,6 +216,10 @@ std::optional<int> Subprocess::Wait(absl::Duration timeout) {
   if (pidfd_ < 0) return std::nullopt;  // Cannot wait without sleeping.
   exit_code_ = WaitUntil(pid_, pidfd_, absl::Now() + timeout);
   return exit_code_;
+}
+
+void Subprocess::Kill(int signal) {
+  if (Running()) kill(pid_, signal);
 }
 
 int Subprocess::Stop(absl::Duration grace) {
