@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
+#include "tests/testing/job_specs.h"
 
 namespace ringleader {
 namespace {
@@ -20,18 +21,10 @@ using v1::UserService;
 using v1::WorkerService;
 
 v1::JobSpec Spec(const std::string& name, int min, int max) {
-  v1::JobSpec s;
-  s.set_name(name);
-  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
-  s.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
+  v1::JobSpec s = testing::MinimalJobSpec(name, min, max);
   s.mutable_dataset()->set_synthetic_train_size(1000);
   s.mutable_dataset()->set_synthetic_test_size(100);
-  s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
-  s.mutable_optimizer()->set_learning_rate(0.1);
   s.set_epochs(2);
-  s.set_batch_size(10);
-  s.set_min_workers(min);
-  s.set_max_workers(max);
   s.set_rendezvous_last_call_ms(0);
   return s;
 }

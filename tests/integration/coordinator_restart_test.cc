@@ -6,24 +6,12 @@
 
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
+#include "tests/testing/job_specs.h"
 
 namespace ringleader::testing {
 namespace {
 
-v1::JobSpec Spec(const std::string& name) {
-  v1::JobSpec s;
-  s.set_name(name);
-  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
-  s.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
-  s.mutable_dataset()->set_synthetic_train_size(100);
-  s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
-  s.mutable_optimizer()->set_learning_rate(0.1);
-  s.set_epochs(1);
-  s.set_batch_size(10);
-  s.set_min_workers(2);
-  s.set_max_workers(2);
-  return s;
-}
+v1::JobSpec Spec(const std::string& name) { return MinimalJobSpec(name, 2, 2); }
 
 TEST(CoordinatorRestartTest, JobsSurviveKillNine) {
   auto cluster = Cluster::Start("restart");
