@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
+#include "tests/testing/job_specs.h"
 #include "worker/comm/grpc_kv_client.h"
 
 namespace ringleader {
@@ -44,16 +45,7 @@ class GlooKvStoreTest : public ::testing::Test {
 
     v1::SubmitJobRequest sub;
     v1::JobSpec* s = sub.mutable_spec();
-    s->set_name("kv");
-    s->mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
-    s->mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
-    s->mutable_dataset()->set_synthetic_train_size(100);
-    s->mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
-    s->mutable_optimizer()->set_learning_rate(0.1);
-    s->set_epochs(1);
-    s->set_batch_size(10);
-    s->set_min_workers(1);
-    s->set_max_workers(1);
+    *s = testing::MinimalJobSpec("kv", 1, 1);
     s->set_rendezvous_last_call_ms(0);
     // Leave() then ends the generation and the job restarts: calls for the
     // ended generation are ABORTED (a failed job would answer

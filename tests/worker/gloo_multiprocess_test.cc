@@ -14,6 +14,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
+#include "tests/testing/job_specs.h"
 #include "tests/worker/child_process.h"
 
 namespace ringleader {
@@ -22,18 +23,10 @@ namespace {
 constexpr absl::Duration kChildBound = absl::Seconds(60);
 
 v1::JobSpec Spec(int world) {
-  v1::JobSpec s;
-  s.set_name(absl::StrCat("gloo-", world));
-  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
-  s.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
+  v1::JobSpec s =
+      testing::MinimalJobSpec(absl::StrCat("gloo-", world), world, world);
   s.mutable_dataset()->set_synthetic_train_size(1000);
   s.mutable_dataset()->set_synthetic_test_size(100);
-  s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
-  s.mutable_optimizer()->set_learning_rate(0.1);
-  s.set_epochs(1);
-  s.set_batch_size(10);
-  s.set_min_workers(world);
-  s.set_max_workers(world);
   s.set_rendezvous_last_call_ms(0);
   // A peer that leaves ends the generation and the job restarts (instead of
   // failing), so the survivor's calls for the old generation are ABORTED.

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
+#include "tests/testing/job_specs.h"
 #include "worker/cuda/nccl_unique_id.h"
 
 namespace ringleader {
@@ -42,16 +43,8 @@ TEST(NcclUniqueIdTest, RankZeroIdReachesAllRanksThroughCoordinator) {
   constexpr int kWorld = 4;
   v1::SubmitJobRequest sub;
   v1::JobSpec* s = sub.mutable_spec();
-  s->set_name("nccl");
-  s->mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
-  s->mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
-  s->mutable_dataset()->set_synthetic_train_size(100);
-  s->mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
-  s->mutable_optimizer()->set_learning_rate(0.1);
-  s->set_epochs(1);
+  *s = testing::MinimalJobSpec("nccl", kWorld, kWorld);
   s->set_batch_size(8);
-  s->set_min_workers(kWorld);
-  s->set_max_workers(kWorld);
   s->set_device(v1::DEVICE_KIND_CUDA);
   v1::SubmitJobResponse subr;
   ASSERT_TRUE(users->SubmitJob(ctx().get(), sub, &subr).ok());
