@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -15,7 +16,10 @@ struct NcclCommunicator::Impl {
   Options options;
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
-  absl::Mutex mu;  // Serializes teardown against polling.
+  // Serializes every NCCL call on `comm` against teardown. The communicator
+  // is nonblocking (config.blocking = 0), so no call holds it for long and
+  // Abort is never stuck behind one.
+  absl::Mutex mu;
   std::atomic<bool> aborted{false};
   bool destroyed = false;
 
@@ -27,6 +31,19 @@ struct NcclCommunicator::Impl {
       destroyed = true;
     }
   }
+
+  // A nonblocking communicator answers ncclInProgress while NCCL finishes an
+  // init or an enqueue in the background; this polls its state until it is
+  // idle, failing (and aborting) on an asynchronous error, after Abort, when
+  // `cancelled` turns true, or past `deadline`.
+  absl::Status WaitIdle(absl::Time deadline, absl::string_view what);
+
+  // Queues `op` on the communicator's stream behind the work already queued
+  // on the producer stream (a GPU-side wait: the host does not block), and
+  // returns an event recorded after it.
+  absl::StatusOr<cudaEvent_t> Enqueue(
+      absl::FunctionRef<ncclResult_t(ncclComm_t, cudaStream_t)> op,
+      absl::string_view what);
 };
 
 namespace {
@@ -52,6 +69,69 @@ absl::StatusOr<ncclDataType_t> NcclType(DataType type) {
 }
 
 }  // namespace
+
+absl::Status NcclCommunicator::Impl::WaitIdle(absl::Time deadline,
+                                              absl::string_view what) {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu);
+      if (aborted) return absl::AbortedError("communicator aborted");
+      ncclResult_t state = ncclSuccess;
+      ncclCommGetAsyncError(comm, &state);
+      if (state == ncclSuccess) return absl::OkStatus();
+      if (state != ncclInProgress) {
+        AbortLocked();
+        return NcclError(state, what);
+      }
+      if (options.cancelled != nullptr && options.cancelled->load()) {
+        AbortLocked();
+        return absl::AbortedError(absl::StrCat(what, ": cancelled"));
+      }
+      if (absl::Now() > deadline) {
+        AbortLocked();
+        return absl::DeadlineExceededError(absl::StrCat(
+            what, " did not finish in ", absl::FormatDuration(options.timeout),
+            "; communicator aborted"));
+      }
+    }
+    // NCCL works in its own threads meanwhile; the sleep bounds CPU use.
+    absl::SleepFor(absl::Microseconds(100));
+  }
+}
+
+absl::StatusOr<cudaEvent_t> NcclCommunicator::Impl::Enqueue(
+    absl::FunctionRef<ncclResult_t(ncclComm_t, cudaStream_t)> op,
+    absl::string_view what) {
+  ncclResult_t rc;
+  {
+    absl::MutexLock lock(&mu);
+    if (aborted) return absl::AbortedError("communicator aborted");
+    cudaEvent_t ready = nullptr;
+    if (cudaError_t e =
+            cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
+        e != cudaSuccess) {
+      return CudaError(e, "cudaEventCreate");
+    }
+    cudaEventRecord(ready, static_cast<cudaStream_t>(options.producer_stream));
+    cudaStreamWaitEvent(stream, ready, 0);
+    cudaEventDestroy(ready);
+    rc = op(comm, stream);
+    if (rc != ncclSuccess && rc != ncclInProgress) return NcclError(rc, what);
+  }
+  if (rc == ncclInProgress) {
+    if (absl::Status s = WaitIdle(absl::Now() + options.timeout, what);
+        !s.ok()) {
+      return s;
+    }
+  }
+  cudaEvent_t done = nullptr;
+  if (cudaError_t e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+      e != cudaSuccess) {
+    return CudaError(e, "cudaEventCreate");
+  }
+  cudaEventRecord(done, stream);
+  return done;
+}
 
 class NcclCommunicator::NcclWork final : public Work {
  public:
@@ -116,75 +196,78 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Create(
   }
   ncclUniqueId id;
   std::memcpy(id.internal, unique_id.data(), NCCL_UNIQUE_ID_BYTES);
-  if (ncclResult_t rc = ncclCommInitRank(&impl->comm, world_size, id, rank);
-      rc != ncclSuccess) {
+  // Nonblocking, so a peer that never shows up cannot hang the init: it is
+  // bounded by the timeout and by `cancelled`.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclResult_t rc =
+      ncclCommInitRankConfig(&impl->comm, world_size, id, rank, &config);
+  if (rc != ncclSuccess && rc != ncclInProgress) {
     cudaStreamDestroy(impl->stream);
-    return NcclError(rc, "ncclCommInitRank");
+    return NcclError(rc, "ncclCommInitRankConfig");
+  }
+  if (absl::Status s =
+          impl->WaitIdle(absl::Now() + options.timeout, "ncclCommInitRank");
+      !s.ok()) {
+    cudaStreamDestroy(impl->stream);
+    return s;
   }
   return std::unique_ptr<NcclCommunicator>(
       new NcclCommunicator(std::move(impl), rank, world_size));
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  absl::MutexLock lock(&impl_->mu);
-  if (impl_->comm != nullptr && !impl_->destroyed) {
+  // A nonblocking communicator finalizes in the background: flush it, bounded
+  // by the timeout (WaitIdle aborts it past that), then free it.
+  bool finalized = false;
+  {
+    absl::MutexLock lock(&impl_->mu);
+    if (!impl_->destroyed && impl_->comm != nullptr) {
+      const ncclResult_t rc = ncclCommFinalize(impl_->comm);
+      finalized = rc == ncclSuccess || rc == ncclInProgress;
+    }
+  }
+  if (finalized &&
+      impl_->WaitIdle(absl::Now() + impl_->options.timeout, "ncclCommFinalize")
+          .ok()) {
+    absl::MutexLock lock(&impl_->mu);
     ncclCommDestroy(impl_->comm);
     impl_->destroyed = true;
   }
+  absl::MutexLock lock(&impl_->mu);
+  impl_->AbortLocked();
   if (impl_->stream != nullptr) cudaStreamDestroy(impl_->stream);
 }
 
 std::unique_ptr<Work> NcclCommunicator::AllReduceSumAsync(void* data,
                                                           size_t count,
                                                           DataType type) {
-  auto fail = [this](absl::Status s) {
-    return std::make_unique<NcclWork>(impl_, nullptr, std::move(s));
-  };
-  if (impl_->aborted) return fail(absl::AbortedError("communicator aborted"));
   absl::StatusOr<ncclDataType_t> nccl_type = NcclType(type);
-  if (!nccl_type.ok()) return fail(nccl_type.status());
-  auto producer = static_cast<cudaStream_t>(impl_->options.producer_stream);
-  cudaEvent_t ready = nullptr, done = nullptr;
-  if (cudaError_t rc = cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
-      rc != cudaSuccess) {
-    return fail(CudaError(rc, "cudaEventCreate"));
-  }
-  // The bucket is complete once the producer's queued kernels ran.
-  cudaEventRecord(ready, producer);
-  cudaStreamWaitEvent(impl_->stream, ready, 0);
-  cudaEventDestroy(ready);
-  if (ncclResult_t rc = ncclAllReduce(data, data, count, *nccl_type, ncclSum,
-                                      impl_->comm, impl_->stream);
-      rc != ncclSuccess) {
-    return fail(NcclError(rc, "ncclAllReduce"));
-  }
-  if (cudaError_t rc = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
-      rc != cudaSuccess) {
-    return fail(CudaError(rc, "cudaEventCreate"));
-  }
-  cudaEventRecord(done, impl_->stream);
-  return std::make_unique<NcclWork>(impl_, done, absl::OkStatus());
+  absl::StatusOr<cudaEvent_t> done =
+      !nccl_type.ok()
+          ? nccl_type.status()
+          : impl_->Enqueue(
+                [&](ncclComm_t comm, cudaStream_t stream) {
+                  return ncclAllReduce(data, data, count, *nccl_type, ncclSum,
+                                       comm, stream);
+                },
+                "ncclAllReduce");
+  if (!done.ok())
+    return std::make_unique<NcclWork>(impl_, nullptr, done.status());
+  return std::make_unique<NcclWork>(impl_, *done, absl::OkStatus());
 }
 
 absl::Status NcclCommunicator::Broadcast(void* data, size_t bytes, int root) {
-  if (impl_->aborted) return absl::AbortedError("communicator aborted");
   if (root < 0 || root >= world_size_) {
     return absl::InvalidArgumentError(absl::StrCat("bad root ", root));
   }
-  auto producer = static_cast<cudaStream_t>(impl_->options.producer_stream);
-  cudaEvent_t ready = nullptr, done = nullptr;
-  cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
-  cudaEventRecord(ready, producer);
-  cudaStreamWaitEvent(impl_->stream, ready, 0);
-  cudaEventDestroy(ready);
-  if (ncclResult_t rc = ncclBroadcast(data, data, bytes, ncclUint8, root,
-                                      impl_->comm, impl_->stream);
-      rc != ncclSuccess) {
-    return NcclError(rc, "ncclBroadcast");
-  }
-  cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
-  cudaEventRecord(done, impl_->stream);
-  return NcclWork(impl_, done, absl::OkStatus()).Wait();
+  absl::StatusOr<cudaEvent_t> done = impl_->Enqueue(
+      [&](ncclComm_t comm, cudaStream_t stream) {
+        return ncclBroadcast(data, data, bytes, ncclUint8, root, comm, stream);
+      },
+      "ncclBroadcast");
+  if (!done.ok()) return done.status();
+  return NcclWork(impl_, *done, absl::OkStatus()).Wait();
 }
 
 void NcclCommunicator::Abort() {

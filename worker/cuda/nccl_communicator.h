@@ -16,7 +16,9 @@ namespace ringleader {
 // through an event) for the work already queued on the producer stream,
 // typically LibTorch's current stream, so a bucket is all-reduced only after
 // backward wrote it, without a host synchronization and without staging
-// through host memory. Work::Wait blocks the host until the collective is
+// through host memory. The NCCL communicator is nonblocking, so its creation
+// is bounded by the timeout too, and Abort never waits behind a call into
+// NCCL. Work::Wait blocks the host until the collective is
 // done, polling NCCL's asynchronous error state; past the timeout, or after
 // Abort, the communicator is torn down with ncclCommAbort so no rank hangs on
 // a dead peer. Thread-safe for Abort; collectives come from one thread.
@@ -28,6 +30,9 @@ class NcclCommunicator final : public Communicator {
     // The stream whose queued work a collective must follow (a cudaStream_t;
     // null: the legacy default stream).
     void* producer_stream = nullptr;
+    // Creation gives up (ABORTED) once this turns true: the daemon's flag for
+    // "the coordinator ended this generation". May be null.
+    const std::atomic<bool>* cancelled = nullptr;
   };
 
   // `unique_id` is rank 0's ncclUniqueId (128 bytes), handed out by the
