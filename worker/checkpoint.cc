@@ -36,8 +36,13 @@ absl::StatusOr<CheckpointPosition> LoadCheckpoint(
   absl::StatusOr<std::string> payload = ReadCheckpointFile(path);
   if (!payload.ok()) return payload.status();
   try {
+    // Tensors are mapped onto the model's device, so a checkpoint written on
+    // one device (cuda:0, or the CPU) resumes on any other.
+    const std::vector<at::Tensor> params = model.Parameters();
+    c10::optional<torch::Device> device;
+    if (!params.empty()) device = params.front().device();
     torch::serialize::InputArchive archive;
-    archive.load_from(payload->data(), payload->size());
+    archive.load_from(payload->data(), payload->size(), device);
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
     if (absl::Status s = model.Load(model_archive); !s.ok()) return s;

@@ -202,6 +202,39 @@ absl::Status CoordinatorClient::Barrier(const std::string& job_id,
       absl::StrCat("barrier ", name));
 }
 
+absl::Status CoordinatorClient::PublishNcclId(const std::string& job_id,
+                                              int64_t generation,
+                                              int64_t comm_index,
+                                              const std::string& unique_id) {
+  v1::PublishNcclIdRequest req;
+  req.set_job_id(job_id);
+  req.set_generation(generation);
+  req.set_rank(0);
+  req.set_comm_index(comm_index);
+  req.set_unique_id(unique_id);
+  v1::PublishNcclIdResponse resp;
+  return FromGrpcStatus(
+      stub_->PublishNcclId(Ctx(options_.rpc_timeout).get(), req, &resp),
+      "publish NCCL id");
+}
+
+absl::StatusOr<std::string> CoordinatorClient::FetchNcclId(
+    const std::string& job_id, int64_t generation, int32_t rank,
+    int64_t comm_index, absl::Duration timeout) {
+  v1::FetchNcclIdRequest req;
+  req.set_job_id(job_id);
+  req.set_generation(generation);
+  req.set_rank(rank);
+  req.set_comm_index(comm_index);
+  req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
+  v1::FetchNcclIdResponse resp;
+  absl::Status s = FromGrpcStatus(
+      stub_->FetchNcclId(Ctx(timeout + options_.rpc_timeout).get(), req, &resp),
+      "fetch NCCL id");
+  if (!s.ok()) return s;
+  return resp.unique_id();
+}
+
 absl::StatusOr<v1::ShardAssignment> CoordinatorClient::GetShard(
     const v1::GetShardRequest& r) {
   v1::ShardAssignment resp;

@@ -57,6 +57,14 @@ class CoordinatorClient {
   absl::Status Barrier(const std::string& job_id, int64_t generation,
                        int32_t rank, const std::string& name,
                        absl::Duration timeout);
+  // NCCL bootstrap: rank 0 publishes its ncclUniqueId, the other ranks wait
+  // up to `timeout` for it.
+  absl::Status PublishNcclId(const std::string& job_id, int64_t generation,
+                             int64_t comm_index, const std::string& unique_id);
+  absl::StatusOr<std::string> FetchNcclId(const std::string& job_id,
+                                          int64_t generation, int32_t rank,
+                                          int64_t comm_index,
+                                          absl::Duration timeout);
   absl::StatusOr<v1::ShardAssignment> GetShard(const v1::GetShardRequest& r);
   absl::Status ReportProgress(const v1::ReportProgressRequest& r);
   absl::StatusOr<int64_t> CommitCheckpoint(

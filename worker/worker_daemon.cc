@@ -4,14 +4,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
-#include "worker/comm/gloo_communicator.h"
-#include "worker/comm/grpc_kv_client.h"
+#include "worker/device/communicator_factory.h"
 #include "worker/job_data.h"
 #include "worker/trainer.h"
 
 namespace ringleader {
 
-WorkerDaemon::WorkerDaemon(WorkerConfig config) : config_(std::move(config)) {
+WorkerDaemon::WorkerDaemon(WorkerConfig config)
+    : config_(std::move(config)),
+      device_(ParseDevice(config_.device).value_or(Device{})) {
   CoordinatorClient::Options o;
   o.hostname = config_.hostname;
   o.device = config_.device;
@@ -44,6 +45,7 @@ void WorkerDaemon::OnAbort(const v1::GenerationAbort& abort) {
 }
 
 absl::Status WorkerDaemon::Run() {
+  if (absl::Status s = CheckDevice(config_.device); !s.ok()) return s;
   if (absl::Status s = client_->Register(); !s.ok()) return s;
   LOG(INFO) << "registered as " << client_->worker_id() << " ("
             << config_.device << ") with " << config_.coordinator;
@@ -90,12 +92,18 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
     client_->SetCurrent(job_id, gen->generation());
     LOG(INFO) << "generation " << gen->generation() << ": rank " << gen->rank()
               << " of " << gen->world_size();
-    GrpcKvClient kv(client_->channel(), job_id, gen->generation());
-    GlooCommunicator::Options copts;
-    copts.interface_or_host = config_.address;
-    copts.timeout = config_.collective_timeout;
-    absl::StatusOr<std::unique_ptr<GlooCommunicator>> comm =
-        GlooCommunicator::Create(&kv, gen->rank(), gen->world_size(), copts);
+    CommunicatorRequest request;
+    request.client = client_.get();
+    request.job_id = job_id;
+    request.generation = gen->generation();
+    request.rank = gen->rank();
+    request.world_size = gen->world_size();
+    request.device = device_;
+    request.address = config_.address;
+    request.timeout = config_.collective_timeout;
+    request.cancelled = &aborted_;
+    absl::StatusOr<std::unique_ptr<Communicator>> comm =
+        CreateCommunicator(request);
     absl::Status s;
     if (comm.ok()) {
       {

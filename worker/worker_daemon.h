@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "worker/comm/communicator.h"
 #include "worker/coordinator_client.h"
+#include "worker/device/device.h"
 
 namespace ringleader {
 
@@ -45,6 +46,7 @@ class WorkerDaemon {
   void OnAbort(const v1::GenerationAbort& abort);
 
   const WorkerConfig config_;
+  const Device device_;  // config_.device, checked by Run().
   std::unique_ptr<CoordinatorClient> client_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> aborted_{false};

@@ -8,8 +8,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/match.h"
 #include "glog/logging.h"
+#include "worker/device/communicator_factory.h"
 #include "worker/worker_daemon.h"
 
 ABSL_FLAG(std::string, coordinator, "",
@@ -49,13 +49,9 @@ int main(int argc, char** argv) {
     config.coordinator = env != nullptr && *env ? env : "127.0.0.1:7070";
   }
   config.device = absl::GetFlag(FLAGS_device);
-  if (config.device != "cpu" && !absl::StartsWith(config.device, "cuda:")) {
-    std::cerr << "ringleader-worker: --device must be cpu or cuda:N\n";
-    return 2;
-  }
-  if (config.device != "cpu") {
-    std::cerr << "ringleader-worker: this build trains on CPU only; build "
-                 "with a CUDA LibTorch for --device=cuda:N\n";
+  // A device this build or host cannot train on fails here, not mid-job.
+  if (absl::Status s = ringleader::CheckDevice(config.device); !s.ok()) {
+    std::cerr << "ringleader-worker: --device: " << s.message() << "\n";
     return 2;
   }
   char host[256] = {0};

@@ -1,14 +1,18 @@
 // Real NCCL unique ids, made by rank 0 and handed to every rank through a
-// real coordinator over gRPC. ncclGetUniqueId needs no GPU; communicator
-// creation does, and is skipped with a clear message without one.
+// real coordinator over gRPC by real worker clients (ExchangeNcclUniqueId).
+// ncclGetUniqueId needs no GPU; communicator creation does, and is skipped
+// with a clear message without one.
+#include "worker/cuda/nccl_id_exchange.h"
+
+#include <set>
 #include <thread>
 
 #include "coordinator/coordinator_server.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
-#include "ringleader/v1/worker_service.grpc.pb.h"
 #include "tests/testing/job_specs.h"
+#include "worker/coordinator_client.h"
 #include "worker/cuda/nccl_unique_id.h"
 
 namespace ringleader {
@@ -33,7 +37,7 @@ TEST(NcclUniqueIdTest, RankZeroIdReachesAllRanksThroughCoordinator) {
       grpc::CreateChannel("127.0.0.1:" + std::to_string((*server)->port()),
                           grpc::InsecureChannelCredentials());
   auto users = v1::UserService::NewStub(channel);
-  auto workers = v1::WorkerService::NewStub(channel);
+  const std::string target = "127.0.0.1:" + std::to_string((*server)->port());
   auto ctx = [] {
     auto c = std::make_unique<grpc::ClientContext>();
     c->set_deadline(std::chrono::system_clock::now() +
@@ -49,57 +53,70 @@ TEST(NcclUniqueIdTest, RankZeroIdReachesAllRanksThroughCoordinator) {
   v1::SubmitJobResponse subr;
   ASSERT_TRUE(users->SubmitJob(ctx().get(), sub, &subr).ok());
 
-  std::vector<std::string> fetched(kWorld);
-  std::string published;
+  // Each rank is a real worker client: it registers, receives the job from
+  // its heartbeats, joins the rendezvous and exchanges the id.
+  std::vector<absl::StatusOr<std::string>> ids(kWorld,
+                                               absl::UnknownError("not run"));
+  std::vector<int> ranks_of(kWorld, -1);
   std::vector<std::thread> ranks;
   for (int i = 0; i < kWorld; ++i) {
     ranks.emplace_back([&, i] {
-      v1::RegisterRequest reg;
-      reg.set_hostname("gpu-host");
-      reg.set_pid(10 + i);
-      reg.set_device("cuda:" + std::to_string(i));
-      v1::RegisterResponse rr;
-      ASSERT_TRUE(workers->Register(ctx().get(), reg, &rr).ok());
-      v1::HeartbeatRequest hb;
-      hb.set_worker_id(rr.worker_id());
-      v1::HeartbeatResponse hr;
-      ASSERT_TRUE(workers->Heartbeat(ctx().get(), hb, &hr).ok());
-      ASSERT_EQ(hr.assignment().job_id(), subr.job_id());
-      v1::JoinRendezvousRequest jr;
-      jr.set_job_id(subr.job_id());
-      jr.set_worker_id(rr.worker_id());
-      v1::JoinRendezvousResponse gen;
-      ASSERT_TRUE(workers->JoinRendezvous(ctx().get(), jr, &gen).ok());
-      if (gen.rank() == 0) {
-        auto id = NewNcclUniqueId();
-        ASSERT_TRUE(id.ok()) << id.status();
-        published = *id;
-        v1::PublishNcclIdRequest p;
-        p.set_job_id(subr.job_id());
-        p.set_generation(gen.generation());
-        p.set_rank(0);
-        p.set_comm_index(0);
-        p.set_unique_id(*id);
-        v1::PublishNcclIdResponse pr;
-        ASSERT_TRUE(workers->PublishNcclId(ctx().get(), p, &pr).ok());
-        fetched[0] = *id;
+      CoordinatorClient::Options options;
+      options.hostname = "gpu-host";
+      options.device = "cuda:" + std::to_string(i);
+      options.pid = 10 + i;
+      options.unreachable_timeout = absl::Seconds(30);
+      CoordinatorClient client(
+          grpc::CreateChannel(target, grpc::InsecureChannelCredentials()),
+          options);
+      if (absl::Status s = client.Register(); !s.ok()) {
+        ids[i] = s;
         return;
       }
-      v1::FetchNcclIdRequest f;
-      f.set_job_id(subr.job_id());
-      f.set_generation(gen.generation());
-      f.set_rank(gen.rank());
-      f.set_comm_index(0);
-      f.set_timeout_ms(20000);
-      v1::FetchNcclIdResponse fr;
-      grpc::Status st = workers->FetchNcclId(ctx().get(), f, &fr);
-      ASSERT_TRUE(st.ok()) << st.error_message();
-      fetched[gen.rank()] = fr.unique_id();
+      client.StartHeartbeats([](const v1::GenerationAbort&) {});
+      absl::StatusOr<v1::JobAssignment> job =
+          client.WaitForAssignment(absl::Seconds(30));
+      if (!job.ok()) {
+        ids[i] = job.status();
+        return;
+      }
+      absl::StatusOr<v1::JoinRendezvousResponse> gen =
+          client.Join(job->job_id(), absl::Seconds(30));
+      if (!gen.ok()) {
+        ids[i] = gen.status();
+        return;
+      }
+      ranks_of[i] = gen->rank();
+      ids[i] = ExchangeNcclUniqueId(client, job->job_id(), gen->generation(),
+                                    gen->rank(), /*comm_index=*/0,
+                                    absl::Seconds(30));
+      client.StopHeartbeats();
     });
   }
   for (auto& t : ranks) t.join();
-  ASSERT_EQ(published.size(), 128u);
-  for (int r = 0; r < kWorld; ++r) EXPECT_EQ(fetched[r], published) << r;
+  std::set<int> seen_ranks(ranks_of.begin(), ranks_of.end());
+  EXPECT_EQ(seen_ranks, (std::set<int>{0, 1, 2, 3}));
+  for (int i = 0; i < kWorld; ++i) {
+    ASSERT_TRUE(ids[i].ok()) << i << ": " << ids[i].status();
+    EXPECT_EQ(ids[i]->size(), 128u);
+    EXPECT_EQ(*ids[i], *ids[0]) << "worker " << i;
+  }
+}
+
+TEST(NcclIdExchangeTest, NonZeroRankWaitsBoundedForAnIdNobodyPublishes) {
+  CoordinatorServerConfig config;
+  config.listen = "127.0.0.1:0";
+  config.state_path = ":memory:";
+  auto server = CoordinatorServer::Start(config);
+  ASSERT_TRUE(server.ok()) << server.status();
+  CoordinatorClient client(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string((*server)->port()),
+                          grpc::InsecureChannelCredentials()),
+      CoordinatorClient::Options{});
+  absl::StatusOr<std::string> id = ExchangeNcclUniqueId(
+      client, "no-such-job", 1, 1, 0, absl::Milliseconds(200));
+  EXPECT_FALSE(id.ok());
+  EXPECT_EQ(id.status().code(), absl::StatusCode::kNotFound) << id.status();
 }
 
 TEST(NcclDeviceTest, CommunicatorNeedsAGpu) {
