@@ -7,11 +7,11 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
-#include "coordinator/coordinator_server.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
+#include "tests/testing/in_process_coordinator.h"
 #include "tests/testing/job_specs.h"
 
 namespace ringleader {
@@ -78,33 +78,21 @@ class Latch {
 class CoordinatorServiceTest : public ::testing::Test {
  protected:
   void StartServer(absl::Duration lease = absl::Seconds(30)) {
-    CoordinatorServerConfig config;
-    config.listen = "127.0.0.1:0";
-    config.state_path = ":memory:";
-    config.options.lease = lease;
-    config.options.heartbeat_interval = lease / 3;
-    config.options.sweep_interval = absl::Milliseconds(50);
+    CoordinatorServerConfig config =
+        testing::InProcessCoordinator::Config(lease);
     config.max_message_bytes = 1 << 20;
-    auto server = CoordinatorServer::Start(config);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    target_ = "127.0.0.1:" + std::to_string(server_->port());
+    auto coordinator = testing::InProcessCoordinator::Start(config);
+    ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+    coordinator_ = *std::move(coordinator);
     for (int i = 0; i < 8; ++i) {
-      grpc::ChannelArguments args;
-      args.SetInt("ringleader.channel", i);  // Distinct connections.
-      channels_.push_back(grpc::CreateCustomChannel(
-          target_, grpc::InsecureChannelCredentials(), args));
-      workers_.push_back(WorkerService::NewStub(channels_.back()));
+      workers_.push_back(WorkerService::NewStub(coordinator_->NewChannel()));
     }
-    users_ = UserService::NewStub(channels_[0]);
+    users_ = &coordinator_->users();
   }
 
   std::unique_ptr<grpc::ClientContext> Ctx(
       absl::Duration d = absl::Seconds(30)) {
-    auto ctx = std::make_unique<grpc::ClientContext>();
-    ctx->set_deadline(std::chrono::system_clock::now() +
-                      absl::ToChronoMilliseconds(d));
-    return ctx;
+    return testing::ClientContext(d);
   }
 
   std::string Submit(const v1::JobSpec& spec) {
@@ -137,11 +125,9 @@ class CoordinatorServiceTest : public ::testing::Test {
     return workers_[i % workers_.size()].get();
   }
 
-  std::unique_ptr<CoordinatorServer> server_;
-  std::string target_;
-  std::vector<std::shared_ptr<grpc::Channel>> channels_;
+  std::unique_ptr<testing::InProcessCoordinator> coordinator_;
   std::vector<std::unique_ptr<WorkerService::Stub>> workers_;
-  std::unique_ptr<UserService::Stub> users_;
+  UserService::Stub* users_ = nullptr;
 };
 
 TEST_F(CoordinatorServiceTest, ThreeWorkersRunAJobEndToEnd) {
