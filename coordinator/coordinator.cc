@@ -21,6 +21,30 @@ absl::Status RequireJobId(const std::string& job_id) {
   return absl::OkStatus();
 }
 
+absl::Status RequireWorkerId(const std::string& worker_id) {
+  if (worker_id.empty()) {
+    return absl::InvalidArgumentError("worker_id is empty");
+  }
+  return absl::OkStatus();
+}
+
+// The live generation, if it is still `generation` and has `rank`: the
+// generation can end (and a smaller one form) between CheckMember and the
+// use of its member list.
+absl::StatusOr<Rendezvous::Generation> LiveMember(const Rendezvous& rendezvous,
+                                                  const std::string& job_id,
+                                                  int64_t generation,
+                                                  int32_t rank) {
+  absl::StatusOr<Rendezvous::Generation> live = rendezvous.Live(job_id);
+  if (!live.ok() || live->number != generation || rank < 0 ||
+      rank >= static_cast<int32_t>(live->members.size())) {
+    return absl::AbortedError(absl::StrCat("generation ", generation,
+                                           " of job ", job_id,
+                                           " has ended; abort and rejoin"));
+  }
+  return live;
+}
+
 }  // namespace
 
 Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
@@ -182,6 +206,12 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(
 
 absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
     const v1::HeartbeatRequest& r) {
+  if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok()) return s;
+  if (r.generation() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("heartbeat: generation must be >= 0 (0: not joined), got ",
+                     r.generation()));
+  }
   absl::StatusOr<v1::WorkerInfo> worker = workers_.Heartbeat(r.worker_id());
   if (!worker.ok()) return worker.status();
   return Directive(*worker, r);
@@ -252,8 +282,12 @@ v1::HeartbeatResponse Coordinator::Directive(const v1::WorkerInfo& worker,
 void Coordinator::JoinRendezvous(const v1::JoinRendezvousRequest& r,
                                  Reply<v1::JoinRendezvousResponse> done) {
   if (absl::Status s = RequireJobId(r.job_id()); !s.ok()) return done(s);
+  if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok()) return done(s);
   absl::StatusOr<v1::WorkerInfo> worker = workers_.Get(r.worker_id());
   if (!worker.ok()) return done(worker.status());
+  if (absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id()); !job.ok()) {
+    return done(job.status());
+  }
   if (worker->job_id() != r.job_id()) {
     return done(absl::FailedPreconditionError(
         absl::StrCat("worker ", r.worker_id(), " is not assigned to job ",
@@ -410,11 +444,9 @@ void Coordinator::Barrier(const v1::BarrierRequest& r,
       !s.ok()) {
     return done(s);
   }
-  absl::StatusOr<Rendezvous::Generation> live = rendezvous_.Live(r.job_id());
-  if (!live.ok() || live->number != r.generation()) {
-    return done(absl::AbortedError(absl::StrCat(
-        "generation ", r.generation(), " of job ", r.job_id(), " has ended")));
-  }
+  absl::StatusOr<Rendezvous::Generation> live =
+      LiveMember(rendezvous_, r.job_id(), r.generation(), r.rank());
+  if (!live.ok()) return done(live.status());
   barriers_.Arrive(Gen(r.job_id(), r.generation()), r.name(), r.rank(),
                    static_cast<int32_t>(live->members.size()),
                    Deadline(r.timeout_ms()), std::move(done));
@@ -455,8 +487,9 @@ absl::StatusOr<v1::ShardAssignment> Coordinator::GetShard(
       out.set_start_offset(std::min(resume.epoch_sample_offset(), size));
     }
   }
-  absl::StatusOr<Rendezvous::Generation> live = rendezvous_.Live(r.job_id());
-  if (!live.ok()) return absl::AbortedError(live.status().message());
+  absl::StatusOr<Rendezvous::Generation> live =
+      LiveMember(rendezvous_, r.job_id(), r.generation(), r.rank());
+  if (!live.ok()) return live.status();
   out.set_seed(job->spec().seed());
   out.set_epoch(r.epoch());
   out.set_world_size(static_cast<int32_t>(live->members.size()));
@@ -473,8 +506,9 @@ absl::Status Coordinator::ReportProgress(const v1::ReportProgressRequest& r) {
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<Rendezvous::Generation> live = rendezvous_.Live(r.job_id());
-  if (!live.ok()) return absl::AbortedError(live.status().message());
+  absl::StatusOr<Rendezvous::Generation> live =
+      LiveMember(rendezvous_, r.job_id(), r.generation(), r.rank());
+  if (!live.ok()) return live.status();
   return jobs_.ReportProgress(r, live->members[r.rank()].worker_id);
 }
 
@@ -509,6 +543,7 @@ absl::StatusOr<v1::CommitCheckpointResponse> Coordinator::CommitCheckpoint(
 }
 
 absl::Status Coordinator::Leave(const v1::LeaveRequest& r) {
+  if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok()) return s;
   absl::StatusOr<v1::WorkerInfo> gone = workers_.Remove(r.worker_id());
   if (!gone.ok()) return gone.status();
   OnWorkerGone(*gone, absl::StrCat("worker ", r.worker_id(), " left",

@@ -1,6 +1,9 @@
 #include "coordinator/coordinator_server.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "coordinator/bad_request_interceptor.h"
 #include "grpcpp/health_check_service_interface.h"
 
 namespace ringleader {
@@ -28,6 +31,11 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   builder.SetMaxSendMessageSize(config.max_message_bytes);
   builder.RegisterService(s->worker_service_.get());
   builder.RegisterService(s->user_service_.get());
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(NewBadRequestInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || s->port_ == 0) {
     return absl::UnavailableError(

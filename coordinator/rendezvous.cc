@@ -243,6 +243,10 @@ bool Rendezvous::RemoveWorker(const std::string& job_id,
 
 absl::Status Rendezvous::CheckMember(const std::string& job_id,
                                      int64_t generation, int32_t rank) const {
+  if (generation <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "generation must be >= 1 (from JoinRendezvous), got ", generation));
+  }
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) {
@@ -256,7 +260,7 @@ absl::Status Rendezvous::CheckMember(const std::string& job_id,
                                            " of job ", job_id,
                                            " has ended; abort and rejoin"));
   }
-  if (generation > job.live.number || generation <= 0) {
+  if (generation > job.live.number) {
     return absl::FailedPreconditionError(absl::StrCat(
         "generation ", generation, " of job ", job_id, " has not formed"));
   }

@@ -76,7 +76,8 @@ class Rendezvous {
 
   // OK if `generation` is the live generation of `job_id` and `rank` is one of
   // its ranks; ABORTED for an older or ended generation, FAILED_PRECONDITION
-  // for one not formed yet, INVALID_ARGUMENT for a rank out of range.
+  // for one not formed yet, INVALID_ARGUMENT for a generation below 1 (none
+  // is ever numbered so) or a rank out of range.
   absl::Status CheckMember(const std::string& job_id, int64_t generation,
                            int32_t rank) const;
   // The live generation, NOT_FOUND if none is live.

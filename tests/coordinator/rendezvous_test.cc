@@ -1,5 +1,6 @@
 #include "coordinator/rendezvous.h"
 
+#include <cstdint>
 #include <map>
 #include <optional>
 
@@ -145,6 +146,13 @@ TEST_F(RendezvousTest, CheckMemberCodes) {
   EXPECT_TRUE(absl::IsAborted(rdzv_.CheckMember("job", 3, 0)));
   EXPECT_TRUE(absl::IsFailedPrecondition(rdzv_.CheckMember("job", 9, 0)));
   EXPECT_TRUE(absl::IsNotFound(rdzv_.CheckMember("nope", 1, 0)));
+  // No generation is numbered below 1: such a number is a bad request, not
+  // an ended generation to rejoin from.
+  for (int64_t bad : {int64_t{0}, int64_t{-1}, INT64_MIN}) {
+    absl::Status s = rdzv_.CheckMember("job", bad, 0);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+    EXPECT_NE(s.message().find("generation must be >= 1"), std::string::npos);
+  }
 }
 
 TEST_F(RendezvousTest, CloseFailsWaitersAndUnknownJobIsNotFound) {

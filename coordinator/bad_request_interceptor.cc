@@ -1,0 +1,61 @@
+#include "coordinator/bad_request_interceptor.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/support/interceptor.h"
+#include "grpcpp/support/status.h"
+
+namespace ringleader {
+namespace {
+
+using grpc::experimental::InterceptionHookPoints;
+
+class BadRequestInterceptor final : public grpc::experimental::Interceptor {
+ public:
+  explicit BadRequestInterceptor(grpc::experimental::ServerRpcInfo* info)
+      : method_(info->method() != nullptr ? info->method() : "") {}
+
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
+    // The server hands interceptors the parsed request; it is null exactly
+    // when parsing failed.
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::POST_RECV_MESSAGE) &&
+        methods->GetRecvMessage() == nullptr) {
+      unparsable_ = true;
+    }
+    if (unparsable_ && methods->QueryInterceptionHookPoint(
+                           InterceptionHookPoints::PRE_SEND_STATUS)) {
+      methods->ModifySendStatus(grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          absl::StrCat(method_,
+                       ": the request does not parse as this method's "
+                       "message (corrupt bytes, or a string field that is "
+                       "not UTF-8)")));
+    }
+    methods->Proceed();
+  }
+
+ private:
+  const std::string method_;
+  bool unparsable_ = false;
+};
+
+class Factory final
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new BadRequestInterceptor(info);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+NewBadRequestInterceptorFactory() {
+  return std::make_unique<Factory>();
+}
+
+}  // namespace ringleader
