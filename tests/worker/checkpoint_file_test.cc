@@ -38,25 +38,36 @@ TEST(CheckpointFileTest, RoundTripAndReplace) {
   EXPECT_EQ(*ReadCheckpointFile(path), "");
 }
 
+// DATA_LOSS naming the file and what is wrong with it.
+void ExpectDataLoss(const std::string& path, const std::string& why) {
+  absl::StatusOr<std::string> r = ReadCheckpointFile(path);
+  EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+  EXPECT_NE(r.status().message().find("checkpoint " + path +
+                                      " is torn or corrupt: " + why),
+            std::string::npos)
+      << r.status();
+}
+
 TEST(CheckpointFileTest, TornAndCorruptFilesAreDataLoss) {
   const std::string path = Tmp("b.ckpt");
   ASSERT_TRUE(WriteCheckpointFile(path, std::string(5000, 'x')).ok());
   const std::string good = Slurp(path);
+  const size_t header = good.size() - 5000;
   Spit(path, good.substr(0, good.size() - 100));  // Torn tail.
-  EXPECT_TRUE(absl::IsDataLoss(ReadCheckpointFile(path).status()));
+  ExpectDataLoss(path, "payload is 4900 bytes, header says 5000");
   std::string flipped = good;
   flipped[flipped.size() / 2] ^= 0x40;
   Spit(path, flipped);
-  auto r = ReadCheckpointFile(path);
-  EXPECT_TRUE(absl::IsDataLoss(r.status()));
-  EXPECT_NE(r.status().message().find("checksum"), std::string::npos);
+  ExpectDataLoss(path, "checksum mismatch");
   Spit(path, "garbage");
-  EXPECT_TRUE(absl::IsDataLoss(ReadCheckpointFile(path).status()));
+  ExpectDataLoss(path, "bad header");
   Spit(path, "");
-  EXPECT_TRUE(absl::IsDataLoss(ReadCheckpointFile(path).status()));
+  ExpectDataLoss(path, "bad header");
+  Spit(path, good.substr(0, header - 1));  // Torn inside the header.
+  ExpectDataLoss(path, "bad header");
   std::string longer = good + "extra";
   Spit(path, longer);
-  EXPECT_TRUE(absl::IsDataLoss(ReadCheckpointFile(path).status()));
+  ExpectDataLoss(path, "payload is 5005 bytes, header says 5000");
 }
 
 TEST(CheckpointFileTest, MissingFileAndBadDirectory) {
