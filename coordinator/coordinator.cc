@@ -138,13 +138,22 @@ void Coordinator::OnWorkerGone(const v1::WorkerInfo& worker,
 
 void Coordinator::OnGenerationFormed(const std::string& job_id,
                                      const Rendezvous::Generation& gen) {
-  absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
+  absl::StatusOr<std::vector<v1::CheckpointRecord>> candidates =
+      jobs_.ResumeCandidates(job_id, kResumeCandidates);
+  if (!candidates.ok()) {
+    // The history is unreadable: offer the last commit alone.
+    absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
+    candidates.emplace();
+    if (job.ok() && job->last_checkpoint().checkpoint_id() != 0) {
+      candidates->push_back(job->last_checkpoint());
+    }
+  }
   {
     absl::MutexLock lock(&mu_);
     GenerationInfo& info = generations_[job_id];
     info = GenerationInfo();
     info.number = gen.number;
-    if (job.ok()) info.resume_from = job->last_checkpoint();
+    info.resume_candidates = *std::move(candidates);
   }
   // State left by generations that ended is of no use to anyone.
   kv_.DropJob(job_id, gen.number, "generation ended");
@@ -322,7 +331,12 @@ void Coordinator::JoinRendezvous(const v1::JoinRendezvousRequest& r,
           absl::MutexLock lock(&mu_);
           auto it = generations_.find(job_id);
           if (it != generations_.end() && it->second.number == gen->number) {
-            *out.mutable_resume_from() = it->second.resume_from;
+            for (const v1::CheckpointRecord& c : it->second.resume_candidates) {
+              *out.add_resume_candidates() = c;
+            }
+            if (!it->second.resume_candidates.empty()) {
+              *out.mutable_resume_from() = it->second.resume_candidates[0];
+            }
           }
         }
         done(std::move(out));
@@ -481,10 +495,45 @@ absl::StatusOr<v1::ShardAssignment> Coordinator::GetShard(
                        " samples but another rank saw ", size,
                        ": every worker needs the same dataset"));
     }
-    const v1::CheckpointRecord& resume = info.resume_from;
-    if (!r.test_split() && resume.checkpoint_id() != 0 &&
-        resume.epoch() == r.epoch()) {
-      out.set_start_offset(std::min(resume.epoch_sample_offset(), size));
+    if (!r.test_split() && !info.resume_candidates.empty()) {
+      const std::vector<v1::CheckpointRecord>& c = info.resume_candidates;
+      int index = 0;  // 0 names no checkpoint: a worker that predates the
+                      // candidates resumed from the first.
+      if (r.resume_checkpoint_id() != 0) {
+        index = -1;
+        for (size_t i = 0; i < c.size(); ++i) {
+          if (c[i].checkpoint_id() == r.resume_checkpoint_id()) index = i;
+        }
+        if (index < 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "checkpoint ", r.resume_checkpoint_id(),
+              " is not one generation ", r.generation(), " may resume from"));
+        }
+      }
+      if (info.resumed < 0) {
+        // The first rank to ask fixes the choice. The newer candidates were
+        // unreadable to every rank (each loads the first it can read, and
+        // they checked that they agree). Done under mu_ so that no rank's
+        // commit overtakes the job's last_checkpoint going back.
+        if (absl::Status s =
+                jobs_.ResumedFrom(r.job_id(), c[index],
+                                  std::vector<v1::CheckpointRecord>(
+                                      c.begin(), c.begin() + index));
+            !s.ok()) {
+          return s;
+        }
+        info.resumed = index;
+      } else if (info.resumed != index) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("rank ", r.rank(), " resumed from checkpoint ",
+                         c[index].checkpoint_id(), " but another rank from ",
+                         c[info.resumed].checkpoint_id(),
+                         ": every rank must read the same checkpoint"));
+      }
+      const v1::CheckpointRecord& resume = c[index];
+      if (resume.epoch() == r.epoch()) {
+        out.set_start_offset(std::min(resume.epoch_sample_offset(), size));
+      }
     }
   }
   absl::StatusOr<Rendezvous::Generation> live =
@@ -505,6 +554,13 @@ absl::Status Coordinator::ReportProgress(const v1::ReportProgressRequest& r) {
   if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
       !s.ok()) {
     return s;
+  }
+  if (!r.fatal_error().empty()) {
+    if (r.fatal_error().size() > 4096) {
+      return absl::InvalidArgumentError("fatal_error must be <= 4096 bytes");
+    }
+    return jobs_.Fail(r.job_id(),
+                      absl::StrCat("rank ", r.rank(), ": ", r.fatal_error()));
   }
   absl::StatusOr<Rendezvous::Generation> live =
       LiveMember(rendezvous_, r.job_id(), r.generation(), r.rank());

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -24,6 +25,9 @@
 #include "ringleader/v1/worker_service.pb.h"
 
 namespace ringleader {
+
+// How many committed checkpoints a generation is offered to resume from.
+inline constexpr int kResumeCandidates = 3;
 
 struct CoordinatorOptions {
   absl::Duration lease = absl::Seconds(3);
@@ -103,7 +107,10 @@ class Coordinator {
   // What the coordinator fixes when a generation forms.
   struct GenerationInfo {
     int64_t number = 0;
-    v1::CheckpointRecord resume_from;
+    // Where the generation may resume, newest first (empty: from scratch),
+    // and the index of the one its ranks loaded (-1 until a rank says).
+    std::vector<v1::CheckpointRecord> resume_candidates;
+    int resumed = -1;
     // Dataset size per split (0: train, 1: test) as the first rank saw it.
     int64_t dataset_size[2] = {-1, -1};
   };

@@ -381,6 +381,56 @@ absl::StatusOr<v1::CheckpointRecord> JobManager::CommitCheckpoint(
   return notice.snapshot.last_checkpoint();
 }
 
+absl::StatusOr<std::vector<v1::CheckpointRecord>> JobManager::ResumeCandidates(
+    const std::string& job_id, int limit) const {
+  v1::Job job;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("job ", job_id, " does not exist"));
+    }
+    job = it->second.job;
+  }
+  const v1::CheckpointRecord& last = job.last_checkpoint();
+  if (last.checkpoint_id() == 0) return std::vector<v1::CheckpointRecord>();
+  // A job submitted with `resume` continues another job's run: that job's
+  // checkpoints (same name, older ids) are its history too.
+  return store_->RecentCheckpoints(job_id,
+                                   job.spec().resume() ? job.spec().name() : "",
+                                   last.checkpoint_id(), limit);
+}
+
+absl::Status JobManager::ResumedFrom(
+    const std::string& job_id, const v1::CheckpointRecord& chosen,
+    const std::vector<v1::CheckpointRecord>& unreadable) {
+  for (const v1::CheckpointRecord& bad : unreadable) {
+    if (absl::Status s = store_->MarkCheckpointBad(
+            bad.checkpoint_id(), absl::StrCat("no rank of job ", job_id,
+                                              " could read ", bad.path()));
+        !s.ok()) {
+      return s;
+    }
+  }
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = FindLocked(job_id);
+    if (!e.ok()) return e.status();
+    Entry& entry = **e;
+    if (IsTerminal(entry.job.state()) ||
+        entry.job.last_checkpoint().checkpoint_id() == chosen.checkpoint_id()) {
+      return absl::OkStatus();
+    }
+    *entry.job.mutable_last_checkpoint() = chosen;
+    if (absl::Status s = PersistLocked(entry); !s.ok()) return s;
+    notice = NoticeLocked(entry);
+  }
+  Deliver(notice);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint64_t> JobManager::Watch(const std::string& job_id,
                                            Watcher watcher) {
   v1::Job snapshot;

@@ -70,6 +70,17 @@ class JobManager {
                       const std::string& worker_id) const;
   absl::StatusOr<v1::CheckpointRecord> CommitCheckpoint(
       const std::string& job_id, v1::CheckpointRecord record);
+  // Where a new generation may resume: up to `limit` committed checkpoints,
+  // newest first, from the job's last_checkpoint back, bad ones excluded
+  // (empty when the job starts from scratch).
+  absl::StatusOr<std::vector<v1::CheckpointRecord>> ResumeCandidates(
+      const std::string& job_id, int limit) const;
+  // Every rank of a generation resumed from `chosen`, skipping the newer
+  // `unreadable` ones: those are marked bad, and the job's last_checkpoint
+  // goes back to `chosen` so that the generation's commits follow it.
+  absl::Status ResumedFrom(const std::string& job_id,
+                           const v1::CheckpointRecord& chosen,
+                           const std::vector<v1::CheckpointRecord>& unreadable);
 
   // Calls `watcher` now and after each change of the job; returns a token.
   absl::StatusOr<uint64_t> Watch(const std::string& job_id, Watcher watcher);

@@ -28,6 +28,10 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   record BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS checkpoints_by_name ON checkpoints(job_name);
+CREATE TABLE IF NOT EXISTS bad_checkpoints (
+  checkpoint_id INTEGER PRIMARY KEY,
+  reason TEXT NOT NULL
+);
 )sql";
 
 }  // namespace
@@ -161,7 +165,9 @@ StateStore::LatestCheckpoint(const std::string& job_name) const {
   Statement st;
   if (sqlite3_prepare_v2(db_,
                          "SELECT checkpoint_id, record FROM checkpoints WHERE "
-                         "job_name = ?1 ORDER BY checkpoint_id DESC LIMIT 1",
+                         "job_name = ?1 AND checkpoint_id NOT IN (SELECT "
+                         "checkpoint_id FROM bad_checkpoints) ORDER BY "
+                         "checkpoint_id DESC LIMIT 1",
                          -1, &st.stmt, nullptr) != SQLITE_OK) {
     return Error("prepare latest checkpoint");
   }
@@ -178,6 +184,61 @@ StateStore::LatestCheckpoint(const std::string& job_name) const {
   }
   record.set_checkpoint_id(sqlite3_column_int64(st.stmt, 0));
   return std::optional<v1::CheckpointRecord>(record);
+}
+
+absl::StatusOr<std::vector<v1::CheckpointRecord>> StateStore::RecentCheckpoints(
+    const std::string& job_id, const std::string& job_name, int64_t max_id,
+    int limit) const {
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  if (sqlite3_prepare_v2(
+          db_,
+          "SELECT checkpoint_id, record FROM checkpoints WHERE "
+          "checkpoint_id <= ?1 AND (job_id = ?2 OR job_name = ?3) AND "
+          "checkpoint_id NOT IN (SELECT checkpoint_id FROM bad_checkpoints) "
+          "ORDER BY checkpoint_id DESC LIMIT ?4",
+          -1, &st.stmt, nullptr) != SQLITE_OK) {
+    return Error("prepare recent checkpoints");
+  }
+  sqlite3_bind_int64(st.stmt, 1, max_id);
+  sqlite3_bind_text(st.stmt, 2, job_id.c_str(), -1, SQLITE_TRANSIENT);
+  if (job_name.empty()) {
+    sqlite3_bind_null(st.stmt, 3);  // job_name = NULL matches no row.
+  } else {
+    sqlite3_bind_text(st.stmt, 3, job_name.c_str(), -1, SQLITE_TRANSIENT);
+  }
+  sqlite3_bind_int(st.stmt, 4, limit);
+  std::vector<v1::CheckpointRecord> out;
+  int rc;
+  while ((rc = sqlite3_step(st.stmt)) == SQLITE_ROW) {
+    v1::CheckpointRecord& record = out.emplace_back();
+    if (!record.ParseFromArray(sqlite3_column_blob(st.stmt, 1),
+                               sqlite3_column_bytes(st.stmt, 1))) {
+      return absl::DataLossError(absl::StrCat(
+          "state store: checkpoint ", sqlite3_column_int64(st.stmt, 0),
+          " of job ", job_id, " is corrupt"));
+    }
+    record.set_checkpoint_id(sqlite3_column_int64(st.stmt, 0));
+  }
+  if (rc != SQLITE_DONE) return Error("recent checkpoints");
+  return out;
+}
+
+absl::Status StateStore::MarkCheckpointBad(int64_t checkpoint_id,
+                                           const std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  if (sqlite3_prepare_v2(
+          db_,
+          "INSERT OR REPLACE INTO bad_checkpoints(checkpoint_id, "
+          "reason) VALUES(?1, ?2)",
+          -1, &st.stmt, nullptr) != SQLITE_OK) {
+    return Error("prepare mark checkpoint bad");
+  }
+  sqlite3_bind_int64(st.stmt, 1, checkpoint_id);
+  sqlite3_bind_text(st.stmt, 2, reason.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(st.stmt) != SQLITE_DONE) return Error("mark checkpoint bad");
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> StateStore::NextJobSequence() const {

@@ -38,9 +38,19 @@ class StateStore {
   absl::StatusOr<int64_t> AddCheckpoint(const std::string& job_id,
                                         const std::string& job_name,
                                         const v1::CheckpointRecord& record);
-  // The most recent checkpoint of any job named `job_name`.
+  // The most recent checkpoint of any job named `job_name`, bad ones
+  // excluded.
   absl::StatusOr<std::optional<v1::CheckpointRecord>> LatestCheckpoint(
       const std::string& job_name) const;
+  // Up to `limit` checkpoints, newest first, with ids <= `max_id`, not marked
+  // bad, committed by job `job_id` or, when `job_name` is not empty, by any
+  // job of that name (a job that resumed another's run).
+  absl::StatusOr<std::vector<v1::CheckpointRecord>> RecentCheckpoints(
+      const std::string& job_id, const std::string& job_name, int64_t max_id,
+      int limit) const;
+  // Marks checkpoints bad (unreadable): they are never offered again.
+  absl::Status MarkCheckpointBad(int64_t checkpoint_id,
+                                 const std::string& reason);
   // One more than the number of jobs ever stored; used for job ids.
   absl::StatusOr<int64_t> NextJobSequence() const;
 
