@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/distributed_sampler.h"
 #include "glog/logging.h"
@@ -14,6 +15,7 @@
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
 #include "worker/progress_reporter.h"
+#include "worker/resume.h"
 
 namespace ringleader {
 namespace {
@@ -21,11 +23,6 @@ namespace {
 absl::Status Aborted(const std::string& job_id, int64_t generation) {
   return absl::AbortedError(
       absl::StrCat("generation ", generation, " of job ", job_id, " ended"));
-}
-
-std::string CheckpointPath(const v1::JobSpec& spec, int64_t step) {
-  return absl::StrCat(spec.checkpoint_dir(), "/", spec.name(), "-step", step,
-                      ".ckpt");
 }
 
 // A failed collective means the generation is broken (a peer died or was
@@ -58,15 +55,92 @@ absl::Status Trainer::Run() {
       BuildOptimizer(spec.optimizer(), (*model)->Parameters());
   if (!optimizer.ok()) return optimizer.status();
 
+  // Resume: the first readable of the offered checkpoints (newest first),
+  // the same one on every rank, checked by an all-reduce of one-hot votes
+  // (on the model's device: the communicator may be NCCL).
   CheckpointPosition pos;
-  if (gen_.resume_from().checkpoint_id() != 0) {
-    absl::StatusOr<CheckpointPosition> loaded =
-        LoadCheckpoint(gen_.resume_from().path(), **model, optimizer->get());
-    if (!loaded.ok()) return loaded.status();
-    pos = *loaded;
-    LOG(INFO) << "rank " << rank << " resumes at epoch " << pos.epoch
-              << " step " << pos.step;
+  int64_t resumed_id = 0;
+  std::vector<v1::CheckpointRecord> candidates(gen_.resume_candidates().begin(),
+                                               gen_.resume_candidates().end());
+  if (candidates.empty() && gen_.resume_from().checkpoint_id() != 0) {
+    candidates.push_back(gen_.resume_from());  // A coordinator without them.
   }
+  if (!candidates.empty()) {
+    absl::StatusOr<ResumeChoice> choice = ChooseCheckpoint(
+        candidates, [&](const v1::CheckpointRecord& c) -> absl::Status {
+          absl::StatusOr<CheckpointPosition> loaded =
+              LoadCheckpoint(c.path(), **model, optimizer->get());
+          if (!loaded.ok()) return loaded.status();
+          pos = *loaded;
+          return absl::OkStatus();
+        });
+    if (!choice.ok()) return choice.status();
+    for (const std::string& why : choice->skipped) {
+      LOG(WARNING) << "rank " << rank << " skips unreadable checkpoint " << why;
+    }
+    std::vector<int64_t> vote = ResumeVote(choice->index, candidates.size());
+    torch::Tensor votes =
+        torch::tensor(vote, torch::dtype(torch::kInt64)).to(device);
+    if (absl::Status s = env_.comm->AllReduceSum(
+            votes.data_ptr(), static_cast<size_t>(votes.numel()),
+            DataType::kInt64);
+        !s.ok()) {
+      return *env_.aborted ? Aborted(job_id_, generation) : CollectiveFailed(s);
+    }
+    votes = votes.cpu();
+    absl::StatusOr<int> agreed = AgreedCheckpoint(
+        std::vector<int64_t>(votes.data_ptr<int64_t>(),
+                             votes.data_ptr<int64_t>() + votes.numel()),
+        world, candidates, *choice);
+    if (!agreed.ok()) {
+      // Retrying cannot help: every rank fails the job with the same reason.
+      v1::ReportProgressRequest f;
+      f.set_job_id(job_id_);
+      f.set_generation(generation);
+      f.set_rank(rank);
+      f.set_fatal_error(std::string(agreed.status().message()).substr(0, 4096));
+      env_.client->ReportProgress(f).IgnoreError();  // The job may be gone.
+      return agreed.status();
+    }
+    const v1::CheckpointRecord& from = candidates[*agreed];
+    resumed_id = from.checkpoint_id();
+    LOG(INFO) << "rank " << rank << " resumes from checkpoint " << resumed_id
+              << " (" << from.path() << ") at epoch " << pos.epoch << " step "
+              << pos.step << " offset " << from.epoch_sample_offset()
+              << (*agreed > 0 ? absl::StrCat(", skipping ", *agreed,
+                                             " unreadable newer one(s)")
+                              : "");
+  }
+
+  // Rank 0 saves, commits, then prunes files older than the last
+  // kKeepCheckpoints commits (only after this commit succeeded).
+  auto checkpoint = [&](int64_t epoch, int64_t at_step,
+                        int64_t offset) -> absl::Status {
+    const std::string path =
+        CheckpointPath(spec.checkpoint_dir(), spec.name(), at_step);
+    if (absl::Status s =
+            SaveCheckpoint(path, **model, **optimizer, {epoch, at_step});
+        !s.ok()) {
+      return s;
+    }
+    v1::CommitCheckpointRequest c;
+    c.set_job_id(job_id_);
+    c.set_generation(generation);
+    c.set_rank(0);
+    c.set_epoch(epoch);
+    c.set_step(at_step);
+    c.set_epoch_sample_offset(offset);
+    c.set_path(path);
+    if (absl::Status s = env_.client->CommitCheckpoint(c).status(); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = PruneCheckpointFiles(
+            spec.checkpoint_dir(), spec.name(), at_step, kKeepCheckpoints);
+        !s.ok()) {
+      LOG(WARNING) << "checkpoint pruning: " << s.message();
+    }
+    return absl::OkStatus();
+  };
 
   Reducer::Options ropts;
   if (spec.ddp().bucket_cap_bytes() > 0) {
@@ -110,10 +184,16 @@ absl::Status Trainer::Run() {
     sr.set_rank(rank);
     sr.set_epoch(epoch);
     sr.set_dataset_size(train_size);
+    sr.set_resume_checkpoint_id(resumed_id);
     absl::StatusOr<v1::ShardAssignment> shard = env_.client->GetShard(sr);
     if (!shard.ok()) return shard.status();
     absl::StatusOr<std::vector<int64_t>> indices = CheckedShardIndices(*shard);
     if (!indices.ok()) return indices.status();
+    // With GLOG_v=1 every batch's sample ids are logged with the optimizer
+    // step they go into: tests check from them that a resumed run sees each
+    // sample of an epoch once.
+    std::vector<int64_t> logged_ids;
+    if (VLOG_IS_ON(1)) logged_ids = *indices;
     auto loader = BatchLoader::Create(*env_.data->train, *std::move(indices),
                                       spec.batch_size());
     if (!loader.ok()) return loader.status();
@@ -127,6 +207,15 @@ absl::Status Trainer::Run() {
       if (*env_.aborted) return Aborted(job_id_, generation);
       std::optional<Batch> batch = (*loader)->Next();
       if (!batch.has_value()) return (*loader)->status();
+      if (VLOG_IS_ON(1)) {
+        const size_t from = static_cast<size_t>(b * spec.batch_size());
+        const size_t to = std::min(
+            logged_ids.size(), from + static_cast<size_t>(spec.batch_size()));
+        VLOG(1) << "samples generation=" << generation << " rank=" << rank
+                << " epoch=" << epoch << " step=" << step + 1 << " ids="
+                << absl::StrJoin(logged_ids.begin() + from,
+                                 logged_ids.begin() + to, ",");
+      }
       const bool sync = (b + 1) % accumulate == 0 || b + 1 == num_batches;
       (*reducer)->PrepareForBackward(sync);
       torch::Tensor loss;
@@ -183,45 +272,14 @@ absl::Status Trainer::Run() {
         const int64_t offset = std::min<int64_t>(
             shard->start_offset() + (b + 1) * spec.batch_size() * world,
             train_size);
-        const std::string path = CheckpointPath(spec, step);
-        if (absl::Status s =
-                SaveCheckpoint(path, **model, **optimizer, {epoch, step});
-            !s.ok()) {
-          return s;
-        }
-        v1::CommitCheckpointRequest c;
-        c.set_job_id(job_id_);
-        c.set_generation(generation);
-        c.set_rank(0);
-        c.set_epoch(epoch);
-        c.set_step(step);
-        c.set_epoch_sample_offset(offset);
-        c.set_path(path);
-        if (absl::Status s = env_.client->CommitCheckpoint(c).status();
-            !s.ok()) {
+        if (absl::Status s = checkpoint(epoch, step, offset); !s.ok()) {
           return s;
         }
       }
     }
     last_epoch_loss = epoch_batches > 0 ? epoch_loss / epoch_batches : 0;
     if (rank == 0 && !spec.checkpoint_dir().empty()) {
-      const std::string path = CheckpointPath(spec, step);
-      if (absl::Status s =
-              SaveCheckpoint(path, **model, **optimizer, {epoch + 1, step});
-          !s.ok()) {
-        return s;
-      }
-      v1::CommitCheckpointRequest c;
-      c.set_job_id(job_id_);
-      c.set_generation(generation);
-      c.set_rank(0);
-      c.set_epoch(epoch + 1);
-      c.set_step(step);
-      c.set_epoch_sample_offset(0);
-      c.set_path(path);
-      if (absl::Status s = env_.client->CommitCheckpoint(c).status(); !s.ok()) {
-        return s;
-      }
+      if (absl::Status s = checkpoint(epoch + 1, step, 0); !s.ok()) return s;
     }
   }
   reporter.Flush().IgnoreError();  // Progress is advisory.
