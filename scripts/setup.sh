@@ -12,6 +12,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 zlib1g-dev libsystemd-dev
   libcpp-httplib-dev libcli11-dev nlohmann-json3-dev
   dataset-fashion-mnist python3-torch
+  clang libclang-rt-dev
 )
 
 SUDO=""

@@ -3,15 +3,19 @@
 
 Prints "N passed, N failed[, N skipped]" and exits 1 if any case failed or a
 test target left no readable result (a crash before GoogleTest wrote XML).
+Takes one or more directories (default bazel-testlogs); scripts/test.sh also
+passes the one where scripts/fuzz.sh wrote its run as a JUnit case.
 """
 import pathlib
 import sys
 import xml.etree.ElementTree as ET
 
 
-def main(root: str) -> int:
+def main(roots: list) -> int:
     passed = failed = skipped = 0
-    for xml in sorted(pathlib.Path(root).rglob("test.xml")):
+    xmls = [xml for root in roots
+            for xml in sorted(pathlib.Path(root).rglob("test.xml"))]
+    for xml in xmls:
         try:
             tree = ET.parse(xml)
         except ET.ParseError:
@@ -42,4 +46,4 @@ def main(root: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "bazel-testlogs"))
+    sys.exit(main(sys.argv[1:] or ["bazel-testlogs"]))
