@@ -50,6 +50,7 @@ absl::StatusOr<Rendezvous::Generation> LiveMember(const Rendezvous& rendezvous,
 Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
                          Clock* clock, TimerQueue* timers)
     : options_(options),
+      store_(store),
       clock_(clock),
       timers_(timers),
       workers_(clock, {options.lease, options.heartbeat_interval,
@@ -72,10 +73,43 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
 Coordinator::~Coordinator() = default;
 
 absl::Status Coordinator::Start() {
-  absl::StatusOr<std::vector<v1::Job>> live = jobs_.Recover();
+  // Generations that were live when the previous process died: their members
+  // are most likely still training and will be back within a lease.
+  absl::StatusOr<std::vector<v1::GenerationRecord>> stored =
+      store_->LoadGenerations();
+  if (!stored.ok()) return stored.status();
+  absl::flat_hash_map<std::string, int64_t> adoptable;
+  absl::flat_hash_map<std::string, const v1::GenerationRecord*> by_job;
+  for (const v1::GenerationRecord& g : *stored) {
+    adoptable[g.job_id()] = g.number();
+    by_job[g.job_id()] = &g;
+  }
+  absl::StatusOr<std::vector<v1::Job>> live = jobs_.Recover(adoptable);
   if (!live.ok()) return live.status();
   for (const v1::Job& job : *live) {
     if (absl::Status s = OpenRendezvous(job); !s.ok()) return s;
+    auto it = by_job.find(job.job_id());
+    if (it == by_job.end()) continue;
+    const v1::GenerationRecord& record = *it->second;
+    by_job.erase(it);
+    if (job.state() != v1::JOB_STATE_RUNNING) {
+      store_->DeleteGeneration(job.job_id(), record.number()).IgnoreError();
+      continue;
+    }
+    if (absl::Status s = AdoptGeneration(record); !s.ok()) {
+      // Not adoptable after all: the members rejoin, as after a failure.
+      store_->DeleteGeneration(job.job_id(), record.number()).IgnoreError();
+      jobs_
+          .OnGenerationEnded(job.job_id(), record.number(),
+                             absl::StrCat("coordinator restarted and could "
+                                          "not adopt it: ",
+                                          s.message()))
+          .IgnoreError();
+    }
+  }
+  // Generations of jobs that are no longer live.
+  for (const auto& [job_id, record] : by_job) {
+    store_->DeleteGeneration(job_id, -1).IgnoreError();
   }
   {
     absl::MutexLock lock(&mu_);
@@ -155,6 +189,7 @@ void Coordinator::OnGenerationFormed(const std::string& job_id,
     info.number = gen.number;
     info.resume_candidates = *std::move(candidates);
   }
+  SaveGeneration(job_id, gen);
   // State left by generations that ended is of no use to anyone.
   kv_.DropJob(job_id, gen.number, "generation ended");
   barriers_.DropJob(job_id, gen.number, "generation ended");
@@ -164,9 +199,60 @@ void Coordinator::OnGenerationFormed(const std::string& job_id,
       .IgnoreError();  // The job may have been cancelled meanwhile.
 }
 
+void Coordinator::SaveGeneration(const std::string& job_id,
+                                 const Rendezvous::Generation& gen) {
+  v1::GenerationRecord record;
+  record.set_job_id(job_id);
+  record.set_number(gen.number);
+  for (const Rendezvous::Member& m : gen.members) {
+    v1::WorkerInfo* w = record.add_members();
+    absl::StatusOr<v1::WorkerInfo> info = workers_.Get(m.worker_id);
+    if (info.ok()) *w = *std::move(info);
+    w->set_worker_id(m.worker_id);
+    w->set_hostname(m.hostname);
+    w->set_address(m.address);
+    w->set_job_id(job_id);
+  }
+  // Without the record a coordinator restart costs a restart of the job,
+  // not its correctness: nothing to do on failure.
+  store_->SaveGeneration(record).IgnoreError();
+}
+
+absl::Status Coordinator::AdoptGeneration(const v1::GenerationRecord& record) {
+  Rendezvous::Generation gen;
+  gen.number = record.number();
+  for (int i = 0; i < record.members_size(); ++i) {
+    const v1::WorkerInfo& w = record.members(i);
+    Rendezvous::Member m;
+    m.worker_id = w.worker_id();
+    m.hostname = w.hostname();
+    m.address = w.address();
+    m.rank = i;
+    gen.members.push_back(std::move(m));
+  }
+  if (absl::Status s = rendezvous_.RestoreGeneration(record.job_id(), gen);
+      !s.ok()) {
+    return s;
+  }
+  absl::MutexLock lock(&mu_);
+  for (const v1::WorkerInfo& w : record.members()) {
+    // A member that does not heartbeat within the lease expires, and that
+    // ends the generation as any death does.
+    workers_.Restore(w).IgnoreError();
+    assigned_[record.job_id()].insert(w.worker_id());
+  }
+  GenerationInfo& info = generations_[record.job_id()];
+  info = GenerationInfo();
+  info.number = record.number();
+  // Its ranks resumed (if at all) before the restart and will ask for later
+  // epochs only, which start at offset 0: no resume candidates are needed.
+  return absl::OkStatus();
+}
+
 void Coordinator::OnGenerationEnded(const std::string& job_id,
                                     int64_t generation,
                                     const std::string& reason) {
+  store_->DeleteGeneration(job_id, generation).IgnoreError();
   const std::string why =
       absl::StrCat("generation ", generation, " ended: ", reason);
   kv_.DropGeneration(Gen(job_id, generation), why);
@@ -175,6 +261,7 @@ void Coordinator::OnGenerationEnded(const std::string& job_id,
 }
 
 void Coordinator::OnJobFinished(const v1::Job& job) {
+  store_->DeleteGeneration(job.job_id(), -1).IgnoreError();
   const std::string why = absl::StrCat("job ", job.job_id(), " is ",
                                        v1::JobState_Name(job.state()));
   rendezvous_.CloseJob(job.job_id(), absl::FailedPreconditionError(why));

@@ -124,6 +124,13 @@ class Coordinator {
   void OnGenerationEnded(const std::string& job_id, int64_t generation,
                          const std::string& reason);
   void OnJobFinished(const v1::Job& job);
+  // Writes the generation's members to the store, so that a restarted
+  // coordinator can adopt it.
+  void SaveGeneration(const std::string& job_id,
+                      const Rendezvous::Generation& gen);
+  // After a restart: makes the stored generation of a RUNNING job live
+  // again, with its members registered under their old ids.
+  absl::Status AdoptGeneration(const v1::GenerationRecord& record);
   // Checks that `generation` is live and `rank` belongs to it.
   absl::Status CheckMember(const std::string& job_id, int64_t generation,
                            int32_t rank);
@@ -133,6 +140,7 @@ class Coordinator {
   void ScheduleSweep();
 
   const CoordinatorOptions options_;
+  StateStore* const store_;
   Clock* const clock_;
   TimerQueue* const timers_;
   WorkerRegistry workers_;

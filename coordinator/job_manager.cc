@@ -41,7 +41,8 @@ bool IsTerminal(v1::JobState state) {
 JobManager::JobManager(StateStore* store, Clock* clock)
     : store_(store), clock_(clock) {}
 
-absl::StatusOr<std::vector<v1::Job>> JobManager::Recover() {
+absl::StatusOr<std::vector<v1::Job>> JobManager::Recover(
+    const absl::flat_hash_map<std::string, int64_t>& adoptable) {
   absl::StatusOr<std::vector<v1::Job>> jobs = store_->LoadJobs();
   if (!jobs.ok()) return jobs.status();
   absl::MutexLock lock(&mu_);
@@ -51,8 +52,17 @@ absl::StatusOr<std::vector<v1::Job>> JobManager::Recover() {
     e.job = std::move(job);
     order_.push_back(e.job.job_id());
     if (IsTerminal(e.job.state())) continue;
-    if (e.job.state() == v1::JOB_STATE_RUNNING ||
-        e.job.state() == v1::JOB_STATE_RENDEZVOUS) {
+    auto adopt = adoptable.find(e.job.job_id());
+    if (e.job.state() == v1::JOB_STATE_RUNNING && adopt != adoptable.end() &&
+        adopt->second == e.job.generation()) {
+      // Its generation goes on: ranks' final reports sent before the restart
+      // still count.
+      e.progress.Restore(e.job.progress());
+      e.job.set_message(absl::StrCat("coordinator restarted; generation ",
+                                     e.job.generation(), " adopted"));
+      if (absl::Status s = PersistLocked(e); !s.ok()) return s;
+    } else if (e.job.state() == v1::JOB_STATE_RUNNING ||
+               e.job.state() == v1::JOB_STATE_RENDEZVOUS) {
       // Its generation's communicators are unknown to this process: the
       // workers rejoin and resume from the last committed checkpoint.
       e.job.set_state(v1::JOB_STATE_RESTARTING);
@@ -336,6 +346,10 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
           !s.ok()) {
         return s;
       }
+    } else if (r.finished()) {
+      // A rank's final report must outlive a coordinator restart: the rank
+      // has gone idle and will not send it again.
+      if (absl::Status s = PersistLocked(entry); !s.ok()) return s;
     }
     notice = NoticeLocked(entry);
   }
@@ -363,6 +377,12 @@ absl::StatusOr<v1::CheckpointRecord> JobManager::CommitCheckpoint(
           absl::StrCat("job ", job_id, " is finished"));
     }
     const v1::CheckpointRecord& last = entry.job.last_checkpoint();
+    if (last.checkpoint_id() != 0 && record.step() == last.step() &&
+        record.path() == last.path()) {
+      // A retry of a commit whose answer was lost (the coordinator
+      // restarted): the same record, not a second one.
+      return last;
+    }
     if (record.step() < last.step()) {
       return absl::FailedPreconditionError(
           absl::StrCat("checkpoint at step ", record.step(),

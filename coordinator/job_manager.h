@@ -38,9 +38,12 @@ class JobManager {
 
   JobManager(StateStore* store, Clock* clock);
 
-  // Loads jobs from the store (after a restart). Jobs that were live come
-  // back RESTARTING: their workers must rejoin.
-  absl::StatusOr<std::vector<v1::Job>> Recover();
+  // Loads jobs from the store (after a restart) and returns the live ones.
+  // A RUNNING job whose generation is in `adoptable` (job id -> generation
+  // number, as stored) keeps running: the coordinator adopts that
+  // generation. Other live jobs come back RESTARTING: their workers rejoin.
+  absl::StatusOr<std::vector<v1::Job>> Recover(
+      const absl::flat_hash_map<std::string, int64_t>& adoptable = {});
   void SetFinishedHook(FinishedHook hook) { on_finished_ = std::move(hook); }
 
   // Applies defaults, validates (INVALID_ARGUMENT naming the field), stores.

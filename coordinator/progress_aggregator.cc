@@ -6,8 +6,7 @@ namespace ringleader {
 
 void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
                              const std::string& worker, int64_t now_ms) {
-  RankState& r = ranks_[report.rank()];
-  v1::RankProgress& p = r.progress;
+  v1::RankProgress& p = ranks_[report.rank()];
   p.set_rank(report.rank());
   p.set_worker_id(worker);
   p.set_epoch(report.epoch());
@@ -16,17 +15,17 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
   p.set_samples_per_sec(report.samples_per_sec());
   p.set_report_time_ms(now_ms);
   p.set_finished(report.finished());
-  r.total_steps = report.total_steps();
+  p.set_total_steps(report.total_steps());
   if (report.finished()) {
-    r.final_train_loss = report.final_train_loss();
-    r.test_correct = report.test_correct();
-    r.test_samples = report.test_samples();
+    p.set_final_train_loss(report.final_train_loss());
+    p.set_test_correct(report.test_correct());
+    p.set_test_samples(report.test_samples());
   }
 }
 
 bool ProgressAggregator::WorkerFinished(const std::string& worker) const {
   for (const auto& [rank, r] : ranks_) {
-    if (r.progress.worker_id() == worker) return r.progress.finished();
+    if (r.worker_id() == worker) return r.finished();
   }
   return false;
 }
@@ -34,7 +33,7 @@ bool ProgressAggregator::WorkerFinished(const std::string& worker) const {
 bool ProgressAggregator::AllFinished(int32_t world_size) const {
   for (int32_t rank = 0; rank < world_size; ++rank) {
     auto it = ranks_.find(rank);
-    if (it == ranks_.end() || !it->second.progress.finished()) return false;
+    if (it == ranks_.end() || !it->second.finished()) return false;
   }
   return world_size > 0;
 }
@@ -46,17 +45,17 @@ void ProgressAggregator::Combine(v1::JobProgress* progress) const {
   double loss_sum = 0, rate_sum = 0, final_loss_sum = 0;
   int64_t correct = 0, samples = 0, finished = 0;
   for (const auto& [rank, r] : ranks_) {
-    *progress->add_ranks() = r.progress;
-    min_step = std::min(min_step, r.progress.step());
-    min_epoch = std::min(min_epoch, r.progress.epoch());
-    total_steps = std::max(total_steps, r.total_steps);
-    loss_sum += r.progress.loss();
-    if (!r.progress.finished()) rate_sum += r.progress.samples_per_sec();
-    if (r.progress.finished()) {
+    *progress->add_ranks() = r;
+    min_step = std::min(min_step, r.step());
+    min_epoch = std::min(min_epoch, r.epoch());
+    total_steps = std::max(total_steps, r.total_steps());
+    loss_sum += r.loss();
+    if (!r.finished()) rate_sum += r.samples_per_sec();
+    if (r.finished()) {
       ++finished;
-      final_loss_sum += r.final_train_loss;
-      correct += r.test_correct;
-      samples += r.test_samples;
+      final_loss_sum += r.final_train_loss();
+      correct += r.test_correct();
+      samples += r.test_samples();
     }
   }
   const double n = static_cast<double>(ranks_.size());
@@ -71,6 +70,11 @@ void ProgressAggregator::Combine(v1::JobProgress* progress) const {
     progress->set_test_accuracy(
         samples > 0 ? static_cast<double>(correct) / samples : 0.0);
   }
+}
+
+void ProgressAggregator::Restore(const v1::JobProgress& progress) {
+  ranks_.clear();
+  for (const v1::RankProgress& r : progress.ranks()) ranks_[r.rank()] = r;
 }
 
 }  // namespace ringleader

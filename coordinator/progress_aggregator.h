@@ -24,16 +24,12 @@ class ProgressAggregator {
   bool AllFinished(int32_t world_size) const;
   // Writes the combined view into `progress` (ranks in rank order).
   void Combine(v1::JobProgress* progress) const;
+  // Takes the ranks back from a combined view (the stored job, after a
+  // coordinator restart), so final reports sent before it still count.
+  void Restore(const v1::JobProgress& progress);
 
  private:
-  struct RankState {
-    v1::RankProgress progress;
-    double final_train_loss = 0;
-    int64_t test_correct = 0;
-    int64_t test_samples = 0;
-    int64_t total_steps = 0;
-  };
-  std::map<int32_t, RankState> ranks_;
+  std::map<int32_t, v1::RankProgress> ranks_;
 };
 
 }  // namespace ringleader

@@ -26,6 +26,42 @@ absl::Status Rendezvous::OpenJob(const std::string& job_id,
   return absl::OkStatus();
 }
 
+absl::Status Rendezvous::RestoreGeneration(const std::string& job_id,
+                                           const Generation& generation) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("rendezvous for job ", job_id, " is not open"));
+  }
+  JobState& job = it->second;
+  const int32_t size = static_cast<int32_t>(generation.members.size());
+  if (job.live_valid || generation.number < job.live.number ||
+      generation.number < 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot restore generation ", generation.number,
+                     " of job ", job_id, ": generation ", job.live.number,
+                     " is ", job.live_valid ? "live" : "newer"));
+  }
+  if (size < job.config.min_workers || size > job.config.max_workers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot restore generation ", generation.number,
+                     " of job ", job_id, ": ", size, " members, outside ",
+                     job.config.min_workers, "..", job.config.max_workers));
+  }
+  for (int32_t r = 0; r < size; ++r) {
+    if (generation.members[r].rank != r ||
+        generation.members[r].worker_id.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot restore generation ", generation.number, " of job ", job_id,
+          ": member ", r, " has rank ", generation.members[r].rank));
+    }
+  }
+  job.live = generation;
+  job.live_valid = true;
+  return absl::OkStatus();
+}
+
 void Rendezvous::CloseJob(const std::string& job_id,
                           const absl::Status& status) {
   std::vector<JoinCallback> failed;

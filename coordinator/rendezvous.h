@@ -64,6 +64,10 @@ class Rendezvous {
   // (after a coordinator restart) so generation numbers never repeat.
   absl::Status OpenJob(const std::string& job_id, const Config& config,
                        int64_t last_generation);
+  // Makes `generation` the job's live one again, without the formed hook: a
+  // restarted coordinator adopting the generation its members still run.
+  absl::Status RestoreGeneration(const std::string& job_id,
+                                 const Generation& generation);
   // Fails pending joins with `status` and forgets the job.
   void CloseJob(const std::string& job_id, const absl::Status& status);
 

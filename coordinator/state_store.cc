@@ -28,6 +28,11 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   record BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS checkpoints_by_name ON checkpoints(job_name);
+CREATE TABLE IF NOT EXISTS generations (
+  job_id TEXT PRIMARY KEY,
+  number INTEGER NOT NULL,
+  record BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS bad_checkpoints (
   checkpoint_id INTEGER PRIMARY KEY,
   reason TEXT NOT NULL
@@ -134,6 +139,72 @@ absl::StatusOr<std::vector<v1::Job>> StateStore::LoadJobs() const {
   }
   if (rc != SQLITE_DONE) return Error("load jobs");
   return jobs;
+}
+
+absl::Status StateStore::SaveGeneration(const v1::GenerationRecord& g) {
+  std::string blob;
+  if (!g.SerializeToString(&blob)) {
+    return absl::InternalError("state store: cannot serialize generation");
+  }
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  if (sqlite3_prepare_v2(db_,
+                         "INSERT OR REPLACE INTO generations(job_id, number, "
+                         "record) VALUES(?1, ?2, ?3)",
+                         -1, &st.stmt, nullptr) != SQLITE_OK) {
+    return Error("prepare save generation");
+  }
+  sqlite3_bind_text(st.stmt, 1, g.job_id().c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st.stmt, 2, g.number());
+  sqlite3_bind_blob(st.stmt, 3, blob.data(), static_cast<int>(blob.size()),
+                    SQLITE_TRANSIENT);
+  if (sqlite3_step(st.stmt) != SQLITE_DONE) return Error("save generation");
+  return absl::OkStatus();
+}
+
+absl::Status StateStore::DeleteGeneration(const std::string& job_id,
+                                          int64_t number) {
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  if (sqlite3_prepare_v2(
+          db_,
+          "DELETE FROM generations WHERE job_id = ?1 AND (?2 < 0 OR number = "
+          "?2)",
+          -1, &st.stmt, nullptr) != SQLITE_OK) {
+    return Error("prepare delete generation");
+  }
+  sqlite3_bind_text(st.stmt, 1, job_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st.stmt, 2, number);
+  if (sqlite3_step(st.stmt) != SQLITE_DONE) return Error("delete generation");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<v1::GenerationRecord>> StateStore::LoadGenerations()
+    const {
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT job_id, number, record FROM generations "
+                         "ORDER BY job_id",
+                         -1, &st.stmt, nullptr) != SQLITE_OK) {
+    return Error("prepare load generations");
+  }
+  std::vector<v1::GenerationRecord> out;
+  int rc;
+  while ((rc = sqlite3_step(st.stmt)) == SQLITE_ROW) {
+    const char* id =
+        reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, 0));
+    v1::GenerationRecord g;
+    if (!g.ParseFromArray(sqlite3_column_blob(st.stmt, 2),
+                          sqlite3_column_bytes(st.stmt, 2)) ||
+        g.job_id() != id || g.number() != sqlite3_column_int64(st.stmt, 1)) {
+      return absl::DataLossError(
+          absl::StrCat("state store: generation of job ", id, " is corrupt"));
+    }
+    out.push_back(std::move(g));
+  }
+  if (rc != SQLITE_DONE) return Error("load generations");
+  return out;
 }
 
 absl::StatusOr<int64_t> StateStore::AddCheckpoint(

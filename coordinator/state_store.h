@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "ringleader/v1/job.pb.h"
+#include "ringleader/v1/state.pb.h"
 
 struct sqlite3;
 
@@ -34,6 +35,12 @@ class StateStore {
   // Every stored job, in creation order. A row that does not parse is an
   // error naming the job: state is never silently dropped.
   absl::StatusOr<std::vector<v1::Job>> LoadJobs() const;
+  // The live generation of a job (one per job; replaces the previous one),
+  // kept so that a restarted coordinator can adopt it.
+  absl::Status SaveGeneration(const v1::GenerationRecord& generation);
+  // Forgets the job's generation `number` (any number if negative).
+  absl::Status DeleteGeneration(const std::string& job_id, int64_t number);
+  absl::StatusOr<std::vector<v1::GenerationRecord>> LoadGenerations() const;
   // Records a committed checkpoint; returns its id (increasing).
   absl::StatusOr<int64_t> AddCheckpoint(const std::string& job_id,
                                         const std::string& job_name,

@@ -95,6 +95,26 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Heartbeat(
   return it->second.info;
 }
 
+absl::Status WorkerRegistry::Restore(const v1::WorkerInfo& info) {
+  if (info.worker_id().empty()) {
+    return absl::InvalidArgumentError("restore: worker_id is empty");
+  }
+  absl::MutexLock lock(&mu_);
+  if (workers_.contains(info.worker_id())) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("restore: worker ", info.worker_id(), " is registered"));
+  }
+  const absl::Time now = clock_->Now();
+  Entry& e = workers_[info.worker_id()];
+  e.info = info;
+  e.info.set_state(info.job_id().empty() ? v1::WORKER_STATE_IDLE
+                                         : v1::WORKER_STATE_BUSY);
+  e.info.set_last_heartbeat_ms(absl::ToUnixMillis(now));
+  // A full lease from now: the worker has that long to reach this process.
+  e.lease_expiry = now + options_.lease;
+  return absl::OkStatus();
+}
+
 std::vector<v1::WorkerInfo> WorkerRegistry::ExpireLeases() {
   absl::MutexLock lock(&mu_);
   std::vector<v1::WorkerInfo> dead;

@@ -31,6 +31,25 @@ std::unique_ptr<grpc::ClientContext> CoordinatorClient::Ctx(
   return ctx;
 }
 
+absl::Status CoordinatorClient::Retrying(
+    absl::string_view what, absl::Duration timeout,
+    absl::FunctionRef<grpc::Status(grpc::ClientContext*)> rpc) const {
+  const absl::Time give_up = absl::Now() + options_.unreachable_timeout;
+  absl::Duration backoff = absl::Milliseconds(100);
+  // Bounded by unreachable_timeout.
+  while (true) {
+    absl::Status s = FromGrpcStatus(rpc(Ctx(timeout).get()), what);
+    if (!absl::IsUnavailable(s) || absl::Now() + backoff > give_up) return s;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stop_) return s;
+    }
+    LOG(WARNING) << s.message() << "; retrying in " << backoff;
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
 std::string CoordinatorClient::worker_id() const {
   absl::MutexLock lock(&mu_);
   return worker_id_;
@@ -139,7 +158,9 @@ void CoordinatorClient::HeartbeatLoop() {
         unreachable_ = true;
         return;
       }
-      wait = backoff;
+      // Never slower than the heartbeat interval: a restarted coordinator
+      // that adopted our generation expects us within one lease.
+      wait = std::min(backoff, interval);
       backoff = std::min(backoff * 2, options_.max_backoff);
     }
     absl::MutexLock lock(&mu_);
@@ -175,13 +196,14 @@ absl::StatusOr<v1::JoinRendezvousResponse> CoordinatorClient::Join(
     const std::string& job_id, absl::Duration timeout) {
   v1::JoinRendezvousRequest req;
   req.set_job_id(job_id);
-  req.set_worker_id(worker_id());
   req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
   v1::JoinRendezvousResponse resp;
-  absl::Status s =
-      FromGrpcStatus(stub_->JoinRendezvous(
-                         Ctx(timeout + options_.rpc_timeout).get(), req, &resp),
-                     "join rendezvous");
+  absl::Status s = Retrying(
+      "join rendezvous", timeout + options_.rpc_timeout,
+      [&](grpc::ClientContext* ctx) {
+        req.set_worker_id(worker_id());  // Registering again changes it.
+        return stub_->JoinRendezvous(ctx, req, &resp);
+      });
   if (!s.ok()) return s;
   return resp;
 }
@@ -197,9 +219,11 @@ absl::Status CoordinatorClient::Barrier(const std::string& job_id,
   req.set_name(name);
   req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
   v1::BarrierResponse resp;
-  return FromGrpcStatus(
-      stub_->Barrier(Ctx(timeout + options_.rpc_timeout).get(), req, &resp),
-      absl::StrCat("barrier ", name));
+  return Retrying(absl::StrCat("barrier ", name),
+                  timeout + options_.rpc_timeout,
+                  [&](grpc::ClientContext* ctx) {
+                    return stub_->Barrier(ctx, req, &resp);
+                  });
 }
 
 absl::Status CoordinatorClient::PublishNcclId(const std::string& job_id,
@@ -213,9 +237,12 @@ absl::Status CoordinatorClient::PublishNcclId(const std::string& job_id,
   req.set_comm_index(comm_index);
   req.set_unique_id(unique_id);
   v1::PublishNcclIdResponse resp;
-  return FromGrpcStatus(
-      stub_->PublishNcclId(Ctx(options_.rpc_timeout).get(), req, &resp),
-      "publish NCCL id");
+  absl::Status s = Retrying("publish NCCL id", options_.rpc_timeout,
+                            [&](grpc::ClientContext* ctx) {
+                              return stub_->PublishNcclId(ctx, req, &resp);
+                            });
+  // A retry of a publish that went through finds its own id there.
+  return absl::IsAlreadyExists(s) ? absl::OkStatus() : s;
 }
 
 absl::StatusOr<std::string> CoordinatorClient::FetchNcclId(
@@ -228,9 +255,10 @@ absl::StatusOr<std::string> CoordinatorClient::FetchNcclId(
   req.set_comm_index(comm_index);
   req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
   v1::FetchNcclIdResponse resp;
-  absl::Status s = FromGrpcStatus(
-      stub_->FetchNcclId(Ctx(timeout + options_.rpc_timeout).get(), req, &resp),
-      "fetch NCCL id");
+  absl::Status s = Retrying("fetch NCCL id", timeout + options_.rpc_timeout,
+                            [&](grpc::ClientContext* ctx) {
+                              return stub_->FetchNcclId(ctx, req, &resp);
+                            });
   if (!s.ok()) return s;
   return resp.unique_id();
 }
@@ -238,8 +266,9 @@ absl::StatusOr<std::string> CoordinatorClient::FetchNcclId(
 absl::StatusOr<v1::ShardAssignment> CoordinatorClient::GetShard(
     const v1::GetShardRequest& r) {
   v1::ShardAssignment resp;
-  absl::Status s = FromGrpcStatus(
-      stub_->GetShard(Ctx(options_.rpc_timeout).get(), r, &resp), "get shard");
+  absl::Status s = Retrying(
+      "get shard", options_.rpc_timeout,
+      [&](grpc::ClientContext* ctx) { return stub_->GetShard(ctx, r, &resp); });
   if (!s.ok()) return s;
   return resp;
 }
@@ -247,17 +276,19 @@ absl::StatusOr<v1::ShardAssignment> CoordinatorClient::GetShard(
 absl::Status CoordinatorClient::ReportProgress(
     const v1::ReportProgressRequest& r) {
   v1::ReportProgressResponse resp;
-  return FromGrpcStatus(
-      stub_->ReportProgress(Ctx(options_.rpc_timeout).get(), r, &resp),
-      "report progress");
+  return Retrying("report progress", options_.rpc_timeout,
+                  [&](grpc::ClientContext* ctx) {
+                    return stub_->ReportProgress(ctx, r, &resp);
+                  });
 }
 
 absl::StatusOr<int64_t> CoordinatorClient::CommitCheckpoint(
     const v1::CommitCheckpointRequest& r) {
   v1::CommitCheckpointResponse resp;
-  absl::Status s = FromGrpcStatus(
-      stub_->CommitCheckpoint(Ctx(options_.rpc_timeout).get(), r, &resp),
-      "commit checkpoint");
+  absl::Status s = Retrying("commit checkpoint", options_.rpc_timeout,
+                            [&](grpc::ClientContext* ctx) {
+                              return stub_->CommitCheckpoint(ctx, r, &resp);
+                            });
   if (!s.ok()) return s;
   return resp.checkpoint_id();
 }

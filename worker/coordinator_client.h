@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -23,7 +24,8 @@ namespace ringleader {
 // coordinator restart), and hands directives to the daemon: assignments are
 // queued for WaitForAssignment, generation aborts go to the abort hook at once
 // (it aborts the communicator so no collective keeps waiting for a dead peer).
-// Every RPC has a deadline. Thread-safe.
+// Every RPC has a deadline; the job's calls are retried while the
+// coordinator is down or restarting (see Retrying). Thread-safe.
 class CoordinatorClient {
  public:
   struct Options {
@@ -77,6 +79,13 @@ class CoordinatorClient {
 
  private:
   std::unique_ptr<grpc::ClientContext> Ctx(absl::Duration timeout) const;
+  // Runs `rpc` (a fresh context with `timeout` each try) again while the
+  // coordinator is unreachable (UNAVAILABLE: down or restarting), backing
+  // off up to max_backoff, for at most unreachable_timeout. Only calls that
+  // the coordinator treats as idempotent go through it.
+  absl::Status Retrying(
+      absl::string_view what, absl::Duration timeout,
+      absl::FunctionRef<grpc::Status(grpc::ClientContext*)> rpc) const;
   void HeartbeatLoop();
   absl::Status RegisterOnce();
 
