@@ -10,6 +10,9 @@ namespace ringleader {
 namespace {
 
 constexpr size_t kNcclUniqueIdBytes = 128;  // NCCL_UNIQUE_ID_BYTES.
+// Extra time members of an adopted generation get for their first
+// heartbeat after a coordinator restart.
+constexpr absl::Duration kAdoptionGrace = absl::Seconds(2);
 constexpr char kNcclKeyPrefix[] = "__ringleader/nccl_id/";
 
 GenerationKey Gen(const std::string& job_id, int64_t generation) {
@@ -236,9 +239,10 @@ absl::Status Coordinator::AdoptGeneration(const v1::GenerationRecord& record) {
   }
   absl::MutexLock lock(&mu_);
   for (const v1::WorkerInfo& w : record.members()) {
-    // A member that does not heartbeat within the lease expires, and that
-    // ends the generation as any death does.
-    workers_.Restore(w).IgnoreError();
+    // A member that does not heartbeat in time expires, and that ends the
+    // generation as any death does. Its first lease covers the reconnect of
+    // a worker's channel (its backoff is capped at 1 s) on top of the usual.
+    workers_.Restore(w, options_.lease + kAdoptionGrace).IgnoreError();
     assigned_[record.job_id()].insert(w.worker_id());
   }
   GenerationInfo& info = generations_[record.job_id()];

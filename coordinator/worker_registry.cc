@@ -95,7 +95,8 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Heartbeat(
   return it->second.info;
 }
 
-absl::Status WorkerRegistry::Restore(const v1::WorkerInfo& info) {
+absl::Status WorkerRegistry::Restore(const v1::WorkerInfo& info,
+                                     absl::Duration first_lease) {
   if (info.worker_id().empty()) {
     return absl::InvalidArgumentError("restore: worker_id is empty");
   }
@@ -110,8 +111,7 @@ absl::Status WorkerRegistry::Restore(const v1::WorkerInfo& info) {
   e.info.set_state(info.job_id().empty() ? v1::WORKER_STATE_IDLE
                                          : v1::WORKER_STATE_BUSY);
   e.info.set_last_heartbeat_ms(absl::ToUnixMillis(now));
-  // A full lease from now: the worker has that long to reach this process.
-  e.lease_expiry = now + options_.lease;
+  e.lease_expiry = now + first_lease;
   return absl::OkStatus();
 }
 

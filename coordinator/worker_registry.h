@@ -38,9 +38,9 @@ class WorkerRegistry {
 
   absl::StatusOr<Registration> Register(const v1::RegisterRequest& request);
   // Takes back a worker known before a coordinator restart (a member of an
-  // adopted generation) under its old id, with a fresh lease: if it does not
-  // heartbeat within the lease it expires like any other.
-  absl::Status Restore(const v1::WorkerInfo& info);
+  // adopted generation) under its old id, with a lease of `first_lease` from
+  // now: if it does not heartbeat by then it expires like any other.
+  absl::Status Restore(const v1::WorkerInfo& info, absl::Duration first_lease);
   // Renews the lease; NOT_FOUND for an unknown (or expired) worker.
   absl::StatusOr<v1::WorkerInfo> Heartbeat(const std::string& worker_id);
   // Removes workers whose lease ran out and returns them.

@@ -21,6 +21,24 @@ CoordinatorClient::CoordinatorClient(std::shared_ptr<grpc::Channel> channel,
       stub_(v1::WorkerService::NewStub(channel_)),
       options_(std::move(options)) {}
 
+std::shared_ptr<grpc::Channel> CoordinatorClient::channel() const {
+  absl::MutexLock lock(&channel_mu_);
+  return channel_;
+}
+
+std::shared_ptr<v1::WorkerService::Stub> CoordinatorClient::Stub() const {
+  absl::MutexLock lock(&channel_mu_);
+  return stub_;
+}
+
+void CoordinatorClient::ReplaceChannel() {
+  std::shared_ptr<grpc::Channel> fresh = options_.new_channel();
+  // Calls in flight keep the old channel alive until they finish.
+  absl::MutexLock lock(&channel_mu_);
+  channel_ = std::move(fresh);
+  stub_ = v1::WorkerService::NewStub(channel_);
+}
+
 CoordinatorClient::~CoordinatorClient() { StopHeartbeats(); }
 
 std::unique_ptr<grpc::ClientContext> CoordinatorClient::Ctx(
@@ -63,7 +81,8 @@ absl::Status CoordinatorClient::RegisterOnce() {
   req.set_address(options_.address);
   v1::RegisterResponse resp;
   absl::Status s = FromGrpcStatus(
-      stub_->Register(Ctx(options_.rpc_timeout).get(), req, &resp), "register");
+      Stub()->Register(Ctx(options_.rpc_timeout).get(), req, &resp),
+      "register");
   if (!s.ok()) return s;
   absl::MutexLock lock(&mu_);
   worker_id_ = resp.worker_id();
@@ -108,6 +127,7 @@ void CoordinatorClient::SetCurrent(const std::string& job_id,
 void CoordinatorClient::HeartbeatLoop() {
   absl::Time last_contact = absl::Now();
   absl::Duration backoff = absl::Milliseconds(100);
+  int unreachable_beats = 0;
   while (true) {
     v1::HeartbeatRequest req;
     absl::Duration interval;
@@ -121,11 +141,12 @@ void CoordinatorClient::HeartbeatLoop() {
     }
     v1::HeartbeatResponse resp;
     absl::Status s = FromGrpcStatus(
-        stub_->Heartbeat(
+        Stub()->Heartbeat(
             Ctx(std::min(options_.rpc_timeout, interval * 3)).get(), req,
             &resp),
         "heartbeat");
     absl::Duration wait = interval;
+    if (!absl::IsUnavailable(s)) unreachable_beats = 0;
     if (s.ok()) {
       last_contact = absl::Now();
       backoff = absl::Milliseconds(100);
@@ -153,13 +174,16 @@ void CoordinatorClient::HeartbeatLoop() {
       wait = absl::ZeroDuration();
     } else {
       LOG(WARNING) << s.message();
+      if (++unreachable_beats >= 3 && options_.new_channel) {
+        LOG(WARNING) << "coordinator unreachable; connecting on a new channel";
+        ReplaceChannel();
+        unreachable_beats = 0;
+      }
       if (absl::Now() - last_contact > options_.unreachable_timeout) {
         absl::MutexLock lock(&mu_);
         unreachable_ = true;
         return;
       }
-      // Never slower than the heartbeat interval: a restarted coordinator
-      // that adopted our generation expects us within one lease.
       wait = std::min(backoff, interval);
       backoff = std::min(backoff * 2, options_.max_backoff);
     }
@@ -202,7 +226,7 @@ absl::StatusOr<v1::JoinRendezvousResponse> CoordinatorClient::Join(
       "join rendezvous", timeout + options_.rpc_timeout,
       [&](grpc::ClientContext* ctx) {
         req.set_worker_id(worker_id());  // Registering again changes it.
-        return stub_->JoinRendezvous(ctx, req, &resp);
+        return Stub()->JoinRendezvous(ctx, req, &resp);
       });
   if (!s.ok()) return s;
   return resp;
@@ -222,7 +246,7 @@ absl::Status CoordinatorClient::Barrier(const std::string& job_id,
   return Retrying(absl::StrCat("barrier ", name),
                   timeout + options_.rpc_timeout,
                   [&](grpc::ClientContext* ctx) {
-                    return stub_->Barrier(ctx, req, &resp);
+                    return Stub()->Barrier(ctx, req, &resp);
                   });
 }
 
@@ -239,7 +263,7 @@ absl::Status CoordinatorClient::PublishNcclId(const std::string& job_id,
   v1::PublishNcclIdResponse resp;
   absl::Status s = Retrying("publish NCCL id", options_.rpc_timeout,
                             [&](grpc::ClientContext* ctx) {
-                              return stub_->PublishNcclId(ctx, req, &resp);
+                              return Stub()->PublishNcclId(ctx, req, &resp);
                             });
   // A retry of a publish that went through finds its own id there.
   return absl::IsAlreadyExists(s) ? absl::OkStatus() : s;
@@ -257,7 +281,7 @@ absl::StatusOr<std::string> CoordinatorClient::FetchNcclId(
   v1::FetchNcclIdResponse resp;
   absl::Status s = Retrying("fetch NCCL id", timeout + options_.rpc_timeout,
                             [&](grpc::ClientContext* ctx) {
-                              return stub_->FetchNcclId(ctx, req, &resp);
+                              return Stub()->FetchNcclId(ctx, req, &resp);
                             });
   if (!s.ok()) return s;
   return resp.unique_id();
@@ -266,9 +290,10 @@ absl::StatusOr<std::string> CoordinatorClient::FetchNcclId(
 absl::StatusOr<v1::ShardAssignment> CoordinatorClient::GetShard(
     const v1::GetShardRequest& r) {
   v1::ShardAssignment resp;
-  absl::Status s = Retrying(
-      "get shard", options_.rpc_timeout,
-      [&](grpc::ClientContext* ctx) { return stub_->GetShard(ctx, r, &resp); });
+  absl::Status s = Retrying("get shard", options_.rpc_timeout,
+                            [&](grpc::ClientContext* ctx) {
+                              return Stub()->GetShard(ctx, r, &resp);
+                            });
   if (!s.ok()) return s;
   return resp;
 }
@@ -278,7 +303,7 @@ absl::Status CoordinatorClient::ReportProgress(
   v1::ReportProgressResponse resp;
   return Retrying("report progress", options_.rpc_timeout,
                   [&](grpc::ClientContext* ctx) {
-                    return stub_->ReportProgress(ctx, r, &resp);
+                    return Stub()->ReportProgress(ctx, r, &resp);
                   });
 }
 
@@ -287,7 +312,7 @@ absl::StatusOr<int64_t> CoordinatorClient::CommitCheckpoint(
   v1::CommitCheckpointResponse resp;
   absl::Status s = Retrying("commit checkpoint", options_.rpc_timeout,
                             [&](grpc::ClientContext* ctx) {
-                              return stub_->CommitCheckpoint(ctx, r, &resp);
+                              return Stub()->CommitCheckpoint(ctx, r, &resp);
                             });
   if (!s.ok()) return s;
   return resp.checkpoint_id();
@@ -299,7 +324,7 @@ absl::Status CoordinatorClient::Leave(const std::string& reason) {
   req.set_reason(reason);
   v1::LeaveResponse resp;
   return FromGrpcStatus(
-      stub_->Leave(Ctx(options_.rpc_timeout).get(), req, &resp), "leave");
+      Stub()->Leave(Ctx(options_.rpc_timeout).get(), req, &resp), "leave");
 }
 
 }  // namespace ringleader

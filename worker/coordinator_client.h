@@ -38,6 +38,12 @@ class CoordinatorClient {
     // without reaching the coordinator.
     absl::Duration unreachable_timeout = absl::Minutes(5);
     absl::Duration max_backoff = absl::Seconds(5);
+    // Makes a new channel to the coordinator. Set, it replaces the channel
+    // after a few heartbeats in a row found the coordinator unreachable: a
+    // channel that failed to connect retries only after seconds of
+    // re-resolution backoff, and a restarted coordinator that adopted our
+    // generation expects us within a lease.
+    std::function<std::shared_ptr<grpc::Channel>()> new_channel;
   };
   using AbortHook = std::function<void(const v1::GenerationAbort&)>;
 
@@ -74,7 +80,7 @@ class CoordinatorClient {
   absl::Status Leave(const std::string& reason);
 
   std::string worker_id() const;
-  std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+  std::shared_ptr<grpc::Channel> channel() const;
   const Options& options() const { return options_; }
 
  private:
@@ -89,8 +95,12 @@ class CoordinatorClient {
   void HeartbeatLoop();
   absl::Status RegisterOnce();
 
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::WorkerService::Stub> stub_;
+  std::shared_ptr<v1::WorkerService::Stub> Stub() const;
+  void ReplaceChannel();
+
+  mutable absl::Mutex channel_mu_;
+  std::shared_ptr<grpc::Channel> channel_ ABSL_GUARDED_BY(channel_mu_);
+  std::shared_ptr<v1::WorkerService::Stub> stub_ ABSL_GUARDED_BY(channel_mu_);
   const Options options_;
 
   mutable absl::Mutex mu_;

@@ -19,10 +19,15 @@ WorkerDaemon::WorkerDaemon(WorkerConfig config)
   o.pid = static_cast<int>(::getpid());
   o.address = config_.address;
   o.unreachable_timeout = config_.unreachable_timeout;
-  client_ = std::make_unique<CoordinatorClient>(
-      grpc::CreateChannel(config_.coordinator,
-                          grpc::InsecureChannelCredentials()),
-      o);
+  o.new_channel = [target = config_.coordinator] {
+    // Its own subchannels: by default channels with equal arguments share
+    // them, and a new channel would inherit the old one's backoff.
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
+                                     args);
+  };
+  client_ = std::make_unique<CoordinatorClient>(o.new_channel(), o);
 }
 
 WorkerDaemon::~WorkerDaemon() { client_->StopHeartbeats(); }

@@ -178,10 +178,15 @@ TEST_F(CoordinatorRecoveryTest, AMemberThatDoesNotComeBackEndsTheGeneration) {
   std::vector<std::string> ranks;
   const std::string job = StartJob(ranks);
   Restart();
-  // Rank 0 keeps heartbeating; rank 1 died with the old coordinator.
+  // Rank 0 keeps heartbeating; rank 1 died with the old coordinator. Its
+  // first lease is a lease plus a grace of 2 s for reconnecting.
   process_->clock.Advance(kLease / 2);
   ASSERT_TRUE(Beat(ranks[0], job, 1).ok());
-  process_->clock.Advance(kLease / 2 + absl::Milliseconds(1));
+  process_->clock.Advance(kLease / 2 + absl::Seconds(1));
+  coord().SweepLeases();
+  EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RUNNING);
+  ASSERT_TRUE(Beat(ranks[0], job, 1).ok());
+  process_->clock.Advance(absl::Seconds(1) + absl::Milliseconds(1));
   coord().SweepLeases();
   v1::Job after = Job(job);
   EXPECT_EQ(after.state(), v1::JOB_STATE_RESTARTING);

@@ -130,27 +130,43 @@ absl::StatusOr<v1::Job> Cluster::Get(const std::string& job_id) {
   return job;
 }
 
-absl::StatusOr<v1::Job> Cluster::WaitForEnd(const std::string& job_id,
-                                            absl::Duration timeout) {
+absl::StatusOr<v1::Job> Cluster::WaitUntil(
+    const std::string& job_id, std::function<bool(const v1::Job&)> until,
+    absl::Duration timeout) {
   auto ctx = Ctx(timeout);
   v1::WatchJobRequest req;
   req.set_job_id(job_id);
   auto stream = users_->WatchJob(ctx.get(), req);
   v1::Job job, last;
-  bool any = false;
+  bool any = false, reached = false;
+  // Bounded by the context's deadline.
   while (stream->Read(&job)) {
     last = job;
     any = true;
-    if (IsFinal(job.state())) {
+    if (until(job) || IsFinal(job.state())) {
+      reached = true;
       ctx->TryCancel();
       break;
     }
   }
   stream->Finish().ok();
-  if (!any || !IsFinal(last.state())) {
+  if (!reached) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "job ", job_id, ": condition not reached; last state ",
+        any ? v1::JobState_Name(last.state()) : "none", " ", last.message()));
+  }
+  return last;
+}
+
+absl::StatusOr<v1::Job> Cluster::WaitForEnd(const std::string& job_id,
+                                            absl::Duration timeout) {
+  absl::StatusOr<v1::Job> last = WaitUntil(
+      job_id, [](const v1::Job&) { return false; }, timeout);
+  if (!last.ok()) return last.status();
+  if (!IsFinal(last->state())) {
     return absl::DeadlineExceededError(
         absl::StrCat("job ", job_id, " not finished; last state ",
-                     v1::JobState_Name(last.state()), " ", last.message()));
+                     v1::JobState_Name(last->state()), " ", last->message()));
   }
   return last;
 }

@@ -1,6 +1,7 @@
 #ifndef RINGLEADER_TESTS_INTEGRATION_CLUSTER_H_
 #define RINGLEADER_TESTS_INTEGRATION_CLUSTER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ class Cluster {
 
   absl::StatusOr<std::string> Submit(const v1::JobSpec& spec);
   absl::StatusOr<v1::Job> Get(const std::string& job_id);
+  // Follows WatchJob until `until` holds for a snapshot (or the job is
+  // final) and returns that snapshot; DEADLINE_EXCEEDED after `timeout`.
+  absl::StatusOr<v1::Job> WaitUntil(const std::string& job_id,
+                                    std::function<bool(const v1::Job&)> until,
+                                    absl::Duration timeout);
   // Follows WatchJob until the job is final, or fails after `timeout`.
   absl::StatusOr<v1::Job> WaitForEnd(const std::string& job_id,
                                      absl::Duration timeout);
