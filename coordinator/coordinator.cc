@@ -70,6 +70,14 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
                                   const std::string& reason) {
     OnGenerationEnded(job_id, gen, reason);
   });
+  rendezvous_.SetResizedHook([this](const std::string& job_id, int64_t gen,
+                                    const std::string& reason) {
+    OnGenerationResized(job_id, gen, reason);
+  });
+  rendezvous_.SetTimedOutHook(
+      [this](const std::string& job_id, const std::string& why) {
+        jobs_.Fail(job_id, why).IgnoreError();  // It may have ended already.
+      });
   jobs_.SetFinishedHook([this](const v1::Job& job) { OnJobFinished(job); });
 }
 
@@ -156,6 +164,7 @@ absl::Status Coordinator::OpenRendezvous(const v1::Job& job) {
   config.min_workers = job.spec().min_workers();
   config.max_workers = job.spec().max_workers();
   config.last_call = absl::Milliseconds(job.spec().rendezvous_last_call_ms());
+  config.timeout = absl::Milliseconds(job.spec().rendezvous_timeout_ms());
   return rendezvous_.OpenJob(job.job_id(), config, job.generation());
 }
 
@@ -262,6 +271,16 @@ void Coordinator::OnGenerationEnded(const std::string& job_id,
   kv_.DropGeneration(Gen(job_id, generation), why);
   barriers_.DropGeneration(Gen(job_id, generation), why);
   jobs_.OnGenerationEnded(job_id, generation, reason).IgnoreError();
+}
+
+void Coordinator::OnGenerationResized(const std::string& job_id,
+                                      int64_t generation,
+                                      const std::string& reason) {
+  const std::string why =
+      absl::StrCat("generation ", generation, " resized: ", reason);
+  kv_.DropGeneration(Gen(job_id, generation), why);
+  barriers_.DropGeneration(Gen(job_id, generation), why);
+  jobs_.OnGenerationResized(job_id, generation, reason).IgnoreError();
 }
 
 void Coordinator::OnJobFinished(const v1::Job& job) {
@@ -418,6 +437,7 @@ void Coordinator::JoinRendezvous(const v1::JoinRendezvousRequest& r,
         absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
         if (!job.ok()) return done(job.status());
         *out.mutable_spec() = job->spec();
+        out.set_job_restarts(job->restarts());
         {
           absl::MutexLock lock(&mu_);
           auto it = generations_.find(job_id);
@@ -686,6 +706,12 @@ absl::StatusOr<v1::CommitCheckpointResponse> Coordinator::CommitCheckpoint(
   if (!committed.ok()) return committed.status();
   v1::CommitCheckpointResponse out;
   out.set_checkpoint_id(committed->checkpoint_id());
+  // Workers waiting to join a smaller generation get in here, where the
+  // generation loses no work; after the last epoch only evaluation is left.
+  absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
+  if (job.ok() && committed->epoch() < job->spec().epochs()) {
+    out.set_generation_ended(rendezvous_.Grow(r.job_id(), r.generation()));
+  }
   return out;
 }
 

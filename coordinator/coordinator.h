@@ -123,6 +123,9 @@ class Coordinator {
                           const Rendezvous::Generation& gen);
   void OnGenerationEnded(const std::string& job_id, int64_t generation,
                          const std::string& reason);
+  // A scale-up ended the generation: no restart is counted.
+  void OnGenerationResized(const std::string& job_id, int64_t generation,
+                           const std::string& reason);
   void OnJobFinished(const v1::Job& job);
   // Writes the generation's members to the store, so that a restarted
   // coordinator can adopt it.

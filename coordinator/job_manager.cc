@@ -319,6 +319,28 @@ absl::Status JobManager::OnGenerationEnded(const std::string& job_id,
   return absl::OkStatus();
 }
 
+absl::Status JobManager::OnGenerationResized(const std::string& job_id,
+                                             int64_t generation,
+                                             const std::string& reason) {
+  Notice notice;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = FindLocked(job_id);
+    if (!e.ok()) return e.status();
+    Entry& entry = **e;
+    if (IsTerminal(entry.job.state())) return absl::OkStatus();
+    if (absl::Status s = TransitionLocked(
+            entry, v1::JOB_STATE_RESTARTING,
+            absl::StrCat("generation ", generation, " resized: ", reason));
+        !s.ok()) {
+      return s;
+    }
+    notice = NoticeLocked(entry);
+  }
+  Deliver(notice);
+  return absl::OkStatus();
+}
+
 absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
                                         const std::string& worker_id) {
   if (!std::isfinite(r.loss()) || !std::isfinite(r.samples_per_sec()) ||

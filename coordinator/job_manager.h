@@ -63,6 +63,11 @@ class JobManager {
   // Counts a restart; fails the job once the budget is spent.
   absl::Status OnGenerationEnded(const std::string& job_id, int64_t generation,
                                  const std::string& reason);
+  // A generation ended for a membership change (a scale-up): the job
+  // restarts at the bigger size without spending its restart budget.
+  absl::Status OnGenerationResized(const std::string& job_id,
+                                   int64_t generation,
+                                   const std::string& reason);
 
   // A rank's report. The job succeeds when every rank sent its final one.
   absl::Status ReportProgress(const v1::ReportProgressRequest& report,

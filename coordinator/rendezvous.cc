@@ -71,6 +71,7 @@ void Rendezvous::CloseJob(const std::string& job_id,
     if (node.empty()) return;
     JobState& job = node.mapped();
     if (job.last_call_armed) timers_->Cancel(job.last_call_timer);
+    if (job.round_armed) timers_->Cancel(job.round_timer);
     for (auto& [id, w] : job.waiters) {
       timers_->Cancel(w.timer);
       failed.push_back(std::move(w.done));
@@ -89,6 +90,10 @@ void Rendezvous::Join(const std::string& job_id, const Member& member,
       out.push_back([done = std::move(done), job_id] {
         done(absl::NotFoundError(
             absl::StrCat("job ", job_id, " has no open rendezvous")));
+      });
+    } else if (!it->second.timed_out.empty()) {
+      out.push_back([done = std::move(done), why = it->second.timed_out] {
+        done(absl::DeadlineExceededError(why));
       });
     } else {
       JoinLocked(job_id, it->second, member, deadline, std::move(done), out);
@@ -123,6 +128,7 @@ void Rendezvous::JoinLocked(const std::string& job_id, JobState& job,
       });
       job.waiters.erase(old);
     }
+    job.rejoining.erase(member.worker_id);
     Waiter& w = job.waiters[member.worker_id];
     w.member = member;
     w.done = std::move(done);
@@ -131,6 +137,7 @@ void Rendezvous::JoinLocked(const std::string& job_id, JobState& job,
         deadline, [this, job_id, wid = member.worker_id, id = w.id] {
           OnJoinTimeout(job_id, wid, id);
         });
+    ArmRoundLocked(job_id, job);
     MaybeFormLocked(job_id, job, out);
   }
 }
@@ -139,6 +146,8 @@ void Rendezvous::MaybeFormLocked(const std::string& job_id, JobState& job,
                                  std::vector<Completion>& out) {
   if (job.live_valid) return;  // Joiners wait for the next generation.
   const int32_t waiting = static_cast<int32_t>(job.waiters.size());
+  // After a scale-up, the grown generation's members are on their way back.
+  if (!job.rejoining.empty() && waiting < job.config.max_workers) return;
   if (waiting >= job.config.max_workers ||
       (waiting >= job.config.min_workers &&
        job.config.last_call <= absl::ZeroDuration())) {
@@ -159,6 +168,11 @@ void Rendezvous::FormLocked(const std::string& job_id, JobState& job,
     timers_->Cancel(job.last_call_timer);
     job.last_call_armed = false;
   }
+  if (job.round_armed) {
+    timers_->Cancel(job.round_timer);
+    job.round_armed = false;
+  }
+  job.rejoining.clear();
   std::vector<std::string> ids;
   ids.reserve(job.waiters.size());
   for (const auto& [id, w] : job.waiters) ids.push_back(id);
@@ -188,13 +202,93 @@ void Rendezvous::FormLocked(const std::string& job_id, JobState& job,
 
 void Rendezvous::EndLiveLocked(const std::string& job_id, JobState& job,
                                const std::string& reason,
-                               std::vector<Completion>& out) {
+                               std::vector<Completion>& out, bool resized) {
   if (!job.live_valid) return;
   job.live_valid = false;
   const int64_t number = job.live.number;
-  out.push_back([this, job_id, number, reason] {
-    if (on_ended_) on_ended_(job_id, number, reason);
+  // The survivors' rejoin (or their replacements) is a round like the first.
+  ArmRoundLocked(job_id, job);
+  out.push_back([this, job_id, number, reason, resized] {
+    const EndedHook& hook = resized ? on_resized_ : on_ended_;
+    if (hook) hook(job_id, number, reason);
   });
+}
+
+void Rendezvous::ArmRoundLocked(const std::string& job_id, JobState& job) {
+  if (job.round_armed || job.live_valid ||
+      job.config.timeout <= absl::ZeroDuration()) {
+    return;
+  }
+  job.round_armed = true;
+  job.round_timer =
+      timers_->Schedule(clock_->Now() + job.config.timeout,
+                        [this, job_id] { OnRoundTimeout(job_id); });
+}
+
+void Rendezvous::OnRoundTimeout(const std::string& job_id) {
+  std::vector<Completion> out;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end() || !it->second.round_armed) return;
+    JobState& job = it->second;
+    job.round_armed = false;
+    if (job.live_valid) return;
+    const int32_t waiting = static_cast<int32_t>(job.waiters.size());
+    if (waiting >= job.config.min_workers) {
+      // Enough are here; whoever has not come back by now is not coming.
+      FormLocked(job_id, job, out);
+    } else {
+      job.timed_out =
+          absl::StrCat("rendezvous timed out after ",
+                       absl::FormatDuration(job.config.timeout), ": ", waiting,
+                       " of min ", job.config.min_workers, " workers joined");
+      if (job.last_call_armed) {
+        timers_->Cancel(job.last_call_timer);
+        job.last_call_armed = false;
+      }
+      job.rejoining.clear();
+      std::vector<JoinCallback> failed;
+      for (auto& [id, w] : job.waiters) {
+        timers_->Cancel(w.timer);
+        failed.push_back(std::move(w.done));
+      }
+      job.waiters.clear();
+      // The hook first, so the job has failed before a waiter hears of it.
+      out.push_back(
+          [this, job_id, why = job.timed_out, failed = std::move(failed)] {
+            if (on_timed_out_) on_timed_out_(job_id, why);
+            for (const JoinCallback& cb : failed) {
+              cb(absl::DeadlineExceededError(why));
+            }
+          });
+    }
+  }
+  for (auto& fn : out) fn();
+}
+
+bool Rendezvous::Grow(const std::string& job_id, int64_t generation) {
+  std::vector<Completion> out;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return false;
+    JobState& job = it->second;
+    const int32_t size = static_cast<int32_t>(job.live.members.size());
+    if (!job.live_valid || job.live.number != generation ||
+        size >= job.config.max_workers || job.waiters.empty()) {
+      return false;
+    }
+    const std::string reason = absl::StrCat(
+        "scale-up: ", job.waiters.size(), " worker(s) waiting to join ", size,
+        " member(s), max_workers ", job.config.max_workers);
+    EndLiveLocked(job_id, job, reason, out, /*resized=*/true);
+    for (const Member& m : job.live.members) {
+      if (!job.waiters.contains(m.worker_id)) job.rejoining.insert(m.worker_id);
+    }
+  }
+  for (auto& fn : out) fn();
+  return true;
 }
 
 void Rendezvous::OnLastCall(const std::string& job_id) {
@@ -270,8 +364,10 @@ bool Rendezvous::RemoveWorker(const std::string& job_id,
         }
       }
     }
+    // A member of a grown generation that will not come back.
+    const bool was_rejoining = job.rejoining.erase(worker_id) > 0;
     // Waiters that arrived during the generation can form the next one.
-    if (ended) MaybeFormLocked(job_id, job, out);
+    if (ended || was_rejoining) MaybeFormLocked(job_id, job, out);
   }
   for (auto& fn : out) fn();
   return ended;

@@ -8,6 +8,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -25,7 +26,16 @@ namespace ringleader {
 //
 // A generation ends when a member dies, leaves, or joins again (it restarted):
 // survivors are told, through the coordinator, to abort and rejoin. While a
-// generation is live, new joiners wait for the next one.
+// generation is live, new joiners wait for the next one; the coordinator
+// ends a generation smaller than max_workers for them with Grow() (a
+// membership change, not a failure: the resized hook, not the ended one),
+// and the next generation then waits for every member of the grown one to
+// rejoin (or be removed) before it forms.
+//
+// A round (the time without a live generation, from the first join or the
+// end of the last generation) that has not reached min_workers within
+// `timeout` fails: the timed-out hook runs and every waiter gets
+// DEADLINE_EXCEEDED with the same message.
 //
 // Waiters are map entries plus timers, never threads. Callbacks and listener
 // hooks run without the lock held. Thread-safe; listeners must be set before
@@ -46,6 +56,8 @@ class Rendezvous {
     int32_t min_workers = 1;
     int32_t max_workers = 1;
     absl::Duration last_call = absl::ZeroDuration();
+    // How long a round may stay below min_workers (zero: forever).
+    absl::Duration timeout = absl::ZeroDuration();
   };
   using JoinCallback = std::function<void(absl::StatusOr<Generation>)>;
   using FormedHook = std::function<void(const std::string& job_id,
@@ -53,12 +65,17 @@ class Rendezvous {
   using EndedHook =
       std::function<void(const std::string& job_id, int64_t generation,
                          const std::string& reason)>;
+  using TimedOutHook =
+      std::function<void(const std::string& job_id, const std::string& why)>;
 
   Rendezvous(Clock* clock, TimerQueue* timers)
       : clock_(clock), timers_(timers) {}
 
   void SetFormedHook(FormedHook hook) { on_formed_ = std::move(hook); }
   void SetEndedHook(EndedHook hook) { on_ended_ = std::move(hook); }
+  // A generation that Grow() ended; the ended hook is not called for it.
+  void SetResizedHook(EndedHook hook) { on_resized_ = std::move(hook); }
+  void SetTimedOutHook(TimedOutHook hook) { on_timed_out_ = std::move(hook); }
 
   // Starts accepting joins for a job. `last_generation` continues numbering
   // (after a coordinator restart) so generation numbers never repeat.
@@ -77,6 +94,10 @@ class Rendezvous {
   // from the waiters. Returns true if a generation ended.
   bool RemoveWorker(const std::string& job_id, const std::string& worker_id,
                     const std::string& reason);
+  // Ends live generation `generation` of `job_id` if it has fewer than
+  // max_workers members and workers wait to join: a scale-up. Returns true
+  // if it ended (the resized hook has then run).
+  bool Grow(const std::string& job_id, int64_t generation);
 
   // OK if `generation` is the live generation of `job_id` and `rank` is one of
   // its ranks; ABORTED for an older or ended generation, FAILED_PRECONDITION
@@ -105,6 +126,13 @@ class Rendezvous {
     absl::flat_hash_map<std::string, Waiter> waiters;  // By worker id.
     TimerQueue::TimerId last_call_timer = 0;
     bool last_call_armed = false;
+    // Members of a generation ended by Grow() that have not joined again:
+    // the next generation waits for them.
+    absl::flat_hash_set<std::string> rejoining;
+    TimerQueue::TimerId round_timer = 0;
+    bool round_armed = false;
+    // Set when a round timed out: later joins fail with it.
+    std::string timed_out;
   };
   using Completion = std::function<void()>;
 
@@ -121,9 +149,13 @@ class Rendezvous {
                   std::vector<Completion>& out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EndLiveLocked(const std::string& job_id, JobState& job,
-                     const std::string& reason, std::vector<Completion>& out)
+                     const std::string& reason, std::vector<Completion>& out,
+                     bool resized = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Starts the round's timeout unless one runs (or a generation is live).
+  void ArmRoundLocked(const std::string& job_id, JobState& job)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnLastCall(const std::string& job_id);
+  void OnRoundTimeout(const std::string& job_id);
   void OnJoinTimeout(const std::string& job_id, const std::string& worker_id,
                      uint64_t waiter_id);
 
@@ -131,6 +163,8 @@ class Rendezvous {
   TimerQueue* const timers_;
   FormedHook on_formed_;
   EndedHook on_ended_;
+  EndedHook on_resized_;
+  TimedOutHook on_timed_out_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
   uint64_t next_waiter_id_ ABSL_GUARDED_BY(mu_) = 1;

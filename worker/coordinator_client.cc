@@ -307,15 +307,15 @@ absl::Status CoordinatorClient::ReportProgress(
                   });
 }
 
-absl::StatusOr<int64_t> CoordinatorClient::CommitCheckpoint(
-    const v1::CommitCheckpointRequest& r) {
+absl::StatusOr<v1::CommitCheckpointResponse>
+CoordinatorClient::CommitCheckpoint(const v1::CommitCheckpointRequest& r) {
   v1::CommitCheckpointResponse resp;
   absl::Status s = Retrying("commit checkpoint", options_.rpc_timeout,
                             [&](grpc::ClientContext* ctx) {
                               return Stub()->CommitCheckpoint(ctx, r, &resp);
                             });
   if (!s.ok()) return s;
-  return resp.checkpoint_id();
+  return resp;
 }
 
 absl::Status CoordinatorClient::Leave(const std::string& reason) {

@@ -75,7 +75,7 @@ class CoordinatorClient {
                                           absl::Duration timeout);
   absl::StatusOr<v1::ShardAssignment> GetShard(const v1::GetShardRequest& r);
   absl::Status ReportProgress(const v1::ReportProgressRequest& r);
-  absl::StatusOr<int64_t> CommitCheckpoint(
+  absl::StatusOr<v1::CommitCheckpointResponse> CommitCheckpoint(
       const v1::CommitCheckpointRequest& r);
   absl::Status Leave(const std::string& reason);
 

@@ -131,13 +131,20 @@ absl::Status Trainer::Run() {
     c.set_step(at_step);
     c.set_epoch_sample_offset(offset);
     c.set_path(path);
-    if (absl::Status s = env_.client->CommitCheckpoint(c).status(); !s.ok()) {
-      return s;
-    }
+    absl::StatusOr<v1::CommitCheckpointResponse> committed =
+        env_.client->CommitCheckpoint(c);
+    if (!committed.ok()) return committed.status();
     if (absl::Status s = PruneCheckpointFiles(
             spec.checkpoint_dir(), spec.name(), at_step, kKeepCheckpoints);
         !s.ok()) {
       LOG(WARNING) << "checkpoint pruning: " << s.message();
+    }
+    if (committed->generation_ended()) {
+      // A scale-up: stop here, where nothing is lost; the peers fail their
+      // next collective when this rank's communicator goes away.
+      return absl::AbortedError(absl::StrCat(
+          "generation ", generation, " of job ", job_id_,
+          " ended at checkpoint step ", at_step, " for a scale-up"));
     }
     return absl::OkStatus();
   };

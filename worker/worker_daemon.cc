@@ -82,12 +82,27 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
     return data.status();
   }
   // Each generation: join, connect, train; an ended generation means rejoin.
-  // Bounded by the job's restart budget, which the coordinator enforces.
-  for (int attempt = 0; attempt <= assignment.spec().max_restarts() && !stop_;
-       ++attempt) {
+  // The coordinator counts the restarts (failures, not scale-ups: each join
+  // says how many the job spent) and fails the job past its budget, which
+  // ends the loop with the join's error. The bound only stops a daemon whose
+  // coordinator keeps ending generations: a failure loses at most
+  // max_workers members and each scale-up adds at least one back.
+  const int64_t max_generations =
+      (int64_t{assignment.spec().max_restarts()} + 1) *
+      (int64_t{assignment.spec().max_workers()} + 1);
+  int32_t restarts = -1;
+  for (int64_t g = 0; g < max_generations && !stop_; ++g) {
     absl::StatusOr<v1::JoinRendezvousResponse> gen =
         client_->Join(job_id, config_.rendezvous_timeout);
     if (!gen.ok()) return gen.status();
+    if (restarts >= 0) {
+      LOG(INFO) << "generation " << gen->generation() << " after "
+                << (gen->job_restarts() > restarts ? "a failure"
+                                                   : "a membership change")
+                << "; the job spent " << gen->job_restarts() << " of "
+                << assignment.spec().max_restarts() << " restarts";
+    }
+    restarts = gen->job_restarts();
     {
       absl::MutexLock lock(&mu_);
       job_id_ = job_id;

@@ -166,5 +166,33 @@ TEST_F(JobManagerTest, WatchersSeeEveryChangeWithIncreasingVersions) {
   EXPECT_TRUE(absl::IsNotFound(jobs_->Watch("nope", nullptr).status()));
 }
 
+TEST_F(JobManagerTest, AResizeRestartsWithoutSpendingTheBudget) {
+  v1::JobSpec spec = Spec("grow");
+  spec.set_max_workers(3);
+  spec.set_max_restarts(0);
+  const std::string id = jobs_->Submit(spec)->job_id();
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
+  ASSERT_TRUE(
+      jobs_->OnGenerationResized(id, 1, "scale-up: 1 worker(s) waiting").ok());
+  auto job = jobs_->Get(id);
+  EXPECT_EQ(job->state(), v1::JOB_STATE_RESTARTING);
+  EXPECT_EQ(job->restarts(), 0);
+  EXPECT_NE(job->message().find("generation 1 resized: scale-up"),
+            std::string::npos)
+      << job->message();
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 2, 3).ok());
+  EXPECT_EQ(jobs_->Get(id)->world_size(), 3);
+  // A failure is what the budget counts: the first one spends it.
+  ASSERT_TRUE(jobs_->OnGenerationEnded(id, 2, "worker c died").ok());
+  job = jobs_->Get(id);
+  EXPECT_EQ(job->state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job->restarts(), 1);
+  EXPECT_NE(job->message().find("restart budget of 0 spent"),
+            std::string::npos);
+  // Nothing more happens to a finished job.
+  EXPECT_TRUE(jobs_->OnGenerationResized(id, 2, "late").ok());
+  EXPECT_EQ(jobs_->Get(id)->state(), v1::JOB_STATE_FAILED);
+}
+
 }  // namespace
 }  // namespace ringleader

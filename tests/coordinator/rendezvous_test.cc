@@ -24,6 +24,14 @@ class RendezvousTest : public ::testing::Test {
           ended_.push_back(gen);
           last_reason_ = reason;
         });
+    rdzv_.SetResizedHook(
+        [this](const std::string&, int64_t gen, const std::string& reason) {
+          resized_.push_back(gen);
+          last_reason_ = reason;
+        });
+    rdzv_.SetTimedOutHook([this](const std::string&, const std::string& why) {
+      timed_out_.push_back(why);
+    });
   }
   void Open(int min, int max, absl::Duration last_call,
             int64_t last_generation = 0) {
@@ -40,7 +48,8 @@ class RendezvousTest : public ::testing::Test {
   FakeClock clock_;
   Rendezvous rdzv_{&clock_, &clock_};
   std::map<std::string, Result> results_;
-  std::vector<int64_t> formed_, ended_;
+  std::vector<int64_t> formed_, ended_, resized_;
+  std::vector<std::string> timed_out_;
   std::string last_reason_;
 };
 
@@ -182,6 +191,169 @@ TEST_F(RendezvousTest, RejectsBadConfig) {
   EXPECT_TRUE(rdzv_.OpenJob("a", {1, 2, absl::ZeroDuration()}, 0).ok());
   EXPECT_TRUE(absl::IsAlreadyExists(
       rdzv_.OpenJob("a", {1, 2, absl::ZeroDuration()}, 0)));
+}
+
+// ---- Below min_workers: the round's timeout ----
+
+TEST_F(RendezvousTest, RoundBelowMinTimesOutWithTheCountInTheMessage) {
+  ASSERT_TRUE(
+      rdzv_.OpenJob("job", {2, 3, absl::Seconds(1), absl::Minutes(10)}, 0)
+          .ok());
+  clock_.Advance(absl::Hours(1));  // A job nobody joins is queued, not late.
+  Join("w1", absl::Hours(2));
+  clock_.Advance(absl::Minutes(10) - absl::Milliseconds(1));
+  EXPECT_TRUE(results_.empty());
+  EXPECT_TRUE(timed_out_.empty());
+  clock_.Advance(absl::Milliseconds(1));
+  const std::string want =
+      "rendezvous timed out after 10m: 1 of min 2 workers joined";
+  EXPECT_EQ(timed_out_, std::vector<std::string>{want});
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(results_["w1"].status()));
+  EXPECT_EQ(results_["w1"].status().message(), want);
+  EXPECT_EQ(rdzv_.waiter_count(), 0u);
+  EXPECT_EQ(clock_.pending_timers(), 0u);
+  // A late worker is told the same at once instead of waiting.
+  Join("w2");
+  EXPECT_TRUE(absl::IsDeadlineExceeded(results_["w2"].status()));
+  EXPECT_EQ(results_["w2"].status().message(), want);
+  EXPECT_TRUE(formed_.empty());
+}
+
+TEST_F(RendezvousTest, ReplacementBeforeTheTimeoutLetsTheJobGoOn) {
+  ASSERT_TRUE(
+      rdzv_.OpenJob("job", {2, 2, absl::ZeroDuration(), absl::Seconds(30)}, 0)
+          .ok());
+  Join("w1");
+  Join("w2");
+  ASSERT_EQ(formed_, std::vector<int64_t>{1});
+  EXPECT_TRUE(rdzv_.RemoveWorker("job", "w2", "lease expired"));
+  results_.clear();
+  Join("w1");
+  clock_.Advance(absl::Seconds(29));
+  EXPECT_TRUE(results_.empty());
+  Join("w3");  // The replacement.
+  ASSERT_EQ(results_.size(), 2u);
+  EXPECT_EQ(results_["w3"]->number, 2);
+  clock_.Advance(absl::Minutes(5));
+  EXPECT_TRUE(timed_out_.empty());
+  EXPECT_TRUE(rdzv_.CheckMember("job", 2, 1).ok());
+}
+
+TEST_F(RendezvousTest, RoundAfterAFailureCountsFromTheEnd) {
+  ASSERT_TRUE(
+      rdzv_.OpenJob("job", {2, 2, absl::ZeroDuration(), absl::Seconds(30)}, 0)
+          .ok());
+  Join("w1");
+  Join("w2");
+  clock_.Advance(absl::Minutes(3));  // Training; no round runs.
+  EXPECT_TRUE(rdzv_.RemoveWorker("job", "w2", "lease expired"));
+  clock_.Advance(absl::Seconds(10));
+  Join("w1");  // The survivor is back; nobody replaces w2.
+  clock_.Advance(absl::Seconds(20));
+  EXPECT_EQ(timed_out_,
+            std::vector<std::string>{
+                "rendezvous timed out after 30s: 1 of min 2 workers joined"});
+  EXPECT_TRUE(absl::IsDeadlineExceeded(results_["w1"].status()));
+}
+
+TEST_F(RendezvousTest, EveryoneGoneAfterAFailureStillTimesOut) {
+  ASSERT_TRUE(
+      rdzv_.OpenJob("job", {1, 1, absl::ZeroDuration(), absl::Seconds(30)}, 0)
+          .ok());
+  Join("w1");
+  EXPECT_TRUE(rdzv_.RemoveWorker("job", "w1", "lease expired"));
+  clock_.Advance(absl::Seconds(30));
+  EXPECT_EQ(timed_out_,
+            std::vector<std::string>{
+                "rendezvous timed out after 30s: 0 of min 1 workers joined"});
+}
+
+// ---- Scale-up: Grow() ----
+
+class GrowTest : public RendezvousTest {
+ protected:
+  // Generation 1 of w1 and w2 (min 2, max 3); w3 waits for the next one.
+  void SetUp() override {
+    RendezvousTest::SetUp();
+    ASSERT_TRUE(
+        rdzv_.OpenJob("job", {2, 3, absl::ZeroDuration(), absl::Seconds(60)}, 0)
+            .ok());
+    Join("w1");
+    Join("w2");
+    ASSERT_EQ(formed_, std::vector<int64_t>{1});
+    results_.clear();
+    Join("w3", absl::Minutes(10));
+    ASSERT_TRUE(results_.empty());
+  }
+};
+
+TEST_F(GrowTest, EndsASmallGenerationAsAResizeNotAFailure) {
+  EXPECT_FALSE(rdzv_.Grow("job", 2));  // Not the live generation.
+  EXPECT_TRUE(rdzv_.Grow("job", 1));
+  EXPECT_EQ(resized_, std::vector<int64_t>{1});
+  EXPECT_TRUE(ended_.empty());
+  EXPECT_NE(last_reason_.find("scale-up: 1 worker(s) waiting"),
+            std::string::npos)
+      << last_reason_;
+  EXPECT_TRUE(absl::IsAborted(rdzv_.CheckMember("job", 1, 0)));
+  EXPECT_FALSE(rdzv_.Grow("job", 1));  // Already ended.
+  // The next generation waits for both members to come back, then holds all
+  // three, ranked by worker id.
+  Join("w2");
+  EXPECT_TRUE(results_.empty());
+  Join("w1");
+  ASSERT_EQ(results_.size(), 3u);
+  for (const auto& [w, r] : results_) {
+    ASSERT_TRUE(r.ok()) << w << ": " << r.status();
+    EXPECT_EQ(r->number, 2);
+    ASSERT_EQ(r->members.size(), 3u);
+    EXPECT_EQ(r->members[2].worker_id, "w3");
+  }
+  EXPECT_EQ(clock_.pending_timers(), 0u);
+}
+
+TEST_F(GrowTest, NothingToGrowFor) {
+  EXPECT_FALSE(rdzv_.RemoveWorker("job", "w3", "left"));  // Only a waiter.
+  EXPECT_TRUE(ended_.empty());
+  EXPECT_FALSE(rdzv_.Grow("job", 1));  // Nobody waits.
+  EXPECT_TRUE(rdzv_.CheckMember("job", 1, 1).ok());
+}
+
+TEST_F(GrowTest, AtMaxWorkersThereIsNoScaleUp) {
+  ASSERT_TRUE(
+      rdzv_.OpenJob("full", {1, 1, absl::ZeroDuration(), absl::Seconds(60)}, 0)
+          .ok());
+  std::vector<Result> got;
+  for (const char* w : {"a", "b"}) {
+    rdzv_.Join("full", {w, "h", "addr", -1}, clock_.Now() + absl::Minutes(1),
+               [&](Result r) { got.push_back(std::move(r)); });
+  }
+  ASSERT_EQ(got.size(), 1u);  // "b" waits.
+  EXPECT_FALSE(rdzv_.Grow("full", 1));
+  EXPECT_TRUE(rdzv_.CheckMember("full", 1, 0).ok());
+}
+
+TEST_F(GrowTest, AMemberThatDoesNotComeBackIsRemovedAndTheRestForm) {
+  ASSERT_TRUE(rdzv_.Grow("job", 1));
+  Join("w1");
+  EXPECT_TRUE(results_.empty());
+  EXPECT_FALSE(rdzv_.RemoveWorker("job", "w2", "lease expired"));
+  ASSERT_EQ(results_.size(), 2u);
+  EXPECT_EQ(results_["w1"]->number, 2);
+  EXPECT_EQ(results_["w1"]->members.size(), 2u);
+  EXPECT_TRUE(ended_.empty());  // No generation of its was live.
+}
+
+TEST_F(GrowTest, AtTheRoundTimeoutThoseBackFormIfEnough) {
+  ASSERT_TRUE(rdzv_.Grow("job", 1));
+  Join("w1", absl::Minutes(5));
+  clock_.Advance(absl::Seconds(59));
+  EXPECT_TRUE(results_.empty());
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_EQ(results_.size(), 2u);
+  EXPECT_EQ(results_["w3"]->members.size(), 2u);
+  EXPECT_TRUE(timed_out_.empty());
 }
 
 }  // namespace

@@ -1,0 +1,250 @@
+// The elastic policy through the Coordinator composition root, on a
+// FakeClock: a job below min_workers fails after its rendezvous timeout
+// (and a replacement in time lets it go on); an idle worker that arrives
+// while a smaller generation runs joins at the next committed checkpoint,
+// without spending the restart budget.
+#include <map>
+#include <optional>
+#include <string>
+
+#include "common/fake_clock.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/state_store.h"
+#include "gtest/gtest.h"
+#include "tests/testing/job_specs.h"
+
+namespace ringleader {
+namespace {
+
+using JoinResult = absl::StatusOr<v1::JoinRendezvousResponse>;
+
+class ElasticPolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = *StateStore::Open(":memory:");
+    CoordinatorOptions options;
+    // Leases never run out here: the tests move the clock by minutes and
+    // are about the rendezvous, not about dead workers.
+    options.lease = absl::Hours(24);
+    coordinator_ =
+        std::make_unique<Coordinator>(options, store_.get(), &clock_, &clock_);
+    ASSERT_TRUE(coordinator_->Start().ok());
+  }
+  void TearDown() override { coordinator_->Stop(); }
+
+  std::string Submit(const v1::JobSpec& spec) {
+    v1::SubmitJobRequest r;
+    *r.mutable_spec() = spec;
+    auto out = coordinator_->SubmitJob(r);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? out->job_id() : "";
+  }
+
+  // Registers a worker and takes the assignment its first heartbeat brings.
+  std::string AddWorker(const std::string& job) {
+    v1::RegisterRequest r;
+    r.set_hostname("sim");
+    r.set_pid(static_cast<int32_t>(100 + workers_++));
+    r.set_device("cpu");
+    auto reg = coordinator_->Register(r);
+    EXPECT_TRUE(reg.ok()) << reg.status();
+    v1::HeartbeatResponse hb = Heartbeat(reg->worker_id(), "", 0);
+    EXPECT_EQ(hb.assignment().job_id(), job);
+    return reg->worker_id();
+  }
+
+  v1::HeartbeatResponse Heartbeat(const std::string& worker,
+                                  const std::string& job, int64_t gen) {
+    v1::HeartbeatRequest r;
+    r.set_worker_id(worker);
+    r.set_job_id(job);
+    r.set_generation(gen);
+    auto out = coordinator_->Heartbeat(r);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? *out : v1::HeartbeatResponse();
+  }
+
+  void Join(const std::string& job, const std::string& worker) {
+    joined_.erase(worker);
+    v1::JoinRendezvousRequest r;
+    r.set_job_id(job);
+    r.set_worker_id(worker);
+    r.set_timeout_ms(3600'000);
+    coordinator_->JoinRendezvous(
+        r, [this, worker](JoinResult g) { joined_[worker] = std::move(g); });
+  }
+
+  absl::StatusOr<v1::CommitCheckpointResponse> Commit(const std::string& job,
+                                                      int64_t gen,
+                                                      int64_t epoch,
+                                                      int64_t step) {
+    v1::CommitCheckpointRequest c;
+    c.set_job_id(job);
+    c.set_generation(gen);
+    c.set_rank(0);
+    c.set_epoch(epoch);
+    c.set_step(step);
+    c.set_epoch_sample_offset(epoch == 0 ? step * 20 : 0);
+    c.set_path("/tmp/ckpt/grow-step" + std::to_string(step) + ".ckpt");
+    return coordinator_->CommitCheckpoint(c);
+  }
+
+  v1::Job Job(const std::string& id) { return *coordinator_->jobs().Get(id); }
+
+  FakeClock clock_;
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<Coordinator> coordinator_;
+  std::map<std::string, JoinResult> joined_;
+  int workers_ = 0;
+};
+
+TEST_F(ElasticPolicyTest, BelowMinTheJobFailsAfterItsRendezvousTimeout) {
+  v1::JobSpec spec = testing::MinimalJobSpec("short", 2, 2);
+  spec.set_rendezvous_timeout_ms(20'000);
+  const std::string job = Submit(spec);
+  const std::string w1 = AddWorker(job);
+  Join(job, w1);
+  EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RENDEZVOUS);
+  clock_.Advance(absl::Milliseconds(19'999));
+  EXPECT_TRUE(joined_.empty());
+  clock_.Advance(absl::Milliseconds(1));
+  const std::string want =
+      "rendezvous timed out after 20s: 1 of min 2 workers joined";
+  ASSERT_EQ(joined_.count(w1), 1u);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(joined_[w1].status()))
+      << joined_[w1].status();
+  EXPECT_EQ(joined_[w1].status().message(), want);
+  EXPECT_EQ(Job(job).state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(Job(job).message(), want);
+  // The worker is let go at its next heartbeat.
+  v1::HeartbeatResponse hb = Heartbeat(w1, job, 0);
+  ASSERT_TRUE(hb.has_abort());
+  EXPECT_FALSE(hb.abort().rejoin());
+}
+
+TEST_F(ElasticPolicyTest, TheDefaultTimeoutIsTenMinutes) {
+  const std::string job = Submit(testing::MinimalJobSpec("default", 2, 2));
+  const std::string w1 = AddWorker(job);
+  Join(job, w1);
+  clock_.Advance(absl::Minutes(10) - absl::Milliseconds(1));
+  EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RENDEZVOUS);
+  clock_.Advance(absl::Milliseconds(1));
+  EXPECT_EQ(Job(job).state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(Job(job).message(),
+            "rendezvous timed out after 10m: 1 of min 2 workers joined");
+}
+
+TEST_F(ElasticPolicyTest, AReplacementBeforeTheTimeoutLetsTheJobContinue) {
+  v1::JobSpec spec = testing::MinimalJobSpec("replace", 2, 2);
+  spec.set_rendezvous_timeout_ms(20'000);
+  spec.set_max_restarts(2);
+  const std::string job = Submit(spec);
+  const std::string w1 = AddWorker(job), w2 = AddWorker(job);
+  Join(job, w1);
+  Join(job, w2);
+  ASSERT_TRUE(joined_[w1].ok());
+  v1::LeaveRequest leave;
+  leave.set_worker_id(w2);
+  ASSERT_TRUE(coordinator_->Leave(leave).ok());
+  EXPECT_EQ(Job(job).restarts(), 1);
+  Join(job, w1);
+  clock_.Advance(absl::Seconds(15));
+  const std::string w3 = AddWorker(job);  // Gets w2's place.
+  Join(job, w3);
+  ASSERT_TRUE(joined_[w3].ok()) << joined_[w3].status();
+  EXPECT_EQ(joined_[w3]->generation(), 2);
+  EXPECT_EQ(joined_[w3]->job_restarts(), 1);
+  clock_.Advance(absl::Minutes(5));
+  EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Job(job).world_size(), 2);
+}
+
+class ScaleUpTest : public ElasticPolicyTest {
+ protected:
+  // A job of 2..3 workers with max_restarts 0 runs generation 1 on two of
+  // them; a third arrives, is assigned and waits.
+  void SetUp() override {
+    ElasticPolicyTest::SetUp();
+    v1::JobSpec spec = testing::MinimalJobSpec("grow", 2, 3);
+    spec.set_epochs(2);
+    spec.set_max_restarts(0);
+    spec.set_checkpoint_dir("/tmp/ckpt");
+    spec.set_checkpoint_every_steps(5);
+    spec.set_rendezvous_last_call_ms(1000);
+    job_ = Submit(spec);
+    w1_ = AddWorker(job_);
+    w2_ = AddWorker(job_);
+    Join(job_, w1_);
+    Join(job_, w2_);
+    clock_.Advance(absl::Seconds(1));  // The last call for a third.
+    ASSERT_TRUE(joined_[w1_].ok()) << joined_[w1_].status();
+    ASSERT_EQ(joined_[w1_]->world_size(), 2);
+    w3_ = AddWorker(job_);
+    Join(job_, w3_);
+    ASSERT_EQ(joined_.count(w3_), 0u);  // The generation is live.
+  }
+  std::string job_, w1_, w2_, w3_;
+};
+
+TEST_F(ScaleUpTest, ANewcomerJoinsAtTheNextCheckpointWithoutARestart) {
+  auto commit = Commit(job_, 1, 0, 5);
+  ASSERT_TRUE(commit.ok()) << commit.status();
+  EXPECT_TRUE(commit->generation_ended());
+  v1::Job job = Job(job_);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_RESTARTING);
+  EXPECT_EQ(job.restarts(), 0);
+  EXPECT_EQ(job.last_checkpoint().step(), 5);  // The commit itself holds.
+  // The other rank hears of it at its next heartbeat.
+  v1::HeartbeatResponse hb = Heartbeat(w2_, job_, 1);
+  ASSERT_TRUE(hb.has_abort());
+  EXPECT_TRUE(hb.abort().rejoin());
+  // The bigger generation forms once both members are back.
+  Join(job_, w2_);
+  EXPECT_EQ(joined_.count(w3_), 0u);
+  Join(job_, w1_);
+  for (const std::string& w : {w1_, w2_, w3_}) {
+    ASSERT_EQ(joined_.count(w), 1u) << w;
+    ASSERT_TRUE(joined_[w].ok()) << joined_[w].status();
+    EXPECT_EQ(joined_[w]->generation(), 2);
+    EXPECT_EQ(joined_[w]->world_size(), 3);
+    EXPECT_EQ(joined_[w]->job_restarts(), 0);
+    EXPECT_EQ(joined_[w]->resume_from().step(), 5);
+  }
+  job = Job(job_);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job.world_size(), 3);
+  EXPECT_EQ(job.restarts(), 0);
+  // At max_workers, commits end nothing.
+  commit = Commit(job_, 2, 0, 10);
+  ASSERT_TRUE(commit.ok()) << commit.status();
+  EXPECT_FALSE(commit->generation_ended());
+  // And a failure still spends the (empty) budget: the job fails.
+  v1::LeaveRequest leave;
+  leave.set_worker_id(w3_);
+  ASSERT_TRUE(coordinator_->Leave(leave).ok());
+  EXPECT_EQ(Job(job_).state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(Job(job_).restarts(), 1);
+}
+
+TEST_F(ScaleUpTest, NoScaleUpAtTheLastCheckpoint) {
+  // Epoch 2 of 2: only evaluation is left, nothing to gain from a restart.
+  auto commit = Commit(job_, 1, 2, 40);
+  ASSERT_TRUE(commit.ok()) << commit.status();
+  EXPECT_FALSE(commit->generation_ended());
+  EXPECT_EQ(Job(job_).state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Job(job_).world_size(), 2);
+}
+
+TEST_F(ScaleUpTest, WithoutANewcomerCommitsEndNothing) {
+  v1::LeaveRequest leave;
+  leave.set_worker_id(w3_);
+  ASSERT_TRUE(coordinator_->Leave(leave).ok());  // Only a waiter: no restart.
+  EXPECT_EQ(Job(job_).restarts(), 0);
+  auto commit = Commit(job_, 1, 0, 5);
+  ASSERT_TRUE(commit.ok()) << commit.status();
+  EXPECT_FALSE(commit->generation_ended());
+  EXPECT_EQ(Job(job_).state(), v1::JOB_STATE_RUNNING);
+}
+
+}  // namespace
+}  // namespace ringleader
