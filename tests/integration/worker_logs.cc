@@ -1,0 +1,49 @@
+#include "tests/integration/worker_logs.h"
+
+#include <regex>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+
+namespace ringleader::testing {
+
+std::vector<SampleLine> ParseSampleLines(const std::string& log) {
+  std::vector<SampleLine> out;
+  const std::regex re(
+      "samples generation=([0-9]+) rank=([0-9]+) epoch=([0-9]+) "
+      "step=([0-9]+) ids=([0-9,]+)$");
+  std::vector<std::string> lines = absl::StrSplit(log, '\n');
+  if (!log.empty() && log.back() != '\n') lines.pop_back();
+  for (const std::string& line : lines) {
+    std::smatch m;
+    if (!std::regex_search(line, m, re)) continue;
+    SampleLine s;
+    s.generation = std::stoll(m[1]);
+    s.rank = std::stoll(m[2]);
+    s.epoch = std::stoll(m[3]);
+    s.step = std::stoll(m[4]);
+    bool ok = true;
+    for (absl::string_view id : absl::StrSplit(std::string(m[5]), ',')) {
+      int64_t v;
+      ok = ok && absl::SimpleAtoi(id, &v);
+      s.ids.push_back(v);
+    }
+    if (ok) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<int64_t> ParseResumeSteps(const std::string& log) {
+  std::vector<int64_t> out;
+  const std::regex re(
+      "resumes from checkpoint [0-9]+ \\(.*\\) at epoch [0-9]+ step "
+      "([0-9]+)");
+  for (const std::string& line :
+       std::vector<std::string>(absl::StrSplit(log, '\n'))) {
+    std::smatch m;
+    if (std::regex_search(line, m, re)) out.push_back(std::stoll(m[1]));
+  }
+  return out;
+}
+
+}  // namespace ringleader::testing
