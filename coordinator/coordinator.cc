@@ -276,6 +276,7 @@ void Coordinator::OnGenerationEnded(const std::string& job_id,
 void Coordinator::OnGenerationResized(const std::string& job_id,
                                       int64_t generation,
                                       const std::string& reason) {
+  store_->DeleteGeneration(job_id, generation).IgnoreError();
   const std::string why =
       absl::StrCat("generation ", generation, " resized: ", reason);
   kv_.DropGeneration(Gen(job_id, generation), why);

@@ -194,6 +194,10 @@ TEST_F(ScaleUpTest, ANewcomerJoinsAtTheNextCheckpointWithoutARestart) {
   EXPECT_EQ(job.state(), v1::JOB_STATE_RESTARTING);
   EXPECT_EQ(job.restarts(), 0);
   EXPECT_EQ(job.last_checkpoint().step(), 5);  // The commit itself holds.
+  // A restarted coordinator must not adopt the generation that ended.
+  auto stored = store_->LoadGenerations();
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_TRUE(stored->empty());
   // The other rank hears of it at its next heartbeat.
   v1::HeartbeatResponse hb = Heartbeat(w2_, job_, 1);
   ASSERT_TRUE(hb.has_abort());
@@ -210,6 +214,10 @@ TEST_F(ScaleUpTest, ANewcomerJoinsAtTheNextCheckpointWithoutARestart) {
     EXPECT_EQ(joined_[w]->job_restarts(), 0);
     EXPECT_EQ(joined_[w]->resume_from().step(), 5);
   }
+  stored = store_->LoadGenerations();
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->size(), 1u);
+  EXPECT_EQ((*stored)[0].number(), 2);
   job = Job(job_);
   EXPECT_EQ(job.state(), v1::JOB_STATE_RUNNING);
   EXPECT_EQ(job.world_size(), 3);
