@@ -211,6 +211,14 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
   AddBool(c, "--allreduce_after_backward", &o->allreduce_after_backward,
           "All-reduce after backward instead of overlapping (slower)")
       ->group(g_ddp);
+  const std::string g_timeline = "Timeline";
+  AddValue(c, "--timeline_dir", &o->timeline_dir,
+           "Absolute directory where each rank writes "
+           "<job>-rank<R>.trace.json (Chrome trace format)")
+      ->group(g_timeline);
+  AddValue(c, "--timeline_steps", &o->timeline_steps,
+           "Optimizer steps recorded per rank (default 200)")
+      ->group(g_timeline);
 }
 
 void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
@@ -262,6 +270,8 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
     spec->mutable_ddp()->set_allreduce_after_backward(
         *o.allreduce_after_backward);
   }
+  if (o.timeline_dir) spec->set_timeline_dir(*o.timeline_dir);
+  if (o.timeline_steps) spec->set_timeline_steps(*o.timeline_steps);
 }
 
 std::string FlagForField(absl::string_view field_path) {
@@ -297,6 +307,8 @@ std::string FlagForField(absl::string_view field_path) {
       {"ddp.bucket_cap_bytes", "--bucket_cap_bytes"},
       {"ddp.first_bucket_bytes", "--first_bucket_bytes"},
       {"ddp.allreduce_after_backward", "--allreduce_after_backward"},
+      {"timeline_dir", "--timeline_dir"},
+      {"timeline_steps", "--timeline_steps"},
   };
   // "model.hidden_sizes[3]" is set by the same flag as the whole list.
   absl::string_view path = field_path.substr(0, field_path.find('['));

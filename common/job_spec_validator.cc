@@ -30,6 +30,7 @@ constexpr int kMaxRestarts = 1000;
 constexpr int64_t kMaxLastCallMs = 600000;             // 10 minutes
 constexpr int64_t kMaxRendezvousTimeoutMs = 86400000;  // 1 day
 constexpr int kMaxGradientAccumulation = 1024;
+constexpr int kMaxTimelineSteps = 100000;
 
 // Every message has the same shape so users (and tests) can rely on the field
 // path being there: "invalid job spec: <field> <rule> (got <value>)".
@@ -335,15 +336,35 @@ absl::Status CheckDdp(const v1::JobSpec& spec) {
   return absl::OkStatus();
 }
 
+absl::Status CheckTimeline(const v1::JobSpec& spec) {
+  const std::string& dir = spec.timeline_dir();
+  if (!dir.empty() && !IsCleanAbsolutePath(dir)) {
+    return Invalid("timeline_dir",
+                   "must be empty or an absolute path without \"..\"",
+                   Quoted(dir));
+  }
+  if (absl::Status s = InRange("timeline_steps", spec.timeline_steps(), 0,
+                               kMaxTimelineSteps);
+      !s.ok()) {
+    return s;
+  }
+  if (spec.timeline_steps() > 0 && dir.empty()) {
+    return Invalid(
+        "timeline_steps", "> 0 requires timeline_dir",
+        absl::StrCat(spec.timeline_steps(), " with empty timeline_dir"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateJobSpec(const v1::JobSpec& spec) {
   // In proto field order, so the first complaint is the first bad line of a
   // spec file written in that order.
   using Check = absl::Status (*)(const v1::JobSpec&);
-  for (Check check :
-       {&CheckName, &CheckModel, &CheckDataset, &CheckOptimizer, &CheckTraining,
-        &CheckWorkers, &CheckCheckpoints, &CheckRuntime, &CheckDdp}) {
+  for (Check check : {&CheckName, &CheckModel, &CheckDataset, &CheckOptimizer,
+                      &CheckTraining, &CheckWorkers, &CheckCheckpoints,
+                      &CheckRuntime, &CheckDdp, &CheckTimeline}) {
     if (absl::Status s = check(spec); !s.ok()) return s;
   }
   return absl::OkStatus();

@@ -13,6 +13,7 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
   p.set_step(report.step());
   p.set_loss(report.loss());
   p.set_samples_per_sec(report.samples_per_sec());
+  if (!report.finished()) p.set_step_time_ms(report.step_time_ms());
   p.set_report_time_ms(now_ms);
   p.set_finished(report.finished());
   p.set_total_steps(report.total_steps());

@@ -16,6 +16,7 @@
 #include "worker/model/optimizer.h"
 #include "worker/progress_reporter.h"
 #include "worker/resume.h"
+#include "worker/timeline.h"
 
 namespace ringleader {
 namespace {
@@ -149,7 +150,24 @@ absl::Status Trainer::Run() {
     return absl::OkStatus();
   };
 
+  // The per-rank timeline (JobSpec.timeline_dir), written however Run ends;
+  // declared before the reducer so that every bucket's all-reduce has
+  // completed (the reducer waits for them) when it is written.
+  Timeline timeline(spec.timeline_dir().empty()
+                        ? std::string()
+                        : Timeline::PathFor(spec.timeline_dir(), job_id_, rank),
+                    rank, spec.timeline_steps());
+  timeline.SetMetadata("job_id", job_id_);
+  timeline.SetMetadata("generation", absl::StrCat(generation));
+  struct FlushTimeline {
+    const Timeline& t;
+    ~FlushTimeline() {
+      if (absl::Status s = t.Flush(); !s.ok()) LOG(WARNING) << s.message();
+    }
+  } flush_timeline{timeline};
+
   Reducer::Options ropts;
+  ropts.timeline = &timeline;
   if (spec.ddp().bucket_cap_bytes() > 0) {
     ropts.bucket_cap_bytes = spec.ddp().bucket_cap_bytes();
   }
@@ -208,11 +226,17 @@ absl::Status Trainer::Run() {
 
     double window_loss = 0, epoch_loss = 0;
     int64_t window_batches = 0, epoch_batches = 0, window_samples = 0;
+    int64_t window_steps = 0;
     absl::Time window_start = absl::Now();
     const int64_t num_batches = (*loader)->num_batches();
     for (int64_t b = 0; b < num_batches; ++b) {
       if (*env_.aborted) return Aborted(job_id_, generation);
-      std::optional<Batch> batch = (*loader)->Next();
+      timeline.SetStep(step + 1);
+      std::optional<Batch> batch;
+      {
+        TimelineSpan span(&timeline, "data_wait");
+        batch = (*loader)->Next();
+      }
       if (!batch.has_value()) return (*loader)->status();
       if (VLOG_IS_ON(1)) {
         const size_t from = static_cast<size_t>(b * spec.batch_size());
@@ -226,20 +250,27 @@ absl::Status Trainer::Run() {
       const bool sync = (b + 1) % accumulate == 0 || b + 1 == num_batches;
       (*reducer)->PrepareForBackward(sync);
       torch::Tensor loss;
-      absl::StatusOr<at::Tensor> out =
-          (*model)->Forward(batch->images.to(device));
-      if (!out.ok()) return out.status();
       try {
-        loss = torch::nn::functional::cross_entropy(*out,
-                                                    batch->labels.to(device));
+        {
+          TimelineSpan span(&timeline, "forward");
+          absl::StatusOr<at::Tensor> out =
+              (*model)->Forward(batch->images.to(device));
+          if (!out.ok()) return out.status();
+          loss = torch::nn::functional::cross_entropy(*out,
+                                                      batch->labels.to(device));
+        }
+        TimelineSpan span(&timeline, "backward");
         (loss / accumulate).backward();
       } catch (const c10::Error& e) {
         return absl::InternalError(
             absl::StrCat("training step failed: ", e.what_without_backtrace()));
       }
-      if (absl::Status s = (*reducer)->FinishBackward(); !s.ok()) {
-        return *env_.aborted ? Aborted(job_id_, generation)
-                             : CollectiveFailed(s);
+      {
+        TimelineSpan span(sync ? &timeline : nullptr, "allreduce_wait");
+        if (absl::Status s = (*reducer)->FinishBackward(); !s.ok()) {
+          return *env_.aborted ? Aborted(job_id_, generation)
+                               : CollectiveFailed(s);
+        }
       }
       const double l = loss.item<double>();
       window_loss += l;
@@ -248,9 +279,13 @@ absl::Status Trainer::Run() {
       ++epoch_batches;
       window_samples += batch->labels.size(0);
       if (!sync) continue;
-      (*optimizer)->step();
-      (*reducer)->ZeroGrad();
+      {
+        TimelineSpan span(&timeline, "optimizer");
+        (*optimizer)->step();
+        (*reducer)->ZeroGrad();
+      }
       ++step;
+      ++window_steps;
       if (step % every == 0) {
         const double secs = absl::ToDoubleSeconds(absl::Now() - window_start);
         v1::ReportProgressRequest p;
@@ -262,10 +297,12 @@ absl::Status Trainer::Run() {
         p.set_total_steps(total_steps);
         p.set_loss(window_loss / window_batches);
         p.set_samples_per_sec(secs > 0 ? window_samples / secs : 0);
+        p.set_step_time_ms(window_steps > 0 ? 1000 * secs / window_steps : 0);
         reporter.Submit(std::move(p));
         window_loss = 0;
         window_batches = 0;
         window_samples = 0;
+        window_steps = 0;
         window_start = absl::Now();
       }
       // Rank 0 checkpoints mid-epoch only at full global batches, where the

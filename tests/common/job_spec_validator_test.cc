@@ -398,6 +398,28 @@ std::vector<Case> Cases() {
          s.mutable_ddp()->set_allreduce_after_backward(true);
        }),
        ""},
+      // timeline_dir, timeline_steps
+      {"timeline dir relative", With([](S s) { s.set_timeline_dir("tl"); }),
+       "timeline_dir"},
+      {"timeline dir dotdot",
+       With([](S s) { s.set_timeline_dir("/tmp/../etc"); }), "timeline_dir"},
+      {"timeline steps negative", With([](S s) {
+         s.set_timeline_dir("/tmp/tl");
+         s.set_timeline_steps(-1);
+       }),
+       "timeline_steps"},
+      {"timeline steps too big", With([](S s) {
+         s.set_timeline_dir("/tmp/tl");
+         s.set_timeline_steps(100001);
+       }),
+       "timeline_steps"},
+      {"timeline steps without dir",
+       With([](S s) { s.set_timeline_steps(10); }), "timeline_steps"},
+      {"timeline enabled", With([](S s) {
+         s.set_timeline_dir("/tmp/tl");
+         s.set_timeline_steps(100000);
+       }),
+       ""},
   };
   return c;
 }

@@ -3,7 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <utility>
 
 #include "absl/status/status.h"
 
@@ -37,6 +39,13 @@ class Communicator {
   // stay valid until the returned work's Wait() has returned.
   virtual std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
                                                   DataType type) = 0;
+  // The same, and `on_done` runs once when the operation has completed on
+  // this rank (whatever its outcome), before the work's Wait() returns, on
+  // whichever thread completed it: the communicator's own thread where it has
+  // one (Gloo). The default, for backends whose completion the host sees only
+  // by waiting (NCCL), runs it inside Wait(); the work must then be waited.
+  virtual std::unique_ptr<Work> AllReduceSumAsyncThen(
+      void* data, size_t count, DataType type, std::function<void()> on_done);
   // Copies `bytes` at `data` from rank `root` to every rank.
   virtual absl::Status Broadcast(void* data, size_t bytes, int root) = 0;
   // Fails pending and future operations; never blocks for peers. Survivors
@@ -47,6 +56,34 @@ class Communicator {
     return AllReduceSumAsync(data, count, type)->Wait();
   }
 };
+
+namespace internal {
+// Runs a callback once, after the wrapped work's Wait().
+class ThenWork final : public Work {
+ public:
+  ThenWork(std::unique_ptr<Work> inner, std::function<void()> on_done)
+      : inner_(std::move(inner)), on_done_(std::move(on_done)) {}
+  absl::Status Wait() override {
+    absl::Status s = inner_->Wait();
+    if (on_done_) {
+      std::function<void()> f = std::move(on_done_);
+      on_done_ = nullptr;
+      f();
+    }
+    return s;
+  }
+
+ private:
+  std::unique_ptr<Work> inner_;
+  std::function<void()> on_done_;
+};
+}  // namespace internal
+
+inline std::unique_ptr<Work> Communicator::AllReduceSumAsyncThen(
+    void* data, size_t count, DataType type, std::function<void()> on_done) {
+  return std::make_unique<internal::ThenWork>(
+      AllReduceSumAsync(data, count, type), std::move(on_done));
+}
 
 inline size_t DataTypeSize(DataType type) {
   switch (type) {

@@ -26,11 +26,13 @@ namespace ringleader {
 // Notification orders that write before every reader's return from Wait.
 struct GlooCommunicator::Op {
   std::function<void(uint32_t tag)> body;
+  std::function<void()> on_done;  // Optional; runs before `done` fires.
   absl::Status status;
   absl::Notification done;
 
   void Finish(absl::Status s) {
     status = std::move(s);
+    if (on_done) on_done();
     done.Notify();
   }
 };
@@ -183,27 +185,42 @@ GlooCommunicator::~GlooCommunicator() {
 std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsync(void* data,
                                                           size_t count,
                                                           DataType type) {
-  if (count == 0) return ReadyWork(absl::OkStatus());
+  return AllReduceSumAsyncThen(data, count, type, nullptr);
+}
+
+std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsyncThen(
+    void* data, size_t count, DataType type, std::function<void()> on_done) {
+  auto ready = [&on_done](absl::Status s) {
+    if (on_done) on_done();
+    return ReadyWork(std::move(s));
+  };
+  if (count == 0) return ready(absl::OkStatus());
   if (data == nullptr) {
-    return ReadyWork(absl::InvalidArgumentError("all-reduce of a null buffer"));
+    return ready(absl::InvalidArgumentError("all-reduce of a null buffer"));
   }
   const std::chrono::milliseconds timeout = ToMs(options_.timeout);
   std::shared_ptr<::gloo::Context> ctx = context_;
   switch (type) {
     case DataType::kFloat32:
-      return Enqueue([ctx, data, count, timeout](uint32_t tag) {
-        AllReduce<float>(ctx, data, count, tag, timeout);
-      });
+      return Enqueue(
+          [ctx, data, count, timeout](uint32_t tag) {
+            AllReduce<float>(ctx, data, count, tag, timeout);
+          },
+          std::move(on_done));
     case DataType::kFloat64:
-      return Enqueue([ctx, data, count, timeout](uint32_t tag) {
-        AllReduce<double>(ctx, data, count, tag, timeout);
-      });
+      return Enqueue(
+          [ctx, data, count, timeout](uint32_t tag) {
+            AllReduce<double>(ctx, data, count, tag, timeout);
+          },
+          std::move(on_done));
     case DataType::kInt64:
-      return Enqueue([ctx, data, count, timeout](uint32_t tag) {
-        AllReduce<int64_t>(ctx, data, count, tag, timeout);
-      });
+      return Enqueue(
+          [ctx, data, count, timeout](uint32_t tag) {
+            AllReduce<int64_t>(ctx, data, count, tag, timeout);
+          },
+          std::move(on_done));
   }
-  return ReadyWork(absl::InvalidArgumentError("unknown data type"));
+  return ready(absl::InvalidArgumentError("unknown data type"));
 }
 
 absl::Status GlooCommunicator::Broadcast(void* data, size_t bytes, int root) {
@@ -229,14 +246,18 @@ absl::Status GlooCommunicator::Broadcast(void* data, size_t bytes, int root) {
 }
 
 std::unique_ptr<Work> GlooCommunicator::Enqueue(
-    std::function<void(uint32_t tag)> body) {
+    std::function<void(uint32_t tag)> body, std::function<void()> on_done) {
   auto op = std::make_shared<Op>();
   op->body = std::move(body);
+  op->on_done = std::move(on_done);
   {
     absl::MutexLock lock(&mu_);
-    if (aborted_) return ReadyWork(absl::AbortedError("communicator aborted"));
-    queue_.push_back(op);
+    if (!aborted_) {
+      queue_.push_back(op);
+      return std::make_unique<OpWork>(std::move(op));
+    }
   }
+  op->Finish(absl::AbortedError("communicator aborted"));
   return std::make_unique<OpWork>(std::move(op));
 }
 

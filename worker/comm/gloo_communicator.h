@@ -68,6 +68,11 @@ class GlooCommunicator final : public Communicator {
   int world_size() const override { return world_size_; }
   std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
                                           DataType type) override;
+  // `on_done` runs on the worker thread as the collective finishes (or on
+  // the caller's / Abort()'s thread when it never ran).
+  std::unique_ptr<Work> AllReduceSumAsyncThen(
+      void* data, size_t count, DataType type,
+      std::function<void()> on_done) override;
   // Queued behind pending all-reduces (same order on every rank) and waited.
   absl::Status Broadcast(void* data, size_t bytes, int root) override;
   void Abort() override;
@@ -79,7 +84,8 @@ class GlooCommunicator final : public Communicator {
   GlooCommunicator(std::shared_ptr<::gloo::Context> context, int rank,
                    int world_size, Options options);
   // Queues `body` (called with a fresh tag on the worker thread).
-  std::unique_ptr<Work> Enqueue(std::function<void(uint32_t tag)> body);
+  std::unique_ptr<Work> Enqueue(std::function<void(uint32_t tag)> body,
+                                std::function<void()> on_done = nullptr);
   void Loop();
   // Makes every blocked send/recv on this rank's pairs throw, and closes
   // the connections. Safe from any thread.

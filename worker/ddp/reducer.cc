@@ -45,8 +45,21 @@ struct Reducer::State {
   void LaunchReadyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     while (next_launch < plan.buckets.size() && pending[next_launch] == 0) {
       at::Tensor& buf = buffers[next_launch];
-      works.push_back(comm->AllReduceSumAsync(buf.data_ptr(), buf.numel(),
-                                              DataType::kFloat32));
+      Timeline* const tl = options.timeline;
+      if (tl != nullptr && tl->enabled()) {
+        const int64_t start = Timeline::NowUs(), step = tl->step();
+        const int64_t bucket = static_cast<int64_t>(next_launch);
+        const int64_t bytes = buf.numel() * 4;
+        works.push_back(comm->AllReduceSumAsyncThen(
+            buf.data_ptr(), buf.numel(), DataType::kFloat32,
+            [tl, start, step, bucket, bytes] {
+              tl->Record("allreduce", Timeline::Track::kComm, start,
+                         Timeline::NowUs(), step, bucket, bytes);
+            }));
+      } else {
+        works.push_back(comm->AllReduceSumAsync(buf.data_ptr(), buf.numel(),
+                                                DataType::kFloat32));
+      }
       stats.allreduce_calls++;
       stats.allreduce_bytes += buf.numel() * 4;
       if (in_backward) stats.buckets_launched_during_backward++;

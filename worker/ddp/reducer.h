@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "worker/comm/communicator.h"
 #include "worker/ddp/bucket_plan.h"
+#include "worker/timeline.h"
 
 namespace ringleader {
 
@@ -39,6 +40,10 @@ class Reducer {
     // False: all-reduce every bucket only after backward (the reference
     // path the overlapped one is checked against).
     bool overlap = true;
+    // When set and enabled, each bucket's all-reduce is recorded on its
+    // communication track, from launch to completion (on the communicator's
+    // thread), for the timeline's current step. Must outlive the reducer.
+    Timeline* timeline = nullptr;
   };
   struct Stats {
     int64_t allreduce_calls = 0;
