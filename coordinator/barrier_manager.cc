@@ -21,6 +21,7 @@ void BarrierManager::Arrive(const GenerationKey& gen, const std::string& name,
     return;
   }
   std::vector<Callback> release;
+  absl::Duration took;
   {
     absl::MutexLock lock(&mu_);
     Rounds& rounds = barriers_[gen];
@@ -29,6 +30,7 @@ void BarrierManager::Arrive(const GenerationKey& gen, const std::string& name,
     if (fresh) {
       round.world_size = world_size;
       round.round_id = next_round_id_++;
+      if (clock_ != nullptr) round.first_arrival = clock_->Now();
     } else if (round.world_size != world_size) {
       done(absl::FailedPreconditionError(
           absl::StrCat("barrier '", name, "' has world size ", round.world_size,
@@ -46,6 +48,7 @@ void BarrierManager::Arrive(const GenerationKey& gen, const std::string& name,
         release.push_back(std::move(arrival.done));
       }
       release.push_back(std::move(done));
+      if (clock_ != nullptr) took = clock_->Now() - round.first_arrival;
       rounds.erase(it);
     } else {
       Arrival& a = round.ranks[rank];
@@ -56,6 +59,7 @@ void BarrierManager::Arrive(const GenerationKey& gen, const std::string& name,
                                   });
     }
   }
+  if (!release.empty() && on_latency_) on_latency_(took);
   for (auto& cb : release) cb(absl::OkStatus());
 }
 

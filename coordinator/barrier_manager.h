@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "common/timer_queue.h"
 #include "coordinator/generation_key.h"
 
@@ -26,7 +27,16 @@ class BarrierManager {
  public:
   using Callback = std::function<void(absl::Status)>;
 
+  // How long a released round took, from its first arrival: for metrics.
+  using LatencyHook = std::function<void(absl::Duration took)>;
+
   explicit BarrierManager(TimerQueue* timers) : timers_(timers) {}
+
+  // Set before the first Arrive.
+  void SetLatencyHook(Clock* clock, LatencyHook hook) {
+    clock_ = clock;
+    on_latency_ = std::move(hook);
+  }
 
   // `world_size` is the generation's size; `rank` must be in [0, world_size).
   // A rank arriving twice at the same round fails with ALREADY_EXISTS.
@@ -46,6 +56,7 @@ class BarrierManager {
   struct Round {
     int32_t world_size = 0;
     uint64_t round_id = 0;
+    absl::Time first_arrival;
     absl::flat_hash_map<int32_t, Arrival> ranks;
   };
   using Rounds = absl::flat_hash_map<std::string, Round>;
@@ -54,6 +65,8 @@ class BarrierManager {
                  uint64_t round_id, int32_t rank);
 
   TimerQueue* const timers_;
+  Clock* clock_ = nullptr;
+  LatencyHook on_latency_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<GenerationKey, Rounds> barriers_ ABSL_GUARDED_BY(mu_);
   uint64_t next_round_id_ ABSL_GUARDED_BY(mu_) = 1;

@@ -24,6 +24,9 @@ ABSL_FLAG(int64_t, lease_ms, 3000,
 ABSL_FLAG(int64_t, heartbeat_ms, 1000, "Heartbeat interval told to workers.");
 ABSL_FLAG(int32_t, max_message_bytes, 16 << 20,
           "Largest gRPC message accepted.");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "HOST:PORT to serve Prometheus metrics on at /metrics (port 0 picks "
+          "a free port, logged); empty: off. Suggested: 0.0.0.0:9464.");
 
 namespace {
 
@@ -47,6 +50,7 @@ int main(int argc, char** argv) {
   config.listen = absl::GetFlag(FLAGS_listen);
   config.state_path = absl::GetFlag(FLAGS_state);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   const int64_t lease_ms = absl::GetFlag(FLAGS_lease_ms);
   const int64_t heartbeat_ms = absl::GetFlag(FLAGS_heartbeat_ms);
   if (heartbeat_ms <= 0 || lease_ms <= heartbeat_ms) {
@@ -82,6 +86,10 @@ int main(int argc, char** argv) {
   }
   LOG(INFO) << "coordinator serving on port " << (*server)->port() << ", state "
             << config.state_path;
+  if ((*server)->metrics_port() != 0) {
+    LOG(INFO) << "metrics on port " << (*server)->metrics_port()
+              << " at /metrics";
+  }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/bad_request_interceptor.h"
+#include "coordinator/coordinator_metrics.h"
 #include "grpcpp/health_check_service_interface.h"
 
 namespace ringleader {
@@ -18,6 +19,8 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   s->timers_ = std::make_unique<ThreadTimerQueue>();
   s->coordinator_ = std::make_unique<Coordinator>(
       config.options, s->store_.get(), RealClock::Get(), s->timers_.get());
+  RegisterCoordinatorMetrics(s->coordinator_.get(), RealClock::Get(),
+                             &s->metrics_);
   if (absl::Status st = s->coordinator_->Start(); !st.ok()) return st;
   s->worker_service_ =
       std::make_unique<WorkerServiceImpl>(s->coordinator_.get());
@@ -41,6 +44,12 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", config.listen));
   }
+  if (!config.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<metrics::HttpServer>> http =
+        metrics::HttpServer::Start(config.metrics_listen, &s->metrics_);
+    if (!http.ok()) return http.status();
+    s->metrics_http_ = *std::move(http);
+  }
   return s;
 }
 
@@ -53,6 +62,7 @@ void CoordinatorServer::Shutdown() {
 }
 
 CoordinatorServer::~CoordinatorServer() {
+  metrics_http_.reset();  // No scrape reads a coordinator going away.
   Shutdown();
   if (server_ != nullptr) server_->Wait();
   // No timer may fire into a coordinator being destroyed.

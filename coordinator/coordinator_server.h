@@ -6,6 +6,8 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "common/metrics.h"
+#include "common/metrics_http.h"
 #include "common/thread_timer_queue.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/state_store.h"
@@ -20,6 +22,9 @@ struct CoordinatorServerConfig {
   std::string state_path = "ringleader-state.db";
   CoordinatorOptions options;
   int max_message_bytes = 16 << 20;
+  // HOST:PORT serving Prometheus metrics at /metrics (port 0 picks a free
+  // port); empty: no metrics server.
+  std::string metrics_listen;
 };
 
 // The coordinator process minus flag parsing: opens the state, recovers the
@@ -32,6 +37,11 @@ class CoordinatorServer {
   ~CoordinatorServer();
 
   int port() const { return port_; }
+  // The metrics server's port (0 without one).
+  int metrics_port() const {
+    return metrics_http_ != nullptr ? metrics_http_->port() : 0;
+  }
+  metrics::Registry& metrics() { return metrics_; }
   Coordinator& coordinator() { return *coordinator_; }
   void Wait() { server_->Wait(); }
   void Shutdown();
@@ -39,12 +49,15 @@ class CoordinatorServer {
  private:
   CoordinatorServer() = default;
 
+  metrics::Registry metrics_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<ThreadTimerQueue> timers_;
   std::unique_ptr<Coordinator> coordinator_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<UserServiceImpl> user_service_;
   std::unique_ptr<grpc::Server> server_;
+  // Reads the coordinator: stopped first.
+  std::unique_ptr<metrics::HttpServer> metrics_http_;
   int port_ = 0;
 };
 

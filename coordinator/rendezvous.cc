@@ -129,6 +129,10 @@ void Rendezvous::JoinLocked(const std::string& job_id, JobState& job,
       job.waiters.erase(old);
     }
     job.rejoining.erase(member.worker_id);
+    if (!job.live_valid && !job.round_started) {
+      job.round_start = clock_->Now();
+      job.round_started = true;
+    }
     Waiter& w = job.waiters[member.worker_id];
     w.member = member;
     w.done = std::move(done);
@@ -193,10 +197,17 @@ void Rendezvous::FormLocked(const std::string& job_id, JobState& job,
   }
   job.live = gen;
   job.live_valid = true;
-  out.push_back([this, job_id, gen, callbacks = std::move(callbacks)] {
+  const absl::Duration took = job.round_started
+                                  ? clock_->Now() - job.round_start
+                                  : absl::ZeroDuration();
+  // Workers left waiting start their round when this generation ends.
+  job.round_started = false;
+  out.push_back([this, job_id, gen, took, callbacks = std::move(callbacks)] {
+    if (on_latency_) on_latency_(job_id, took);
     // The hook first, so the job is RUNNING before any rank hears of it.
     if (on_formed_) on_formed_(job_id, gen);
-    for (const JoinCallback& cb : callbacks) cb(gen);
+    const absl::StatusOr<Generation> formed(gen);
+    for (const JoinCallback& cb : callbacks) cb(formed);
   });
 }
 
@@ -206,6 +217,9 @@ void Rendezvous::EndLiveLocked(const std::string& job_id, JobState& job,
   if (!job.live_valid) return;
   job.live_valid = false;
   const int64_t number = job.live.number;
+  // Workers already waiting (hot spares) start the next round now.
+  job.round_started = !job.waiters.empty();
+  job.round_start = clock_->Now();
   // The survivors' rejoin (or their replacements) is a round like the first.
   ArmRoundLocked(job_id, job);
   out.push_back([this, job_id, number, reason, resized] {
@@ -414,6 +428,23 @@ absl::StatusOr<Rendezvous::Generation> Rendezvous::Live(
         absl::StrCat("job ", job_id, " has no live generation"));
   }
   return it->second.live;
+}
+
+absl::StatusOr<Rendezvous::LiveRank> Rendezvous::LiveRankOf(
+    const std::string& job_id, int64_t generation, int32_t rank) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || !it->second.live_valid ||
+      it->second.live.number != generation || rank < 0 ||
+      rank >= static_cast<int32_t>(it->second.live.members.size())) {
+    return absl::AbortedError(absl::StrCat("generation ", generation,
+                                           " of job ", job_id,
+                                           " has ended; abort and rejoin"));
+  }
+  LiveRank out;
+  out.world_size = static_cast<int32_t>(it->second.live.members.size());
+  out.member = it->second.live.members[rank];
+  return out;
 }
 
 int64_t Rendezvous::LastGeneration(const std::string& job_id) const {

@@ -59,7 +59,10 @@ class Rendezvous {
     // How long a round may stay below min_workers (zero: forever).
     absl::Duration timeout = absl::ZeroDuration();
   };
-  using JoinCallback = std::function<void(absl::StatusOr<Generation>)>;
+  // By reference: one formed generation is handed to all its members' callbacks
+  // without a copy of the member list each (O(n^2) at thousands of workers).
+  using JoinCallback =
+      std::function<void(const absl::StatusOr<Generation>&)>;
   using FormedHook = std::function<void(const std::string& job_id,
                                         const Generation& generation)>;
   using EndedHook =
@@ -67,6 +70,11 @@ class Rendezvous {
                          const std::string& reason)>;
   using TimedOutHook =
       std::function<void(const std::string& job_id, const std::string& why)>;
+  // How long a round took, from its start (the first join, or the end of
+  // the previous generation if workers already waited) to the generation
+  // formed: for metrics.
+  using LatencyHook =
+      std::function<void(const std::string& job_id, absl::Duration took)>;
 
   Rendezvous(Clock* clock, TimerQueue* timers)
       : clock_(clock), timers_(timers) {}
@@ -76,6 +84,7 @@ class Rendezvous {
   // A generation that Grow() ended; the ended hook is not called for it.
   void SetResizedHook(EndedHook hook) { on_resized_ = std::move(hook); }
   void SetTimedOutHook(TimedOutHook hook) { on_timed_out_ = std::move(hook); }
+  void SetLatencyHook(LatencyHook hook) { on_latency_ = std::move(hook); }
 
   // Starts accepting joins for a job. `last_generation` continues numbering
   // (after a coordinator restart) so generation numbers never repeat.
@@ -107,6 +116,15 @@ class Rendezvous {
                            int32_t rank) const;
   // The live generation, NOT_FOUND if none is live.
   absl::StatusOr<Generation> Live(const std::string& job_id) const;
+  // The size of generation `generation` and its member at `rank`, without
+  // copying the member list; ABORTED unless that generation is live and has
+  // that rank.
+  struct LiveRank {
+    int32_t world_size = 0;
+    Member member;
+  };
+  absl::StatusOr<LiveRank> LiveRankOf(const std::string& job_id,
+                                      int64_t generation, int32_t rank) const;
   // The highest generation number formed so far (0 if none).
   int64_t LastGeneration(const std::string& job_id) const;
   bool IsWaiting(const std::string& job_id, const std::string& worker_id) const;
@@ -133,6 +151,9 @@ class Rendezvous {
     bool round_armed = false;
     // Set when a round timed out: later joins fail with it.
     std::string timed_out;
+    // When the current round started (for the latency hook).
+    absl::Time round_start;
+    bool round_started = false;
   };
   using Completion = std::function<void()>;
 
@@ -165,6 +186,7 @@ class Rendezvous {
   EndedHook on_ended_;
   EndedHook on_resized_;
   TimedOutHook on_timed_out_;
+  LatencyHook on_latency_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
   uint64_t next_waiter_id_ ABSL_GUARDED_BY(mu_) = 1;

@@ -1,0 +1,112 @@
+#include "coordinator/coordinator_metrics.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/strip.h"
+
+namespace ringleader {
+namespace {
+
+using metrics::CallbackFamily;
+
+// "JOB_STATE_RUNNING" -> "running".
+std::string StateLabel(v1::JobState state) {
+  const std::string& full = v1::JobState_Name(state);
+  absl::string_view name = full;
+  absl::ConsumePrefix(&name, "JOB_STATE_");
+  return absl::AsciiStrToLower(name);
+}
+
+bool Final(v1::JobState s) {
+  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
+         s == v1::JOB_STATE_CANCELLED;
+}
+
+}  // namespace
+
+void RegisterCoordinatorMetrics(Coordinator* coordinator, Clock* clock,
+                                metrics::Registry* registry) {
+  registry->AddCallback(
+      "ringleader_jobs", "Jobs known to the coordinator, by state.",
+      metrics::Type::kGauge, {"state"}, [coordinator] {
+        std::map<v1::JobState, int> counts;
+        for (int s = v1::JobState_MIN; s <= v1::JobState_MAX; ++s) {
+          if (v1::JobState_IsValid(s) && s != v1::JOB_STATE_UNSPECIFIED) {
+            counts[static_cast<v1::JobState>(s)] = 0;
+          }
+        }
+        for (const v1::Job& job : coordinator->jobs().List({})) {
+          ++counts[job.state()];
+        }
+        std::vector<CallbackFamily::Sample> out;
+        for (const auto& [state, n] : counts) {
+          out.push_back({{StateLabel(state)}, static_cast<double>(n)});
+        }
+        return out;
+      });
+  registry->AddCallback(
+      "ringleader_workers_alive",
+      "Registered workers whose lease has not expired.", metrics::Type::kGauge,
+      {}, [coordinator] {
+        return std::vector<CallbackFamily::Sample>{
+            {{}, static_cast<double>(coordinator->workers().List().size())}};
+      });
+  registry->AddCallback(
+      "ringleader_job_restarts",
+      "Restarts (failed generations) spent by each job that has not ended.",
+      metrics::Type::kGauge, {"job_id", "job_name"}, [coordinator] {
+        std::vector<CallbackFamily::Sample> out;
+        for (const v1::Job& job : coordinator->jobs().List({})) {
+          if (Final(job.state())) continue;
+          out.push_back({{job.job_id(), job.spec().name()},
+                         static_cast<double>(job.restarts())});
+        }
+        return out;
+      });
+  registry->AddCallback(
+      "ringleader_job_restarts_total",
+      "Restarts spent by all jobs, ended ones included.",
+      metrics::Type::kCounter, {}, [coordinator] {
+        double total = 0;
+        for (const v1::Job& job : coordinator->jobs().List({})) {
+          total += job.restarts();
+        }
+        return std::vector<CallbackFamily::Sample>{{{}, total}};
+      });
+
+  metrics::Counter* formed =
+      registry
+          ->AddCounter("ringleader_generations_formed_total",
+                       "Generations formed by the rendezvous, all jobs.")
+          .Get();
+  metrics::Histogram* rendezvous =
+      registry
+          ->AddHistogram(
+              "ringleader_rendezvous_latency_seconds",
+              "From the start of a rendezvous round (first join, or the end "
+              "of the previous generation) to the generation formed.",
+              {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+               120, 300, 600})
+          .Get();
+  metrics::Histogram* barrier =
+      registry
+          ->AddHistogram("ringleader_barrier_latency_seconds",
+                         "From the first rank's arrival at a barrier to its "
+                         "release.",
+                         {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                          0.25, 0.5, 1, 2.5, 5, 10, 30, 60})
+          .Get();
+  coordinator->rendezvous().SetLatencyHook(
+      [formed, rendezvous](const std::string&, absl::Duration took) {
+        formed->Increment();
+        rendezvous->Observe(absl::ToDoubleSeconds(took));
+      });
+  coordinator->barriers().SetLatencyHook(clock, [barrier](absl::Duration took) {
+    barrier->Observe(absl::ToDoubleSeconds(took));
+  });
+}
+
+}  // namespace ringleader
