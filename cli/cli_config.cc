@@ -6,12 +6,24 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/tls_credentials.h"
 
 namespace ringleader::cli {
 
 std::string DefaultCoordinator(const char* env_value) {
   if (env_value != nullptr && env_value[0] != '\0') return env_value;
   return kDefaultCoordinator;
+}
+
+absl::StatusOr<std::string> ResolveToken(const std::string& token_flag,
+                                         const std::string& token_file,
+                                         const char* env_value) {
+  if (!token_flag.empty() && !token_file.empty()) {
+    return absl::InvalidArgumentError("--token and --token_file are exclusive");
+  }
+  if (!token_flag.empty()) return token_flag;
+  if (!token_file.empty()) return ReadTokenFile("--token_file", token_file);
+  return env_value != nullptr ? std::string(env_value) : std::string();
 }
 
 absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view text) {

@@ -17,6 +17,7 @@ enum class OutputFormat { kText, kJson };
 
 inline constexpr char kDefaultCoordinator[] = "127.0.0.1:7070";
 inline constexpr char kCoordinatorEnvVar[] = "RINGLEADER_COORDINATOR";
+inline constexpr char kTokenEnvVar[] = "RINGLEADER_TOKEN";
 
 struct CliConfig {
   std::string coordinator = kDefaultCoordinator;  // HOST:PORT
@@ -27,11 +28,23 @@ struct CliConfig {
   bool stdout_is_tty = false;
   // Terminal width in columns when stdout is a terminal (0: unknown).
   int terminal_width = 0;
+  // CA of the coordinator's certificate (--tls_ca): TLS when set.
+  std::string tls_ca;
+  // Bearer token sent with every call (SubmitJob and CancelJob need it when
+  // the coordinator has --auth_token_file); empty: none.
+  std::string token;
 };
 
 // The --coordinator default: the environment variable's value when it is set
 // and not empty, else kDefaultCoordinator. `env_value` may be null.
 std::string DefaultCoordinator(const char* env_value);
+
+// The bearer token: --token when given, else the contents of --token_file,
+// else the environment variable's value (may be null); "" when none is set.
+// Both flags at once is an error.
+absl::StatusOr<std::string> ResolveToken(const std::string& token_flag,
+                                         const std::string& token_file,
+                                         const char* env_value);
 
 // "text" or "json".
 absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view text);

@@ -11,16 +11,26 @@
 namespace ringleader::cli {
 
 CoordinatorClient::CoordinatorClient(std::string address,
-                                     absl::Duration timeout)
+                                     absl::Duration timeout, Security security)
     : address_(std::move(address)),
       timeout_(timeout),
-      channel_(
-          grpc::CreateChannel(address_, grpc::InsecureChannelCredentials())),
+      token_(std::move(security.token)),
+      channel_(grpc::CreateChannel(address_,
+                                   security.credentials != nullptr
+                                       ? security.credentials
+                                       : grpc::InsecureChannelCredentials())),
       stub_(v1::UserService::NewStub(channel_)) {}
+
+void CoordinatorClient::AddToken(grpc::ClientContext& ctx) const {
+  // As metadata rather than call credentials, which gRPC sends only over
+  // TLS: a token-protected coordinator on loopback without TLS works too.
+  if (!token_.empty()) ctx.AddMetadata("authorization", "Bearer " + token_);
+}
 
 std::unique_ptr<grpc::ClientContext> CoordinatorClient::NewContext() const {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(absl::ToChronoTime(absl::Now() + timeout_));
+  AddToken(*ctx);
   return ctx;
 }
 
@@ -101,6 +111,7 @@ absl::Status CoordinatorClient::WatchJob(
     return probe.status();
   }
   grpc::ClientContext ctx;  // No deadline: the job decides how long.
+  AddToken(ctx);
   v1::WatchJobRequest req;
   req.set_job_id(job_id);
   std::unique_ptr<grpc::ClientReader<v1::Job>> reader =

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "grpcpp/channel.h"
+#include "grpcpp/security/credentials.h"
 #include "grpcpp/support/status.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 
@@ -21,8 +22,16 @@ namespace ringleader::cli {
 
 class CoordinatorClient {
  public:
+  struct Security {
+    // Of the channel; null: insecure.
+    std::shared_ptr<grpc::ChannelCredentials> credentials;
+    // Sent as "authorization: Bearer <token>" on every call; empty: none.
+    std::string token;
+  };
+
   // Connects lazily, on the first call.
-  CoordinatorClient(std::string address, absl::Duration timeout);
+  CoordinatorClient(std::string address, absl::Duration timeout,
+                    Security security = {});
 
   absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
   absl::StatusOr<v1::Job> GetJob(const std::string& job_id);
@@ -47,8 +56,11 @@ class CoordinatorClient {
   std::unique_ptr<grpc::ClientContext> NewContext() const;
   absl::Status Convert(const grpc::Status& status) const;
 
+  void AddToken(grpc::ClientContext& ctx) const;
+
   const std::string address_;
   const absl::Duration timeout_;
+  const std::string token_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::UserService::Stub> stub_;
 };

@@ -17,6 +17,7 @@
 #include "cli/spec_flags.h"
 #include "cli/submit_spec.h"
 #include "cli/watch_command.h"
+#include "common/tls_credentials.h"
 
 namespace ringleader::cli {
 namespace {
@@ -56,6 +57,15 @@ int Main(int argc, char** argv) {
                  "Deadline of each call, e.g. 10s, 500ms, 2.5 (seconds); "
                  "a watch stream has none")
       ->capture_default_str();
+  app.add_option("--tls_ca", config.tls_ca,
+                 "PEM CA of the coordinator's certificate: connect over TLS");
+  std::string token_flag;
+  std::string token_file;
+  app.add_option("--token", token_flag,
+                 "Bearer token for submit and cancel (visible to ps: prefer "
+                 "--token_file or $RINGLEADER_TOKEN)");
+  app.add_option("--token_file", token_file,
+                 "File holding the bearer token");
 
   std::string job_id;
   CLI::App* submit = app.add_subcommand(
@@ -124,7 +134,22 @@ int Main(int argc, char** argv) {
     return Fail(CommandStatus::Usage("--coordinator must be HOST:PORT"));
   }
 
-  CoordinatorClient client(config.coordinator, config.timeout);
+  absl::StatusOr<std::string> token =
+      ResolveToken(token_flag, token_file, std::getenv(kTokenEnvVar));
+  if (!token.ok()) {
+    return Fail(CommandStatus::Usage(std::string(token.status().message())));
+  }
+  config.token = *std::move(token);
+  ClientTlsFiles tls;
+  tls.ca = config.tls_ca;
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(tls);
+  if (!credentials.ok()) {
+    return Fail(
+        CommandStatus::Usage(std::string(credentials.status().message())));
+  }
+  CoordinatorClient client(config.coordinator, config.timeout,
+                           {*std::move(credentials), config.token});
   CommandStatus status = CommandStatus::Ok();
   if (*submit) {
     absl::StatusOr<v1::JobSpec> spec = BuildSubmitSpec(file, overrides);

@@ -10,6 +10,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/tls_credentials.h"
 #include "coordinator/coordinator_server.h"
 #include "glog/logging.h"
 
@@ -27,6 +28,15 @@ ABSL_FLAG(int32_t, max_message_bytes, 16 << 20,
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on at /metrics (port 0 picks "
           "a free port, logged); empty: off. Suggested: 0.0.0.0:9464.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain to serve TLS with (with --tls_key); unset: "
+          "insecure.");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA that signs the workers' client certificates: mutual TLS, "
+          "WorkerService calls without a certificate it signed fail.");
+ABSL_FLAG(std::string, auth_token_file, "",
+          "File holding the bearer token SubmitJob and CancelJob require.");
 
 namespace {
 
@@ -51,6 +61,20 @@ int main(int argc, char** argv) {
   config.state_path = absl::GetFlag(FLAGS_state);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.tls.cert = absl::GetFlag(FLAGS_tls_cert);
+  config.tls.key = absl::GetFlag(FLAGS_tls_key);
+  config.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  if (const std::string token_file = absl::GetFlag(FLAGS_auth_token_file);
+      !token_file.empty()) {
+    absl::StatusOr<std::string> token =
+        ringleader::ReadTokenFile("--auth_token_file", token_file);
+    if (!token.ok()) {
+      std::cerr << "ringleader-coordinator: " << token.status().message()
+                << "\n";
+      return 2;
+    }
+    config.auth_token = *std::move(token);
+  }
   const int64_t lease_ms = absl::GetFlag(FLAGS_lease_ms);
   const int64_t heartbeat_ms = absl::GetFlag(FLAGS_heartbeat_ms);
   if (heartbeat_ms <= 0 || lease_ms <= heartbeat_ms) {

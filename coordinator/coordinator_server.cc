@@ -11,6 +11,12 @@ namespace ringleader {
 
 absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
     const CoordinatorServerConfig& config) {
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      MakeServerCredentials(config.tls);
+  if (!credentials.ok()) return credentials.status();
+  if (!config.tls.client_ca.empty()) {
+    (*credentials)->SetAuthMetadataProcessor(NewWorkerCertProcessor());
+  }
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   absl::StatusOr<std::unique_ptr<StateStore>> store =
       StateStore::Open(config.state_path);
@@ -24,12 +30,13 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   if (absl::Status st = s->coordinator_->Start(); !st.ok()) return st;
   s->worker_service_ =
       std::make_unique<WorkerServiceImpl>(s->coordinator_.get());
-  s->user_service_ = std::make_unique<UserServiceImpl>(s->coordinator_.get());
+  s->auth_ = std::make_unique<BearerTokenCheck>(config.auth_token);
+  s->user_service_ =
+      std::make_unique<UserServiceImpl>(s->coordinator_.get(), s->auth_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(),
-                           &s->port_);
+  builder.AddListeningPort(config.listen, *credentials, &s->port_);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
   builder.RegisterService(s->worker_service_.get());

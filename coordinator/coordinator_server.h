@@ -8,7 +8,9 @@
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "common/metrics_http.h"
+#include "common/tls_credentials.h"
 #include "common/thread_timer_queue.h"
+#include "coordinator/call_auth.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/state_store.h"
 #include "coordinator/user_service_impl.h"
@@ -25,6 +27,11 @@ struct CoordinatorServerConfig {
   // HOST:PORT serving Prometheus metrics at /metrics (port 0 picks a free
   // port); empty: no metrics server.
   std::string metrics_listen;
+  // TLS when a certificate is named; with a client CA, WorkerService calls
+  // need a client certificate it signed (coordinator/call_auth.h).
+  ServerTlsFiles tls;
+  // Non-empty: SubmitJob and CancelJob need "authorization: Bearer <it>".
+  std::string auth_token;
 };
 
 // The coordinator process minus flag parsing: opens the state, recovers the
@@ -53,6 +60,7 @@ class CoordinatorServer {
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<ThreadTimerQueue> timers_;
   std::unique_ptr<Coordinator> coordinator_;
+  std::unique_ptr<BearerTokenCheck> auth_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<UserServiceImpl> user_service_;
   std::unique_ptr<grpc::Server> server_;

@@ -113,9 +113,17 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::Job> {
 
 }  // namespace
 
+absl::Status UserServiceImpl::CheckToken(const CallbackServerContext& ctx,
+                                         absl::string_view method) const {
+  return auth_ == nullptr ? absl::OkStatus() : auth_->Check(ctx, method);
+}
+
 ServerUnaryReactor* UserServiceImpl::SubmitJob(CallbackServerContext* ctx,
                                                const v1::SubmitJobRequest* req,
                                                v1::SubmitJobResponse* resp) {
+  if (absl::Status s = CheckToken(*ctx, "SubmitJob"); !s.ok()) {
+    return FinishNow(ctx, s);
+  }
   return FinishNow(ctx, coordinator_->SubmitJob(*req), resp);
 }
 
@@ -134,6 +142,9 @@ ServerUnaryReactor* UserServiceImpl::ListJobs(CallbackServerContext* ctx,
 ServerUnaryReactor* UserServiceImpl::CancelJob(CallbackServerContext* ctx,
                                                const v1::CancelJobRequest* req,
                                                v1::Job* resp) {
+  if (absl::Status s = CheckToken(*ctx, "CancelJob"); !s.ok()) {
+    return FinishNow(ctx, s);
+  }
   return FinishNow(ctx, coordinator_->CancelJob(*req), resp);
 }
 

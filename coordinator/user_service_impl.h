@@ -1,6 +1,7 @@
 #ifndef RINGLEADER_COORDINATOR_USER_SERVICE_IMPL_H_
 #define RINGLEADER_COORDINATOR_USER_SERVICE_IMPL_H_
 
+#include "coordinator/call_auth.h"
 #include "coordinator/coordinator.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 
@@ -11,8 +12,11 @@ namespace ringleader {
 // queues more than one. Thread-safe.
 class UserServiceImpl final : public v1::UserService::CallbackService {
  public:
-  explicit UserServiceImpl(Coordinator* coordinator)
-      : coordinator_(coordinator) {}
+  // `auth` (may be null: no token needed) must outlive the service; it
+  // checks the calls that change state (coordinator/call_auth.h).
+  explicit UserServiceImpl(Coordinator* coordinator,
+                           const BearerTokenCheck* auth = nullptr)
+      : coordinator_(coordinator), auth_(auth) {}
 
   grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* ctx,
                                       const v1::SubmitJobRequest* req,
@@ -34,7 +38,11 @@ class UserServiceImpl final : public v1::UserService::CallbackService {
                                         v1::ListWorkersResponse* resp) override;
 
  private:
+  absl::Status CheckToken(const grpc::CallbackServerContext& ctx,
+                          absl::string_view method) const;
+
   Coordinator* const coordinator_;
+  const BearerTokenCheck* const auth_;
 };
 
 }  // namespace ringleader

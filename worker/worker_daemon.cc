@@ -19,13 +19,16 @@ WorkerDaemon::WorkerDaemon(WorkerConfig config)
   o.pid = static_cast<int>(::getpid());
   o.address = config_.address;
   o.unreachable_timeout = config_.unreachable_timeout;
-  o.new_channel = [target = config_.coordinator] {
+  std::shared_ptr<grpc::ChannelCredentials> credentials =
+      config_.credentials != nullptr ? config_.credentials
+                                     : grpc::InsecureChannelCredentials();
+  // Reconnects use the same credentials.
+  o.new_channel = [target = config_.coordinator, credentials] {
     // Its own subchannels: by default channels with equal arguments share
     // them, and a new channel would inherit the old one's backoff.
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
-                                     args);
+    return grpc::CreateCustomChannel(target, credentials, args);
   };
   client_ = std::make_unique<CoordinatorClient>(o.new_channel(), o);
 }

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "grpcpp/security/credentials.h"
 #include "worker/comm/communicator.h"
 #include "worker/coordinator_client.h"
 #include "worker/device/device.h"
@@ -18,6 +19,8 @@ namespace ringleader {
 // Configuration of one worker process, read once from flags/environment.
 struct WorkerConfig {
   std::string coordinator = "127.0.0.1:7070";
+  // Of every channel to the coordinator (TLS from --tls_*); null: insecure.
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
   std::string device = "cpu";
   std::string hostname;
   // Address peers use for the collectives' TCP connections.

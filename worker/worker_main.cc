@@ -3,11 +3,13 @@
 
 #include <csignal>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "common/tls_credentials.h"
 #include "glog/logging.h"
 #include "worker/device/communicator_factory.h"
 #include "worker/worker_daemon.h"
@@ -23,6 +25,12 @@ ABSL_FLAG(int, threads, 1,
           "oversubscribing cores when several ranks share a host).");
 ABSL_FLAG(int, max_jobs, 0, "Exit after this many jobs (0: serve forever).");
 ABSL_FLAG(int, collective_timeout_s, 60, "Timeout of one collective.");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA of the coordinator's certificate: connect over TLS.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM client certificate (with --tls_key and --tls_ca): mutual TLS, "
+          "needed when the coordinator has --tls_client_ca.");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 
 namespace {
 ringleader::WorkerDaemon* g_daemon = nullptr;
@@ -48,6 +56,18 @@ int main(int argc, char** argv) {
     const char* env = std::getenv("RINGLEADER_COORDINATOR");
     config.coordinator = env != nullptr && *env ? env : "127.0.0.1:7070";
   }
+  ringleader::ClientTlsFiles tls;
+  tls.ca = absl::GetFlag(FLAGS_tls_ca);
+  tls.cert = absl::GetFlag(FLAGS_tls_cert);
+  tls.key = absl::GetFlag(FLAGS_tls_key);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      ringleader::MakeChannelCredentials(tls);
+  if (!credentials.ok()) {
+    std::cerr << "ringleader-worker: " << credentials.status().message()
+              << "\n";
+    return 2;
+  }
+  config.credentials = *std::move(credentials);
   config.device = absl::GetFlag(FLAGS_device);
   // A device this build or host cannot train on fails here, not mid-job.
   if (absl::Status s = ringleader::CheckDevice(config.device); !s.ok()) {

@@ -1,0 +1,51 @@
+#ifndef RINGLEADER_COORDINATOR_CALL_AUTH_H_
+#define RINGLEADER_COORDINATOR_CALL_AUTH_H_
+
+// Who may make which coordinator call.
+//
+// - Users (ringctl) authenticate with a bearer token, "authorization: Bearer
+//   <token>" metadata, checked by UserServiceImpl for the calls that change
+//   state (SubmitJob, CancelJob). Read-only calls (GetJob, ListJobs,
+//   WatchJob, ListWorkers) stay open, as do health and reflection. The check
+//   works with and without TLS (without it the token crosses in clear:
+//   loopback only).
+// - Workers authenticate with a client certificate when the coordinator has
+//   --tls_client_ca: the TLS handshake verifies any certificate presented
+//   against that CA (a certificate from another CA fails the handshake),
+//   and WorkerCertProcessor refuses every WorkerService call on a connection
+//   that presented none. ringctl therefore needs no certificate of its own.
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "grpcpp/security/auth_metadata_processor.h"
+#include "grpcpp/server_context.h"
+
+namespace ringleader {
+
+class BearerTokenCheck {
+ public:
+  // An empty token: every call passes (no --auth_token_file).
+  explicit BearerTokenCheck(std::string token) : token_(std::move(token)) {}
+
+  // OK when the call carries the token; UNAUTHENTICATED naming `method`
+  // otherwise. Compares in constant time.
+  absl::Status Check(const grpc::ServerContextBase& ctx,
+                     absl::string_view method) const;
+
+  bool enabled() const { return !token_.empty(); }
+
+ private:
+  const std::string token_;
+};
+
+// For a TLS server with a client CA: UNAUTHENTICATED for a WorkerService call
+// whose connection presented no (verified) client certificate; other services
+// pass. Thread-safe and non-blocking.
+std::shared_ptr<grpc::AuthMetadataProcessor> NewWorkerCertProcessor();
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_COORDINATOR_CALL_AUTH_H_
