@@ -13,6 +13,7 @@ PACKAGES=(
   libcpp-httplib-dev libcli11-dev nlohmann-json3-dev
   dataset-fashion-mnist python3-torch
   clang libclang-rt-dev
+  openssl
 )
 
 SUDO=""
