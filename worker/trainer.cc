@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,7 @@
 #include "glog/logging.h"
 #include "worker/checkpoint.h"
 #include "worker/data/batch_loader.h"
+#include "worker/comm/metered_communicator.h"
 #include "worker/ddp/reducer.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
@@ -175,8 +177,19 @@ absl::Status Trainer::Run() {
     ropts.first_bucket_bytes = spec.ddp().first_bucket_bytes();
   }
   ropts.overlap = !spec.ddp().allreduce_after_backward();
+  // The reducer's bucket all-reduces are metered (declared first: it
+  // outlives the reducer).
+  std::optional<MeteredCommunicator> metered;
+  Communicator* reducer_comm = env_.comm;
+  if (env_.metrics != nullptr) {
+    metered.emplace(env_.comm, env_.metrics->allreduce_bytes,
+                    env_.metrics->allreduce_seconds);
+    reducer_comm = &*metered;
+    env_.metrics->rank->Set(rank);
+    env_.metrics->world_size->Set(world);
+  }
   absl::StatusOr<std::unique_ptr<Reducer>> reducer =
-      Reducer::Create(env_.comm, (*model)->Parameters(), ropts);
+      Reducer::Create(reducer_comm, (*model)->Parameters(), ropts);
   if (!reducer.ok()) return reducer.status();
   std::vector<at::Tensor> buffers;
   for (const NamedTensor& b : (*model)->NamedBuffers()) {
@@ -228,6 +241,11 @@ absl::Status Trainer::Run() {
     int64_t window_batches = 0, epoch_batches = 0, window_samples = 0;
     int64_t window_steps = 0;
     absl::Time window_start = absl::Now();
+    absl::Time step_start = window_start;
+    if (env_.metrics != nullptr) {
+      env_.metrics->epoch->Set(static_cast<double>(epoch));
+      env_.metrics->total_steps->Set(static_cast<double>(total_steps));
+    }
     const int64_t num_batches = (*loader)->num_batches();
     for (int64_t b = 0; b < num_batches; ++b) {
       if (*env_.aborted) return Aborted(job_id_, generation);
@@ -285,6 +303,14 @@ absl::Status Trainer::Run() {
         (*reducer)->ZeroGrad();
       }
       ++step;
+      if (env_.metrics != nullptr) {
+        const absl::Time now = absl::Now();
+        env_.metrics->step_seconds->Observe(
+            absl::ToDoubleSeconds(now - step_start));
+        step_start = now;
+        env_.metrics->steps->Increment();
+        env_.metrics->step->Set(static_cast<double>(step));
+      }
       ++window_steps;
       if (step % every == 0) {
         const double secs = absl::ToDoubleSeconds(absl::Now() - window_start);
@@ -297,6 +323,9 @@ absl::Status Trainer::Run() {
         p.set_total_steps(total_steps);
         p.set_loss(window_loss / window_batches);
         p.set_samples_per_sec(secs > 0 ? window_samples / secs : 0);
+        if (env_.metrics != nullptr) {
+          env_.metrics->samples_per_second->Set(p.samples_per_sec());
+        }
         p.set_step_time_ms(window_steps > 0 ? 1000 * secs / window_steps : 0);
         reporter.Submit(std::move(p));
         window_loss = 0;

@@ -9,6 +9,7 @@
 #include "worker/comm/communicator.h"
 #include "worker/coordinator_client.h"
 #include "worker/job_data.h"
+#include "worker/worker_metrics.h"
 
 namespace ringleader {
 
@@ -20,6 +21,8 @@ struct TrainerEnv {
   std::string device = "cpu";  // "cpu" or "cuda:N".
   // Set by the heartbeat thread when the coordinator ends the generation.
   const std::atomic<bool>* aborted = nullptr;
+  // Step time, samples/s, all-reduce bytes and time, progress; may be null.
+  WorkerMetrics* metrics = nullptr;
 };
 
 // Trains one generation of a job on one rank, the way a DDP training script

@@ -106,6 +106,10 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
                 << assignment.spec().max_restarts() << " restarts";
     }
     restarts = gen->job_restarts();
+    if (config_.metrics != nullptr) {
+      config_.metrics->generations->Increment();
+      config_.metrics->job_restarts->Set(gen->job_restarts());
+    }
     {
       absl::MutexLock lock(&mu_);
       job_id_ = job_id;
@@ -140,6 +144,7 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
       env.data = &*data;
       env.device = config_.device;
       env.aborted = &aborted_;
+      env.metrics = config_.metrics;
       s = Trainer(env, job_id, *gen).Run();
       absl::MutexLock lock(&mu_);
       comm_ = nullptr;
@@ -147,8 +152,12 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
       s = comm.status();
     }
     client_->SetCurrent(job_id, 0);
-    if (s.ok()) return s;
+    if (s.ok()) {
+      if (config_.metrics != nullptr) config_.metrics->jobs_done->Increment();
+      return s;
+    }
     if (!absl::IsAborted(s) && !aborted_) return s;
+    if (config_.metrics != nullptr) config_.metrics->rejoins->Increment();
     LOG(WARNING) << "rejoining job " << job_id << " after: " << s.message();
   }
   return absl::AbortedError(absl::StrCat("job ", job_id, " kept restarting"));

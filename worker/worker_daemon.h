@@ -13,6 +13,7 @@
 #include "worker/comm/communicator.h"
 #include "worker/coordinator_client.h"
 #include "worker/device/device.h"
+#include "worker/worker_metrics.h"
 
 namespace ringleader {
 
@@ -30,6 +31,8 @@ struct WorkerConfig {
   absl::Duration unreachable_timeout = absl::Minutes(5);
   // Exit after this many jobs (0: serve forever); used by tests.
   int max_jobs = 0;
+  // Where the daemon and its trainers record metrics; may be null.
+  WorkerMetrics* metrics = nullptr;
 };
 
 // The worker daemon's main loop: register, heartbeat, wait for a job, join its

@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -10,6 +12,8 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "common/tls_credentials.h"
+#include "common/metrics.h"
+#include "common/metrics_http.h"
 #include "glog/logging.h"
 #include "worker/device/communicator_factory.h"
 #include "worker/worker_daemon.h"
@@ -25,6 +29,11 @@ ABSL_FLAG(int, threads, 1,
           "oversubscribing cores when several ranks share a host).");
 ABSL_FLAG(int, max_jobs, 0, "Exit after this many jobs (0: serve forever).");
 ABSL_FLAG(int, collective_timeout_s, 60, "Timeout of one collective.");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "HOST:PORT to serve Prometheus metrics on at /metrics (port 0 picks "
+          "a free port); empty: off. Suggested: 0.0.0.0:9465 (+ GPU index).");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "If set, the metrics port is written here once serving.");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA of the coordinator's certificate: connect over TLS.");
 ABSL_FLAG(std::string, tls_cert, "",
@@ -88,6 +97,30 @@ int main(int argc, char** argv) {
   }
   SetTorchThreads(threads);
 
+  ringleader::WorkerMetrics metrics(&ringleader::metrics::Registry::Default());
+  config.metrics = &metrics;
+  std::unique_ptr<ringleader::metrics::HttpServer> metrics_http;
+  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen);
+      !listen.empty()) {
+    auto http = ringleader::metrics::HttpServer::Start(
+        listen, &ringleader::metrics::Registry::Default());
+    if (!http.ok()) {
+      std::cerr << "ringleader-worker: --metrics_listen: "
+                << http.status().message() << "\n";
+      return 2;
+    }
+    metrics_http = *std::move(http);
+    LOG(INFO) << "metrics on port " << metrics_http->port() << " at /metrics";
+    if (const std::string file = absl::GetFlag(FLAGS_metrics_port_file);
+        !file.empty()) {
+      // Write then rename, so a reader never sees a partial number.
+      std::ofstream(file + ".tmp") << metrics_http->port() << "\n";
+      if (std::rename((file + ".tmp").c_str(), file.c_str()) != 0) {
+        std::cerr << "ringleader-worker: cannot write " << file << "\n";
+        return 1;
+      }
+    }
+  }
   ringleader::WorkerDaemon daemon(config);
   g_daemon = &daemon;
   std::signal(SIGINT, OnSignal);
