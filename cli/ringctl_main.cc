@@ -15,6 +15,7 @@
 #include "cli/exit_codes.h"
 #include "cli/rpc_error.h"
 #include "cli/spec_flags.h"
+#include "cli/straggler.h"
 #include "cli/submit_spec.h"
 #include "cli/watch_command.h"
 #include "common/tls_credentials.h"
@@ -102,6 +103,12 @@ int Main(int argc, char** argv) {
       "Follow a job until it ends; exit 0 if it succeeded, 1 if it failed or "
       "was cancelled");
   watch->add_option("JOB", job_id, "Job id")->required();
+  // Global, so `submit --watch` takes it too.
+  std::string straggler_factor = "1.5";
+  app.add_option("--straggler_factor", straggler_factor,
+                 "watch: flag a rank whose step time exceeds the median over "
+                 "ranks by more than this factor (>= 1)")
+      ->capture_default_str();
 
   CLI::App* workers =
       app.add_subcommand("workers", "List the registered worker daemons");
@@ -130,6 +137,10 @@ int Main(int argc, char** argv) {
     return Fail(CommandStatus::Usage(std::string(deadline.status().message())));
   }
   config.timeout = *deadline;
+  absl::StatusOr<double> factor = ParseStragglerFactor(straggler_factor);
+  if (!factor.ok()) {
+    return Fail(CommandStatus::Usage(std::string(factor.status().message())));
+  }
   if (config.coordinator.empty()) {
     return Fail(CommandStatus::Usage("--coordinator must be HOST:PORT"));
   }
@@ -160,7 +171,7 @@ int Main(int argc, char** argv) {
     status = RunSubmit(config, client, *spec, /*one_line_json=*/watch_after,
                        std::cout, &id);
     if (status.ok() && watch_after) {
-      status = RunWatch(config, client, id, std::cout);
+      status = RunWatch(config, client, id, std::cout, *factor);
     }
   } else if (*get) {
     status = RunGet(config, client, job_id, std::cout);
@@ -169,7 +180,7 @@ int Main(int argc, char** argv) {
   } else if (*cancel) {
     status = RunCancel(config, client, job_id, std::cout);
   } else if (*watch) {
-    status = RunWatch(config, client, job_id, std::cout);
+    status = RunWatch(config, client, job_id, std::cout, *factor);
   } else if (*workers) {
     status = RunWorkers(config, client, std::cout);
   }

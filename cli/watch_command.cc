@@ -1,9 +1,12 @@
 #include "cli/watch_command.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cli/job_format.h"
 #include "common/job_spec_io.h"
+#include "nlohmann/json.hpp"
 
 namespace ringleader::cli {
 namespace {
@@ -12,8 +15,9 @@ constexpr char kClearToEndOfLine[] = "\x1b[K";
 
 }  // namespace
 
-WatchPrinter::WatchPrinter(const CliConfig& config, std::ostream& out)
-    : config_(config), out_(out) {}
+WatchPrinter::WatchPrinter(const CliConfig& config, std::ostream& out,
+                           double straggler_factor)
+    : config_(config), out_(out), straggler_factor_(straggler_factor) {}
 
 void WatchPrinter::OnJob(const v1::Job& job, absl::Time now) {
   // Only training counts: time spent waiting for workers is no step rate.
@@ -22,20 +26,53 @@ void WatchPrinter::OnJob(const v1::Job& job, absl::Time now) {
   }
   const bool state_changed = last_.has_value() && last_->state() != job.state();
   last_ = job;
+  const std::vector<Straggler> stragglers =
+      job.state() == v1::JOB_STATE_RUNNING
+          ? FindStragglers(job.progress(), straggler_factor_)
+          : std::vector<Straggler>();
+  std::vector<int32_t> ranks;
+  for (const Straggler& s : stragglers) ranks.push_back(s.rank);
+  const bool stragglers_changed = ranks != straggler_ranks_;
+  straggler_ranks_ = ranks;
   if (config_.output == OutputFormat::kJson) {
-    out_ << JobToJson(job, JsonStyle::kCompact) << "\n" << std::flush;
+    if (stragglers.empty()) {
+      out_ << JobToJson(job, JsonStyle::kCompact) << "\n" << std::flush;
+      return;
+    }
+    nlohmann::json doc =
+        nlohmann::json::parse(JobToJson(job, JsonStyle::kCompact));
+    nlohmann::json list = nlohmann::json::array();
+    for (const Straggler& s : stragglers) {
+      list.push_back({{"rank", s.rank},
+                      {"step_time_ms", s.step_time_ms},
+                      {"median_step_time_ms", s.median_ms},
+                      {"ratio", s.ratio}});
+    }
+    doc["stragglers"] = std::move(list);
+    out_ << doc.dump() << "\n" << std::flush;
     return;
   }
+  const std::string marker = StragglerMarker(stragglers);
+  int width = config_.stdout_is_tty && config_.terminal_width > 1
+                  ? config_.terminal_width - 1
+                  : 0;
+  if (width > 0) width = std::max(1, width - static_cast<int>(marker.size()));
   const std::string line =
-      FormatWatchLine(job, EstimateEta(job, rate_.StepsPerSecond()),
-                      config_.stdout_is_tty && config_.terminal_width > 1
-                          ? config_.terminal_width - 1
-                          : 0);
+      FormatWatchLine(job, EstimateEta(job, rate_.StepsPerSecond()), width) +
+      marker;
+  const std::string messages =
+      stragglers_changed ? StragglerMessages(stragglers, straggler_factor_)
+                         : "";
   if (!config_.stdout_is_tty) {
-    out_ << line << "\n" << std::flush;
+    out_ << messages << line << "\n" << std::flush;
     return;
   }
-  if (line_open_ && state_changed) out_ << "\n";
+  if (line_open_ && state_changed) {
+    out_ << "\n";
+  } else if (line_open_ && !messages.empty()) {
+    out_ << "\r" << kClearToEndOfLine;  // The messages go above the line.
+  }
+  out_ << messages;
   out_ << "\r" << line << kClearToEndOfLine << std::flush;
   line_open_ = true;
 }
@@ -67,8 +104,9 @@ CommandStatus WatchPrinter::Finish(const std::string& job_id,
 }
 
 CommandStatus RunWatch(const CliConfig& config, CoordinatorClient& client,
-                       const std::string& job_id, std::ostream& out) {
-  WatchPrinter printer(config, out);
+                       const std::string& job_id, std::ostream& out,
+                       double straggler_factor) {
+  WatchPrinter printer(config, out, straggler_factor);
   const absl::Status status = client.WatchJob(
       job_id,
       [&printer](const v1::Job& job) { printer.OnJob(job, absl::Now()); });

@@ -7,10 +7,17 @@
 // and for pipes and logs, one line per update; with --output=json one JSON
 // object per update (NDJSON). Ends with the final state and metrics; exit 0
 // when the job SUCCEEDED, 1 when it FAILED or was CANCELLED.
+//
+// A running rank whose step time exceeds the median over ranks by more than
+// the straggler factor is marked on the status line ("STRAGGLER rank 1
+// (2.1x)"), with a "straggler: ..." message line when the set of stragglers
+// changes; in JSON each object then carries "stragglers": [{rank,
+// step_time_ms, median_step_time_ms, ratio}].
 
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -18,6 +25,7 @@
 #include "cli/command_status.h"
 #include "cli/coordinator_client.h"
 #include "cli/progress_format.h"
+#include "cli/straggler.h"
 #include "ringleader/v1/job.pb.h"
 
 namespace ringleader::cli {
@@ -27,7 +35,8 @@ namespace ringleader::cli {
 // Thread-compatible.
 class WatchPrinter {
  public:
-  WatchPrinter(const CliConfig& config, std::ostream& out);
+  WatchPrinter(const CliConfig& config, std::ostream& out,
+               double straggler_factor = kDefaultStragglerFactor);
 
   void OnJob(const v1::Job& job, absl::Time now);
 
@@ -41,10 +50,13 @@ class WatchPrinter {
   StepRateTracker rate_;
   std::optional<v1::Job> last_;
   bool line_open_ = false;  // A redrawn line without its "\n" yet.
+  const double straggler_factor_;
+  std::vector<int32_t> straggler_ranks_;  // Of the last update.
 };
 
 CommandStatus RunWatch(const CliConfig& config, CoordinatorClient& client,
-                       const std::string& job_id, std::ostream& out);
+                       const std::string& job_id, std::ostream& out,
+                       double straggler_factor = kDefaultStragglerFactor);
 
 }  // namespace ringleader::cli
 

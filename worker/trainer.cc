@@ -163,9 +163,13 @@ absl::Status Trainer::Run() {
   timeline.SetMetadata("generation", absl::StrCat(generation));
   struct FlushTimeline {
     const Timeline& t;
-    ~FlushTimeline() {
+    bool done = false;
+    void Now() {
+      if (done) return;
+      done = true;
       if (absl::Status s = t.Flush(); !s.ok()) LOG(WARNING) << s.message();
     }
+    ~FlushTimeline() { Now(); }
   } flush_timeline{timeline};
 
   Reducer::Options ropts;
@@ -401,6 +405,8 @@ absl::Status Trainer::Run() {
   final.set_test_samples(seen);
   LOG(INFO) << "rank " << rank << " done: train loss " << last_epoch_loss
             << ", test " << correct << "/" << seen;
+  // Written before the final report, so the file is there once the job is.
+  flush_timeline.Now();
   return env_.client->ReportProgress(final);
 }
 

@@ -163,5 +163,96 @@ TEST(WatchPrinterTest, StreamEndingBeforeFinalStateIsAnError) {
             "RUNNING)");
 }
 
+// Three running ranks; rank 2 takes `slow_ms` per step, the others 100 ms.
+v1::Job WithStepTimes(int64_t step, double slow_ms) {
+  v1::Job job = Snapshot(v1::JOB_STATE_RUNNING, step);
+  job.set_world_size(3);
+  for (int rank = 0; rank < 3; ++rank) {
+    v1::RankProgress* r = job.mutable_progress()->add_ranks();
+    r->set_rank(rank);
+    r->set_step(step);
+    r->set_step_time_ms(rank == 2 ? slow_ms : 100);
+  }
+  return job;
+}
+
+TEST(WatchPrinterTest, PipeFlagsAStragglerOnceAndMarksEveryLine) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out, 1.5);
+  printer.OnJob(WithStepTimes(10, 120), kT0);  // 1.2x: none.
+  printer.OnJob(WithStepTimes(20, 210), kT0);
+  printer.OnJob(WithStepTimes(30, 220), kT0);  // Same set: no new message.
+  printer.OnJob(WithStepTimes(40, 110), kT0);  // Caught up.
+  EXPECT_EQ(out.str(),
+            "RUNNING gen 1 world 3 epoch 1/1 [##------------------]  10.0% "
+            "10/100 loss 0.5000\n"
+            "straggler: rank 2 step time 210.0 ms is 2.10x the median 100.0 "
+            "ms (factor 1.5)\n"
+            "RUNNING gen 1 world 3 epoch 1/1 [####----------------]  20.0% "
+            "20/100 loss 0.5000 STRAGGLER rank 2 (2.1x)\n"
+            "RUNNING gen 1 world 3 epoch 1/1 [######--------------]  30.0% "
+            "30/100 loss 0.5000 STRAGGLER rank 2 (2.2x)\n"
+            "RUNNING gen 1 world 3 epoch 1/1 [########------------]  40.0% "
+            "40/100 loss 0.5000\n");
+}
+
+TEST(WatchPrinterTest, StragglerFactorIsHonoured) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out, 3.0);
+  printer.OnJob(WithStepTimes(20, 210), kT0);
+  EXPECT_EQ(out.str().find("STRAGGLER"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("straggler:"), std::string::npos) << out.str();
+}
+
+TEST(WatchPrinterTest, TerminalKeepsTheMarkerWithinTheWidth) {
+  CliConfig config = Config(true);
+  config.terminal_width = 40;
+  std::ostringstream out;
+  WatchPrinter printer(config, out, 1.5);
+  printer.OnJob(WithStepTimes(10, 100), kT0);
+  printer.OnJob(WithStepTimes(20, 400), kT0);
+  // The message replaces the open line's row, then the line is redrawn,
+  // cut to 39 columns so that the marker still shows.
+  EXPECT_EQ(out.str(),
+            "\rRUNNING gen 1 world 3 epoch 1/1 [##----\x1b[K"
+            "\r\x1b[Kstraggler: rank 2 step time 400.0 ms is 4.00x the "
+            "median 100.0 ms (factor 1.5)\n"
+            "\rRUNNING gen 1 w STRAGGLER rank 2 (4.0x)\x1b[K");
+}
+
+TEST(WatchPrinterTest, JsonCarriesTheStragglers) {
+  const CliConfig config = Config(false, OutputFormat::kJson);
+  std::ostringstream out;
+  WatchPrinter printer(config, out, 1.5);
+  printer.OnJob(WithStepTimes(10, 100), kT0);
+  printer.OnJob(WithStepTimes(20, 300), kT0);
+  std::istringstream lines(out.str());
+  std::string first, second, extra;
+  ASSERT_TRUE(std::getline(lines, first));
+  ASSERT_TRUE(std::getline(lines, second));
+  EXPECT_FALSE(std::getline(lines, extra));
+  EXPECT_FALSE(nlohmann::json::parse(first).contains("stragglers"));
+  const nlohmann::json doc = nlohmann::json::parse(second);
+  EXPECT_EQ(doc["state"], "JOB_STATE_RUNNING");
+  ASSERT_EQ(doc["stragglers"].size(), 1u);
+  EXPECT_EQ(doc["stragglers"][0]["rank"], 2);
+  EXPECT_DOUBLE_EQ(doc["stragglers"][0]["step_time_ms"].get<double>(), 300);
+  EXPECT_DOUBLE_EQ(doc["stragglers"][0]["median_step_time_ms"].get<double>(),
+                   100);
+  EXPECT_DOUBLE_EQ(doc["stragglers"][0]["ratio"].get<double>(), 3);
+}
+
+TEST(WatchPrinterTest, NoStragglersOutsideRunning) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out, 1.5);
+  v1::Job job = WithStepTimes(20, 400);
+  job.set_state(v1::JOB_STATE_RESTARTING);
+  printer.OnJob(job, kT0);
+  EXPECT_EQ(out.str().find("STRAGGLER"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace ringleader::cli
