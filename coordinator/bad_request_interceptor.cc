@@ -14,7 +14,13 @@ using grpc::experimental::InterceptionHookPoints;
 class BadRequestInterceptor final : public grpc::experimental::Interceptor {
  public:
   explicit BadRequestInterceptor(grpc::experimental::ServerRpcInfo* info)
-      : method_(info->method() != nullptr ? info->method() : "") {}
+      : method_(info->method() != nullptr ? info->method() : ""),
+        // A client stream's end is also a null message: only methods with
+        // one request (all of ringleader.v1's) can tell it from bad bytes.
+        single_request_(
+            info->type() == grpc::experimental::ServerRpcInfo::Type::UNARY ||
+            info->type() ==
+                grpc::experimental::ServerRpcInfo::Type::SERVER_STREAMING) {}
 
   void Intercept(
       grpc::experimental::InterceptorBatchMethods* methods) override {
@@ -22,7 +28,7 @@ class BadRequestInterceptor final : public grpc::experimental::Interceptor {
     // when parsing failed.
     if (methods->QueryInterceptionHookPoint(
             InterceptionHookPoints::POST_RECV_MESSAGE) &&
-        methods->GetRecvMessage() == nullptr) {
+        methods->GetRecvMessage() == nullptr && single_request_) {
       unparsable_ = true;
     }
     if (unparsable_ && methods->QueryInterceptionHookPoint(
@@ -39,6 +45,7 @@ class BadRequestInterceptor final : public grpc::experimental::Interceptor {
 
  private:
   const std::string method_;
+  const bool single_request_;
   bool unparsable_ = false;
 };
 

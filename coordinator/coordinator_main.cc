@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -10,6 +11,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/systemd/notify.h"
 #include "common/tls_credentials.h"
 #include "coordinator/coordinator_server.h"
 #include "glog/logging.h"
@@ -114,10 +116,23 @@ int main(int argc, char** argv) {
     LOG(INFO) << "metrics on port " << (*server)->metrics_port()
               << " at /metrics";
   }
+  // Type=notify: ready only now that the state is recovered, the server
+  // accepts calls and the port file is written. The watchdog's liveness
+  // check takes the coordinator's locks, so a deadlocked coordinator stops
+  // pinging and systemd restarts it.
+  ringleader::SdNotify(
+      absl::StrCat("READY=1\nSTATUS=serving on port ", (*server)->port()));
+  std::unique_ptr<ringleader::SdWatchdog> watchdog =
+      ringleader::SdWatchdog::StartIfEnabled([&server] {
+        (*server)->coordinator().ListWorkers();
+        return true;
+      });
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   LOG(INFO) << "coordinator shutting down";
+  ringleader::SdNotify("STOPPING=1");
+  watchdog.reset();
   (*server)->Shutdown();
   return 0;
 }

@@ -5,9 +5,19 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/bad_request_interceptor.h"
 #include "coordinator/coordinator_metrics.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 
 namespace ringleader {
+namespace {
+
+// Health is reported for the whole server ("") and per service.
+constexpr const char* kHealthServiceNames[] = {
+    "ringleader.v1.WorkerService",
+    "ringleader.v1.UserService",
+};
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
     const CoordinatorServerConfig& config) {
@@ -34,7 +44,10 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   s->user_service_ =
       std::make_unique<UserServiceImpl>(s->coordinator_.get(), s->auth_.get());
 
+  // grpc.health.v1 (Kubernetes' grpc probes) and server reflection. The
+  // explicit plugin call also keeps libgrpc++_reflection linked.
   grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(config.listen, *credentials, &s->port_);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
@@ -51,6 +64,14 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", config.listen));
   }
+  // The state is recovered and both services are registered: SERVING (the
+  // default service answers SERVING for "" once the server started).
+  if (grpc::HealthCheckServiceInterface* health =
+          s->server_->GetHealthCheckService()) {
+    for (const char* name : kHealthServiceNames) {
+      health->SetServingStatus(name, true);
+    }
+  }
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<metrics::HttpServer>> http =
         metrics::HttpServer::Start(config.metrics_listen, &s->metrics_);
@@ -62,6 +83,11 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
 
 void CoordinatorServer::Shutdown() {
   if (server_ == nullptr) return;
+  // Probes see NOT_SERVING (for "" and every service) from here on.
+  if (grpc::HealthCheckServiceInterface* health =
+          server_->GetHealthCheckService()) {
+    health->Shutdown();
+  }
   coordinator_->Stop();
   // Pending waits are answered by their deadlines; don't wait for them.
   server_->Shutdown(std::chrono::system_clock::now() +

@@ -14,6 +14,7 @@ PACKAGES=(
   dataset-fashion-mnist python3-torch
   clang libclang-rt-dev
   openssl
+  python3-yaml systemd
 )
 
 SUDO=""

@@ -124,7 +124,20 @@ void CoordinatorClient::SetCurrent(const std::string& job_id,
   generation_ = generation;
 }
 
+absl::Time CoordinatorClient::LastHeartbeatLoop() const {
+  const int64_t ns = last_beat_ns_.load();
+  if (ns == INT64_MAX) return absl::InfiniteFuture();
+  if (ns == INT64_MIN) return absl::InfinitePast();
+  return absl::FromUnixNanos(ns);
+}
+
 void CoordinatorClient::HeartbeatLoop() {
+  // However the loop ends, the watchdog must see it as dead.
+  struct MarkEnded {
+    std::atomic<int64_t>* ns;
+    ~MarkEnded() { ns->store(INT64_MIN); }
+  } mark_ended{&last_beat_ns_};
+  last_beat_ns_ = absl::ToUnixNanos(absl::Now());
   absl::Time last_contact = absl::Now();
   absl::Duration backoff = absl::Milliseconds(100);
   int unreachable_beats = 0;
@@ -145,6 +158,7 @@ void CoordinatorClient::HeartbeatLoop() {
             Ctx(std::min(options_.rpc_timeout, interval * 3)).get(), req,
             &resp),
         "heartbeat");
+    last_beat_ns_ = absl::ToUnixNanos(absl::Now());
     absl::Duration wait = interval;
     if (!absl::IsUnavailable(s)) unreachable_beats = 0;
     if (s.ok()) {

@@ -1,6 +1,8 @@
 #ifndef RINGLEADER_WORKER_COORDINATOR_CLIENT_H_
 #define RINGLEADER_WORKER_COORDINATOR_CLIENT_H_
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -79,6 +81,11 @@ class CoordinatorClient {
       const v1::CommitCheckpointRequest& r);
   absl::Status Leave(const std::string& reason);
 
+  // When the heartbeat thread last finished a beat, whatever its outcome
+  // (InfiniteFuture() before StartHeartbeats, InfinitePast() once the thread
+  // ended): the daemon's liveness for systemd's watchdog.
+  absl::Time LastHeartbeatLoop() const;
+
   std::string worker_id() const;
   std::shared_ptr<grpc::Channel> channel() const;
   const Options& options() const { return options_; }
@@ -112,6 +119,7 @@ class CoordinatorClient {
   bool unreachable_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   AbortHook on_abort_;
+  std::atomic<int64_t> last_beat_ns_{INT64_MAX};  // absl::ToUnixNanos
   std::thread heartbeat_thread_;
 };
 

@@ -52,6 +52,11 @@ void WorkerDaemon::OnAbort(const v1::GenerationAbort& abort) {
   if (comm_ != nullptr) comm_->Abort();
 }
 
+bool WorkerDaemon::HeartbeatAlive(absl::Duration within) const {
+  const absl::Time last = client_->LastHeartbeatLoop();
+  return last != absl::InfiniteFuture() && absl::Now() - last < within;
+}
+
 absl::Status WorkerDaemon::Run() {
   if (absl::Status s = CheckDevice(config_.device); !s.ok()) return s;
   if (absl::Status s = client_->Register(); !s.ok()) return s;
@@ -59,6 +64,7 @@ absl::Status WorkerDaemon::Run() {
             << config_.device << ") with " << config_.coordinator;
   client_->StartHeartbeats(
       [this](const v1::GenerationAbort& a) { OnAbort(a); });
+  if (config_.on_registered) config_.on_registered();
   int jobs = 0;
   while (!stop_) {
     absl::StatusOr<v1::JobAssignment> a =

@@ -2,6 +2,7 @@
 #define RINGLEADER_WORKER_WORKER_DAEMON_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,9 @@ struct WorkerConfig {
   int max_jobs = 0;
   // Where the daemon and its trainers record metrics; may be null.
   WorkerMetrics* metrics = nullptr;
+  // Called once, after registering with the coordinator and starting the
+  // heartbeats (the worker's "serving": systemd's READY=1).
+  std::function<void()> on_registered;
 };
 
 // The worker daemon's main loop: register, heartbeat, wait for a job, join its
@@ -46,6 +50,9 @@ class WorkerDaemon {
   // Returns when stopped, after max_jobs, or with the error that ended it.
   absl::Status Run();
   void Stop();
+  // Whether the heartbeat thread finished a beat within `within` (false
+  // before registration and after it ended): systemd's watchdog check.
+  bool HeartbeatAlive(absl::Duration within) const;
 
  private:
   absl::Status RunJob(const v1::JobAssignment& assignment);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -14,12 +15,15 @@
 #include "common/tls_credentials.h"
 #include "common/metrics.h"
 #include "common/metrics_http.h"
+#include "common/systemd/notify.h"
 #include "glog/logging.h"
 #include "worker/device/communicator_factory.h"
 #include "worker/worker_daemon.h"
+#include "worker/worker_env.h"
 
 ABSL_FLAG(std::string, coordinator, "",
           "Coordinator HOST:PORT (default: $RINGLEADER_COORDINATOR, else "
+          "$MASTER_ADDR:$MASTER_PORT as a Kubeflow PyTorchJob sets them, else "
           "127.0.0.1:7070).");
 ABSL_FLAG(std::string, device, "cpu", "cpu or cuda:N.");
 ABSL_FLAG(std::string, address, "127.0.0.1",
@@ -60,11 +64,14 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;
 
   ringleader::WorkerConfig config;
-  config.coordinator = absl::GetFlag(FLAGS_coordinator);
-  if (config.coordinator.empty()) {
-    const char* env = std::getenv("RINGLEADER_COORDINATOR");
-    config.coordinator = env != nullptr && *env ? env : "127.0.0.1:7070";
+  absl::StatusOr<ringleader::WorkerEnv> env = ringleader::ResolveWorkerEnv(
+      absl::GetFlag(FLAGS_coordinator), ringleader::ProcessEnvironment());
+  if (!env.ok()) {
+    std::cerr << "ringleader-worker: " << env.status().message() << "\n";
+    return 2;
   }
+  LOG(INFO) << ringleader::DescribeWorkerEnv(*env);
+  config.coordinator = env->coordinator;
   ringleader::ClientTlsFiles tls;
   tls.ca = absl::GetFlag(FLAGS_tls_ca);
   tls.cert = absl::GetFlag(FLAGS_tls_cert);
@@ -97,6 +104,21 @@ int main(int argc, char** argv) {
   }
   SetTorchThreads(threads);
 
+  // Type=notify: READY once registered; the watchdog pings while the
+  // heartbeat thread keeps beating (a hung worker is restarted by systemd).
+  std::unique_ptr<ringleader::SdWatchdog> watchdog;
+  ringleader::WorkerDaemon* daemon_ptr = nullptr;
+  config.on_registered = [&watchdog, &daemon_ptr,
+                          coordinator = config.coordinator] {
+    ringleader::SdNotify("READY=1\nSTATUS=registered with " + coordinator);
+    if (std::optional<absl::Duration> timeout =
+            ringleader::SdWatchdogTimeout()) {
+      watchdog = std::make_unique<ringleader::SdWatchdog>(
+          *timeout / 2, [&daemon_ptr, within = *timeout] {
+            return daemon_ptr->HeartbeatAlive(within);
+          });
+    }
+  };
   ringleader::WorkerMetrics metrics(&ringleader::metrics::Registry::Default());
   config.metrics = &metrics;
   std::unique_ptr<ringleader::metrics::HttpServer> metrics_http;
@@ -122,11 +144,14 @@ int main(int argc, char** argv) {
     }
   }
   ringleader::WorkerDaemon daemon(config);
+  daemon_ptr = &daemon;
   g_daemon = &daemon;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   absl::Status s = daemon.Run();
   g_daemon = nullptr;
+  ringleader::SdNotify("STOPPING=1");
+  watchdog.reset();
   if (!s.ok()) {
     std::cerr << "ringleader-worker: " << s.message() << "\n";
     return 1;
