@@ -4,6 +4,7 @@
 // tests with a real coordinator are in gloo_multiprocess_test.cc.
 #include "worker/comm/gloo_communicator.h"
 
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -114,6 +115,51 @@ TEST(GlooCommunicatorTest, TwoThreadRanksSumAndBroadcast) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(bytes[0], (std::vector<char>{'x', 'y'}));
+}
+
+// The completion callback (the timeline's all-reduce end) runs once, on the
+// communicator's thread, before Wait() returns; also for work that never ran.
+TEST(GlooCommunicatorTest, ThenRunsOnTheCommunicatorThreadBeforeWait) {
+  MemoryKvClient kv;
+  std::vector<Comm> comms = CreateAll(&kv, 2, Opts());
+  ASSERT_EQ(comms.size(), 2u);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&comms, r] {
+      std::vector<float> x = {1.0f + r, 2};
+      std::atomic<int> calls{0};
+      std::thread::id ran_on;
+      std::unique_ptr<Work> w =
+          comms[r]->AllReduceSumAsyncThen(x.data(), 2, DataType::kFloat32, [&] {
+            ran_on = std::this_thread::get_id();
+            calls++;
+          });
+      ASSERT_TRUE(w->Wait().ok());
+      EXPECT_EQ(calls.load(), 1);  // Already ran when Wait returned.
+      EXPECT_NE(ran_on, std::this_thread::get_id());
+      EXPECT_EQ(x, (std::vector<float>{3, 4}));
+      ASSERT_TRUE(w->Wait().ok());
+      EXPECT_EQ(calls.load(), 1);
+    });
+  }
+  for (auto& t : ranks) t.join();
+
+  int empty_calls = 0;
+  EXPECT_TRUE(comms[0]
+                  ->AllReduceSumAsyncThen(nullptr, 0, DataType::kFloat32,
+                                          [&] { empty_calls++; })
+                  ->Wait()
+                  .ok());
+  EXPECT_EQ(empty_calls, 1);
+  comms[0]->Abort();
+  int aborted_calls = 0;
+  float y = 1;
+  EXPECT_TRUE(
+      absl::IsAborted(comms[0]
+                          ->AllReduceSumAsyncThen(&y, 1, DataType::kFloat32,
+                                                  [&] { aborted_calls++; })
+                          ->Wait()));
+  EXPECT_EQ(aborted_calls, 1);
 }
 
 TEST(GlooCommunicatorTest, BootstrapWithoutPeersTimesOut) {

@@ -24,6 +24,11 @@ class MeteredCommunicator final : public Communicator {
   int world_size() const override { return inner_->world_size(); }
   std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
                                           DataType type) override;
+  // Metered the same way; `on_done` still runs where `inner` completes the
+  // operation (the timeline's all-reduce end on Gloo's thread).
+  std::unique_ptr<Work> AllReduceSumAsyncThen(
+      void* data, size_t count, DataType type,
+      std::function<void()> on_done) override;
   absl::Status Broadcast(void* data, size_t bytes, int root) override {
     return inner_->Broadcast(data, bytes, root);
   }
