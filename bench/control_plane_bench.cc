@@ -1,0 +1,684 @@
+// control_plane_bench: N simulated workers register with a real coordinator
+// process, rendezvous in one job with min = max = N, and pass R barrier
+// rounds; per N it prints the time to full rendezvous, barrier p50/p99 and the
+// coordinator's CPU seconds, and writes bench/results/control_plane.json.
+//
+//   bazel run //bench:control_plane_bench            (or
+//   bench/run_control_plane.sh)
+//
+// The simulated workers are state machines on gRPC's callback API: one
+// client process drives up to 1024 of them over a few channels with gRPC's
+// own small thread pool (no thread per worker). The driver starts the
+// clients as child processes of this same binary (--mode=clients); they all
+// begin at one wall-clock instant and write their timestamps to a file.
+//
+// Definitions (wall clock, shared by the processes of one machine):
+//   register:   first Register sent -> last Register answered.
+//   rendezvous: first JoinRendezvous sent -> last JoinRendezvous answered
+//               (every worker holds its rank). A worker joins as soon as
+//               its first heartbeat returns the job assignment.
+//   barrier:    per rank and round, the round's last arrival sent -> this
+//               rank's release received (what a rank waits beyond the
+//               slowest rank); p50/p99 over all ranks and rounds. "round":
+//               the last arrival -> the last rank released. Each worker
+//               enters round r+1 as soon as it sees round r released.
+//   coordinator CPU: utime + stime of the coordinator process (/proc) from
+//               just before the clients start to after they all left.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "bench/bench_env.h"
+#include "grpcpp/grpcpp.h"
+#include "ringleader/v1/user_service.grpc.pb.h"
+#include "ringleader/v1/worker_service.grpc.pb.h"
+#include "tests/testing/process.h"
+
+ABSL_FLAG(std::string, mode, "driver", "driver, or clients (internal).");
+ABSL_FLAG(std::string, sizes, "64,256,1024,4096", "Worker counts N to run.");
+ABSL_FLAG(int, repeats, 3, "Runs per N (the figures are their medians).");
+ABSL_FLAG(int, rounds, 50, "Barrier rounds per run (20 at N >= 1024).");
+ABSL_FLAG(int, procs, 0,
+          "Client processes per run; 0: 1 up to N=256, then N/512 (max 4).");
+ABSL_FLAG(int, channels, 4, "gRPC channels (connections) per client process.");
+ABSL_FLAG(int64_t, lease_ms, 3000, "Coordinator --lease_ms.");
+ABSL_FLAG(int64_t, heartbeat_ms, 1000, "Coordinator --heartbeat_ms.");
+ABSL_FLAG(
+    std::string, results_dir, "",
+    "Where control_plane.json goes (default: <workspace>/bench/results).");
+ABSL_FLAG(std::string, coordinator_binary, "",
+          "Coordinator binary (default: from the runfiles).");
+// Client mode.
+ABSL_FLAG(std::string, coordinator, "", "Coordinator HOST:PORT (clients).");
+ABSL_FLAG(int, workers, 0, "Simulated workers in this process (clients).");
+ABSL_FLAG(int, first_index, 0, "Index of this process's first worker.");
+ABSL_FLAG(int64_t, start_at_us, 0, "Unix time (us) to start at (clients).");
+ABSL_FLAG(std::string, out, "", "Timestamps file (clients).");
+
+namespace ringleader::bench {
+namespace {
+
+using testing::Subprocess;
+
+int64_t NowUs() { return absl::GetCurrentTimeNanos() / 1000; }
+
+template <typename T>
+void SetDeadline(grpc::ClientContext& ctx, absl::Duration d) {
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   absl::ToChronoMilliseconds(d));
+}
+
+// Runs closures at given times on one thread (heartbeats, retries).
+class Scheduler {
+ public:
+  Scheduler() : thread_([this] { Loop(); }) {}
+  ~Scheduler() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  void At(int64_t when_us, std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      q_.push(Item{when_us, seq_++, std::move(fn)});
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  struct Item {
+    int64_t when;
+    uint64_t seq;
+    std::function<void()> fn;
+    bool operator<(const Item& o) const {
+      return when != o.when ? when > o.when : seq > o.seq;
+    }
+  };
+  void Loop() {
+    std::unique_lock<std::mutex> l(mu_);
+    while (!stop_) {
+      if (q_.empty()) {
+        cv_.wait(l);
+        continue;
+      }
+      const int64_t now = NowUs();
+      if (q_.top().when > now) {
+        cv_.wait_for(l, std::chrono::microseconds(q_.top().when - now));
+        continue;
+      }
+      std::function<void()> fn = q_.top().fn;
+      q_.pop();
+      l.unlock();
+      fn();
+      l.lock();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::priority_queue<Item> q_;
+  uint64_t seq_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// One simulated worker's state and timestamps.
+struct Sim {
+  int index = 0;
+  v1::WorkerService::Stub* stub = nullptr;
+  std::string worker_id;
+  absl::Mutex mu;  // job_id and generation: heartbeats read them.
+  std::string job_id;
+  int64_t generation = 0;
+  int32_t rank = -1;
+  std::atomic<bool> leaving{false};
+  int64_t reg_sent = 0, reg_done = 0, join_sent = 0, join_done = 0;
+  std::vector<int64_t> bar_sent, bar_done;
+  std::string error;
+};
+
+template <typename Req, typename Resp>
+struct Call {
+  grpc::ClientContext ctx;
+  Req req;
+  Resp resp;
+};
+
+class Clients {
+ public:
+  Clients(const std::string& target, int n, int first_index, int rounds,
+          int channels)
+      : rounds_(rounds), done_(n), sims_(n) {
+    for (int c = 0; c < channels; ++c) {
+      grpc::ChannelArguments args;
+      // A connection of its own per channel.
+      args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+      args.SetInt("ringleader.bench.channel", c);
+      auto ch = grpc::CreateCustomChannel(
+          target, grpc::InsecureChannelCredentials(), args);
+      ch->WaitForConnected(std::chrono::system_clock::now() +
+                           std::chrono::seconds(10));
+      stubs_.push_back(v1::WorkerService::NewStub(ch));
+    }
+    for (int i = 0; i < n; ++i) {
+      sims_[i] = std::make_unique<Sim>();
+      sims_[i]->index = first_index + i;
+      sims_[i]->stub = stubs_[i % channels].get();
+      sims_[i]->bar_sent.assign(rounds, 0);
+      sims_[i]->bar_done.assign(rounds, 0);
+    }
+  }
+
+  void Run(int64_t start_at_us, int64_t heartbeat_ms) {
+    heartbeat_us_ = heartbeat_ms * 1000;
+    const int64_t wait = start_at_us - NowUs();
+    if (wait > 0) absl::SleepFor(absl::Microseconds(wait));
+    for (auto& s : sims_) Register(s.get());
+    done_.Wait();
+    // Everyone passed every barrier (or failed): leave.
+    absl::BlockingCounter left(static_cast<int>(sims_.size()));
+    for (auto& s : sims_) {
+      s->leaving = true;
+      if (s->worker_id.empty()) {
+        left.DecrementCount();
+        continue;
+      }
+      auto* c = new Call<v1::LeaveRequest, v1::LeaveResponse>();
+      c->req.set_worker_id(s->worker_id);
+      c->req.set_reason("benchmark done");
+      SetDeadline<int>(c->ctx, absl::Seconds(30));
+      s->stub->async()->Leave(&c->ctx, &c->req, &c->resp,
+                              [c, &left](grpc::Status) {
+                                delete c;
+                                left.DecrementCount();
+                              });
+    }
+    left.Wait();
+  }
+
+  void Write(const std::string& path) const {
+    std::ofstream out(path);
+    for (const auto& s : sims_) {
+      out << "w " << s->index << " " << s->reg_sent << " " << s->reg_done << " "
+          << s->join_sent << " " << s->join_done << " " << s->rank << " "
+          << s->generation << " " << absl::StrJoin(s->bar_sent, ",") << " "
+          << absl::StrJoin(s->bar_done, ",") << " "
+          << (s->error.empty() ? "ok" : "ERR") << "\n";
+      if (!s->error.empty()) out << "e " << s->index << " " << s->error << "\n";
+    }
+  }
+
+ private:
+  void Fail(Sim* s, const std::string& what, const grpc::Status& st) {
+    s->error = absl::StrCat(what, ": ", st.error_message());
+    done_.DecrementCount();
+  }
+
+  void Register(Sim* s) {
+    auto* c = new Call<v1::RegisterRequest, v1::RegisterResponse>();
+    c->req.set_hostname(absl::StrCat("sim", s->index / 8));
+    c->req.set_pid(100000 + s->index);
+    c->req.set_device("cpu");
+    c->req.set_address("127.0.0.1");
+    SetDeadline<int>(c->ctx, absl::Seconds(60));
+    s->reg_sent = NowUs();
+    s->stub->async()->Register(&c->ctx, &c->req, &c->resp,
+                               [this, s, c](grpc::Status st) {
+                                 s->reg_done = NowUs();
+                                 if (!st.ok()) {
+                                   delete c;
+                                   return Fail(s, "register", st);
+                                 }
+                                 s->worker_id = c->resp.worker_id();
+                                 delete c;
+                                 Heartbeat(s, /*until_assigned=*/true, 0);
+                                 // Keep-alive heartbeats at the interval the
+                                 // coordinator asked for, each worker at its
+                                 // own phase.
+                                 ScheduleBeat(s);
+                               });
+  }
+
+  void ScheduleBeat(Sim* s) {
+    sched_.At(NowUs() + heartbeat_us_, [this, s] {
+      if (s->leaving) return;
+      Heartbeat(s, false, 0);
+      ScheduleBeat(s);
+    });
+  }
+
+  void Heartbeat(Sim* s, bool until_assigned, int attempt) {
+    auto* c = new Call<v1::HeartbeatRequest, v1::HeartbeatResponse>();
+    c->req.set_worker_id(s->worker_id);
+    {
+      absl::MutexLock l(&s->mu);
+      c->req.set_job_id(s->job_id);
+      c->req.set_generation(s->generation);
+    }
+    SetDeadline<int>(c->ctx, absl::Seconds(30));
+    s->stub->async()->Heartbeat(
+        &c->ctx, &c->req, &c->resp,
+        [this, s, c, until_assigned, attempt](grpc::Status st) {
+          const bool assigned = st.ok() && c->resp.has_assignment();
+          std::string job = assigned ? c->resp.assignment().job_id() : "";
+          delete c;
+          if (!until_assigned) return;
+          if (assigned) {
+            {
+              absl::MutexLock l(&s->mu);
+              s->job_id = job;
+            }
+            return Join(s);
+          }
+          if (attempt >= 600) {
+            return Fail(s, "no assignment", grpc::Status::CANCELLED);
+          }
+          sched_.At(NowUs() + 100000,
+                    [this, s, attempt] { Heartbeat(s, true, attempt + 1); });
+        });
+  }
+
+  void Join(Sim* s) {
+    auto* c = new Call<v1::JoinRendezvousRequest, v1::JoinRendezvousResponse>();
+    {
+      absl::MutexLock l(&s->mu);
+      c->req.set_job_id(s->job_id);
+    }
+    c->req.set_worker_id(s->worker_id);
+    c->req.set_timeout_ms(120000);
+    SetDeadline<int>(c->ctx, absl::Seconds(130));
+    s->join_sent = NowUs();
+    s->stub->async()->JoinRendezvous(&c->ctx, &c->req, &c->resp,
+                                     [this, s, c](grpc::Status st) {
+                                       s->join_done = NowUs();
+                                       if (!st.ok()) {
+                                         delete c;
+                                         return Fail(s, "join", st);
+                                       }
+                                       {
+                                         absl::MutexLock l(&s->mu);
+                                         s->generation = c->resp.generation();
+                                       }
+                                       s->rank = c->resp.rank();
+                                       delete c;
+                                       Barrier(s, 0);
+                                     });
+  }
+
+  void Barrier(Sim* s, int round) {
+    if (round >= rounds_) {
+      done_.DecrementCount();
+      return;
+    }
+    auto* c = new Call<v1::BarrierRequest, v1::BarrierResponse>();
+    c->req.set_job_id(s->job_id);
+    c->req.set_generation(s->generation);
+    c->req.set_rank(s->rank);
+    c->req.set_name(absl::StrCat("bench-", round));
+    c->req.set_timeout_ms(60000);
+    SetDeadline<int>(c->ctx, absl::Seconds(70));
+    s->bar_sent[round] = NowUs();
+    s->stub->async()->Barrier(&c->ctx, &c->req, &c->resp,
+                              [this, s, c, round](grpc::Status st) {
+                                s->bar_done[round] = NowUs();
+                                delete c;
+                                if (!st.ok()) return Fail(s, "barrier", st);
+                                Barrier(s, round + 1);
+                              });
+  }
+
+  const int rounds_;
+  int64_t heartbeat_us_ = 1000000;
+  absl::BlockingCounter done_;
+  std::vector<std::unique_ptr<v1::WorkerService::Stub>> stubs_;
+  std::vector<std::unique_ptr<Sim>> sims_;
+  Scheduler sched_;
+};
+
+int ClientsMain() {
+  Clients clients(absl::GetFlag(FLAGS_coordinator),
+                  absl::GetFlag(FLAGS_workers),
+                  absl::GetFlag(FLAGS_first_index), absl::GetFlag(FLAGS_rounds),
+                  absl::GetFlag(FLAGS_channels));
+  clients.Run(absl::GetFlag(FLAGS_start_at_us),
+              absl::GetFlag(FLAGS_heartbeat_ms));
+  clients.Write(absl::GetFlag(FLAGS_out));
+  return 0;
+}
+
+// ---- Driver ----
+
+struct RunResult {
+  int n = 0;
+  int procs = 0;
+  int rounds = 0;
+  int failed = 0;
+  double register_s = 0, rendezvous_s = 0, barrier_p50_ms = 0,
+         barrier_p99_ms = 0, round_p50_ms = 0, barrier_max_ms = 0, cpu_s = 0,
+         wall_s = 0;
+  double load = 0;
+  std::string first_error;
+};
+
+std::vector<int64_t> ParseList(const std::string& s) {
+  std::vector<int64_t> out;
+  for (absl::string_view p : absl::StrSplit(s, ',', absl::SkipEmpty())) {
+    int64_t v = 0;
+    if (absl::SimpleAtoi(p, &v)) out.push_back(v);
+  }
+  return out;
+}
+
+absl::StatusOr<RunResult> RunOnce(int n, const std::string& dir) {
+  RunResult r;
+  r.n = n;
+  r.rounds = n >= 1024 ? std::min(20, absl::GetFlag(FLAGS_rounds))
+                       : absl::GetFlag(FLAGS_rounds);
+  int procs = absl::GetFlag(FLAGS_procs);
+  if (procs <= 0) procs = n <= 256 ? 1 : std::min(4, n / 512);
+  procs = std::max(1, std::min(procs, n));
+  r.procs = procs;
+  r.load = LoadAverage1();
+
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string port_file = dir + "/port";
+  std::string coord = absl::GetFlag(FLAGS_coordinator_binary);
+  if (coord.empty())
+    coord = testing::RunfilePath("coordinator/ringleader-coordinator");
+  testing::ProcessOptions po;
+  po.stderr_path = dir + "/coordinator.log";
+  po.stdout_path = dir + "/coordinator.out";
+  absl::StatusOr<std::unique_ptr<Subprocess>> coordinator = Subprocess::Start(
+      {coord, "--listen=127.0.0.1:0", "--state=" + dir + "/state.db",
+       "--port_file=" + port_file,
+       absl::StrCat("--lease_ms=", absl::GetFlag(FLAGS_lease_ms)),
+       absl::StrCat("--heartbeat_ms=", absl::GetFlag(FLAGS_heartbeat_ms))},
+      po);
+  if (!coordinator.ok()) return coordinator.status();
+  absl::StatusOr<int> port = testing::WaitForPortFile(
+      port_file, absl::Seconds(30), coordinator->get());
+  if (!port.ok()) return port.status();
+  const std::string target = absl::StrCat("127.0.0.1:", *port);
+
+  // One job that takes exactly N workers.
+  auto channel =
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  auto users = v1::UserService::NewStub(channel);
+  v1::SubmitJobRequest sreq;
+  v1::JobSpec* s = sreq.mutable_spec();
+  s->set_name(absl::StrCat("cp-bench-", n));
+  s->mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+  s->mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
+  s->mutable_dataset()->set_synthetic_train_size(1 << 20);
+  s->mutable_dataset()->set_synthetic_test_size(1 << 16);
+  s->mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
+  s->mutable_optimizer()->set_learning_rate(0.05);
+  s->set_epochs(1);
+  s->set_batch_size(32);
+  s->set_min_workers(n);
+  s->set_max_workers(n);
+  s->set_max_restarts(0);
+  v1::SubmitJobResponse sresp;
+  {
+    grpc::ClientContext ctx;
+    SetDeadline<int>(ctx, absl::Seconds(10));
+    grpc::Status st = users->SubmitJob(&ctx, sreq, &sresp);
+    if (!st.ok()) {
+      return absl::InternalError(absl::StrCat("submit: ", st.error_message()));
+    }
+  }
+
+  const pid_t cpid = (*coordinator)->pid();
+  const double cpu0 = ProcessCpuSeconds(cpid);
+  const int64_t start_at = NowUs() + 1500000;  // Lets the clients connect.
+  std::vector<std::unique_ptr<Subprocess>> kids;
+  const std::string self =
+      std::filesystem::read_symlink("/proc/self/exe").string();
+  for (int p = 0, first = 0; p < procs; ++p) {
+    const int k = n / procs + (p < n % procs ? 1 : 0);
+    testing::ProcessOptions ko;
+    ko.stderr_path = absl::StrCat(dir, "/clients", p, ".log");
+    absl::StatusOr<std::unique_ptr<Subprocess>> kid = Subprocess::Start(
+        {self, "--mode=clients", "--coordinator=" + target,
+         absl::StrCat("--workers=", k), absl::StrCat("--first_index=", first),
+         absl::StrCat("--rounds=", r.rounds),
+         absl::StrCat("--channels=", absl::GetFlag(FLAGS_channels)),
+         absl::StrCat("--heartbeat_ms=", absl::GetFlag(FLAGS_heartbeat_ms)),
+         absl::StrCat("--start_at_us=", start_at),
+         absl::StrCat("--out=", dir, "/clients", p, ".txt")},
+        ko);
+    if (!kid.ok()) return kid.status();
+    kids.push_back(*std::move(kid));
+    first += k;
+  }
+  for (auto& k : kids) {
+    std::optional<int> rc = k->Wait(absl::Minutes(5));
+    if (!rc.has_value()) {
+      k->Kill(SIGKILL);
+      k->Wait(absl::Seconds(10));
+    }
+  }
+  const double cpu1 = ProcessCpuSeconds(cpid);
+  r.cpu_s = cpu1 - cpu0;
+  r.wall_s = (NowUs() - start_at) / 1e6;
+  (*coordinator)->Stop(absl::Seconds(5));
+
+  // Merge the clients' timestamps.
+  int64_t reg0 = INT64_MAX, reg1 = 0, join0 = INT64_MAX, join1 = 0;
+  std::vector<int64_t> last_sent(r.rounds, 0), last_done(r.rounds, 0);
+  std::vector<std::vector<int64_t>> released;  // Per rank, per round.
+  int seen = 0;
+  for (int p = 0; p < procs; ++p) {
+    std::ifstream in(absl::StrCat(dir, "/clients", p, ".txt"));
+    for (std::string line; std::getline(in, line);) {
+      std::vector<std::string> f = absl::StrSplit(line, ' ');
+      if (f[0] == "e") {
+        if (r.first_error.empty()) r.first_error = line;
+        continue;
+      }
+      if (f.size() < 11) continue;
+      ++seen;
+      if (f[10] != "ok") {
+        ++r.failed;
+        continue;
+      }
+      int64_t v[4];
+      for (int i = 0; i < 4; ++i) absl::SimpleAtoi(f[2 + i], &v[i]);
+      reg0 = std::min(reg0, v[0]);
+      reg1 = std::max(reg1, v[1]);
+      join0 = std::min(join0, v[2]);
+      join1 = std::max(join1, v[3]);
+      std::vector<int64_t> bs = ParseList(f[8]), bd = ParseList(f[9]);
+      for (int i = 0; i < r.rounds && i < static_cast<int>(bs.size()); ++i) {
+        last_sent[i] = std::max(last_sent[i], bs[i]);
+        last_done[i] = std::max(last_done[i], bd[i]);
+      }
+      released.push_back(std::move(bd));
+    }
+  }
+  r.failed += n - seen;
+  if (r.failed > 0) return r;
+  r.register_s = (reg1 - reg0) / 1e6;
+  r.rendezvous_s = (join1 - join0) / 1e6;
+  // Each rank's wait beyond the slowest arrival, over ranks and rounds.
+  std::vector<double> lat;
+  for (const std::vector<int64_t>& bd : released) {
+    for (int i = 0; i < r.rounds && i < static_cast<int>(bd.size()); ++i) {
+      lat.push_back((bd[i] - last_sent[i]) / 1e3);
+    }
+  }
+  r.barrier_p50_ms = Percentile(lat, 50);
+  r.barrier_p99_ms = Percentile(lat, 99);
+  // The whole round: last arrival to the last rank released.
+  std::vector<double> rounds;
+  for (int i = 0; i < r.rounds; ++i) {
+    rounds.push_back((last_done[i] - last_sent[i]) / 1e3);
+  }
+  r.round_p50_ms = Percentile(rounds, 50);
+  r.barrier_max_ms = Percentile(rounds, 100);
+  return r;
+}
+
+int DriverMain(const char* argv0) {
+  SetUpRunfiles(argv0);
+  const std::string results = ResultsDir(absl::GetFlag(FLAGS_results_dir));
+  const std::string machine = MachineDescription();
+  const std::string date = UtcNow();
+  const double load_before = LoadAverage1();
+  std::vector<std::vector<RunResult>> all;
+  for (int64_t n : ParseList(absl::GetFlag(FLAGS_sizes))) {
+    std::vector<RunResult> runs;
+    for (int rep = 0; rep < absl::GetFlag(FLAGS_repeats); ++rep) {
+      absl::StatusOr<RunResult> r = RunOnce(
+          static_cast<int>(n),
+          absl::StrCat(testing::TestTempDir(), "/control-plane-bench-", n));
+      if (!r.ok()) {
+        std::cerr << "N=" << n << ": " << r.status() << "\n";
+        return 1;
+      }
+      std::cout << absl::StrFormat(
+                       "N=%-5d run %d: register %.3f s, rendezvous %.3f s, "
+                       "barrier p50 %.2f ms p99 %.2f ms (round %.2f ms), "
+                       "coordinator CPU %.2f s over %.1f s, load %.1f%s",
+                       n, rep + 1, r->register_s, r->rendezvous_s,
+                       r->barrier_p50_ms, r->barrier_p99_ms, r->round_p50_ms,
+                       r->cpu_s, r->wall_s, r->load,
+                       r->failed > 0 ? absl::StrCat(", FAILED ", r->failed,
+                                                    ": ", r->first_error)
+                                     : "")
+                << std::endl;
+      if (r->failed > 0) return 1;
+      runs.push_back(*r);
+    }
+    all.push_back(runs);
+  }
+  auto med = [](const std::vector<RunResult>& runs, double RunResult::*field) {
+    std::vector<double> v;
+    for (const RunResult& r : runs) v.push_back(r.*field);
+    return Median(v);
+  };
+  std::cout << "\nControl plane, medians of " << absl::GetFlag(FLAGS_repeats)
+            << " runs (" << machine << "; lease "
+            << absl::GetFlag(FLAGS_lease_ms) << " ms, heartbeat "
+            << absl::GetFlag(FLAGS_heartbeat_ms) << " ms)\n";
+  std::cout << absl::StrFormat("%6s %6s %10s %12s %11s %11s %11s %9s\n", "N",
+                               "procs", "register", "rendezvous", "barrier p50",
+                               "barrier p99", "round p50", "coord CPU");
+  std::string json = absl::StrCat(
+      "{\n  \"benchmark\": \"control_plane\",\n  \"date\": \"", date,
+      "\",\n  \"machine\": \"", machine,
+      "\",\n  \"load_average_1m_before\": ", load_before,
+      ",\n  \"lease_ms\": ", absl::GetFlag(FLAGS_lease_ms),
+      ",\n  \"heartbeat_ms\": ", absl::GetFlag(FLAGS_heartbeat_ms),
+      ",\n  \"repeats\": ", absl::GetFlag(FLAGS_repeats),
+      ",\n  \"definitions\": {\"rendezvous_s\": \"first JoinRendezvous sent to "
+      "last answered\", \"barrier_ms\": \"per rank and round, the round's last "
+      "arrival sent to this rank's release received (p50/p99 over ranks and "
+      "rounds)\", \"barrier_round_ms\": \"per round, last arrival sent to "
+      "the last rank's release received\", \"coordinator_cpu_s\": "
+      "\"utime+stime of the "
+      "coordinator while the clients ran (register, heartbeats, rendezvous, "
+      "barriers, leave)\"},\n  \"anchor\": {\"torchelastic_4000_hosts_s\": 10, "
+      "\"torchelastic_4000_hosts_before_fix_s\": 373},\n  \"targets\": "
+      "{\"rendezvous_4096_s\": 2, \"barrier_p50_256_ms\": 2},\n  \"sizes\": [");
+  for (size_t i = 0; i < all.size(); ++i) {
+    const auto& runs = all[i];
+    const RunResult& f = runs.front();
+    const double reg = med(runs, &RunResult::register_s);
+    const double rdv = med(runs, &RunResult::rendezvous_s);
+    const double p50 = med(runs, &RunResult::barrier_p50_ms);
+    const double p99 = med(runs, &RunResult::barrier_p99_ms);
+    const double cpu = med(runs, &RunResult::cpu_s);
+    const double round = med(runs, &RunResult::round_p50_ms);
+    std::cout << absl::StrFormat(
+        "%6d %6d %8.3f s %10.3f s %8.2f ms %8.2f ms "
+        "%8.2f ms %7.2f s\n",
+        f.n, f.procs, reg, rdv, p50, p99, round, cpu);
+    std::string runs_json;
+    for (const RunResult& r : runs) {
+      absl::StrAppend(
+          &runs_json, runs_json.empty() ? "" : ", ",
+          absl::StrFormat(
+              "{\"register_s\": %.4f, \"rendezvous_s\": %.4f, "
+              "\"barrier_p50_ms\": %.3f, \"barrier_p99_ms\": %.3f, "
+              "\"barrier_round_p50_ms\": %.3f, \"barrier_round_max_ms\": "
+              "%.3f, \"coordinator_cpu_s\": %.3f, "
+              "\"wall_s\": %.2f, \"load_average_1m\": %.2f}",
+              r.register_s, r.rendezvous_s, r.barrier_p50_ms, r.barrier_p99_ms,
+              r.round_p50_ms, r.barrier_max_ms, r.cpu_s, r.wall_s, r.load));
+    }
+    absl::StrAppend(
+        &json, i == 0 ? "\n" : ",\n",
+        absl::StrFormat(
+            "    {\"n\": %d, \"client_processes\": %d, \"barrier_rounds\": %d, "
+            "\"register_s\": %.4f, \"rendezvous_s\": %.4f, \"barrier_p50_ms\": "
+            "%.3f, \"barrier_p99_ms\": %.3f, \"barrier_round_p50_ms\": %.3f, "
+            "\"coordinator_cpu_s\": %.3f,\n     \"runs\": [%s]}",
+            f.n, f.procs, f.rounds, reg, rdv, p50, p99, round, cpu, runs_json));
+  }
+  absl::StrAppend(&json, "\n  ]\n}\n");
+  std::cout << "Anchor: TorchElastic, 4,000 hosts: 10 s to rendezvous after "
+               "its O(n) fix, 373 s before (PyTorch issue, as cited in "
+               "bench/README.md).\n";
+  for (const auto& runs : all) {
+    if (runs.front().n == 4096) {
+      std::cout << absl::StrFormat(
+          "  N=4096: %.3f s, %.0fx faster than TorchElastic's 10 s (target < 2 "
+          "s: %s)\n",
+          med(runs, &RunResult::rendezvous_s),
+          10.0 / med(runs, &RunResult::rendezvous_s),
+          med(runs, &RunResult::rendezvous_s) < 2 ? "met" : "MISSED");
+    }
+    if (runs.front().n == 256) {
+      std::cout << absl::StrFormat(
+          "  N=256: barrier p50 %.2f ms (target < 2 ms: %s)\n",
+          med(runs, &RunResult::barrier_p50_ms),
+          med(runs, &RunResult::barrier_p50_ms) < 2 ? "met" : "MISSED");
+    }
+  }
+  const std::string path = results + "/control_plane.json";
+  std::ofstream(path) << json;
+  std::cout << "wrote " << path << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace ringleader::bench
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  // As the coordinator: Debian's Abseil leaves deadlock detection on.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  if (absl::GetFlag(FLAGS_mode) == "clients") {
+    return ringleader::bench::ClientsMain();
+  }
+  return ringleader::bench::DriverMain(argv[0]);
+}
