@@ -34,18 +34,11 @@ absl::Status RequireWorkerId(const std::string& worker_id) {
 // The live generation, if it is still `generation` and has `rank`: the
 // generation can end (and a smaller one form) between CheckMember and the
 // use of its member list.
-absl::StatusOr<Rendezvous::Generation> LiveMember(const Rendezvous& rendezvous,
-                                                  const std::string& job_id,
-                                                  int64_t generation,
-                                                  int32_t rank) {
-  absl::StatusOr<Rendezvous::Generation> live = rendezvous.Live(job_id);
-  if (!live.ok() || live->number != generation || rank < 0 ||
-      rank >= static_cast<int32_t>(live->members.size())) {
-    return absl::AbortedError(absl::StrCat("generation ", generation,
-                                           " of job ", job_id,
-                                           " has ended; abort and rejoin"));
-  }
-  return live;
+absl::StatusOr<Rendezvous::LiveRank> LiveMember(const Rendezvous& rendezvous,
+                                                const std::string& job_id,
+                                                int64_t generation,
+                                                int32_t rank) {
+  return rendezvous.LiveRankOf(job_id, generation, rank);
 }
 
 }  // namespace
@@ -422,13 +415,17 @@ void Coordinator::JoinRendezvous(const v1::JoinRendezvousRequest& r,
   rendezvous_.Join(
       r.job_id(), member, Deadline(r.timeout_ms()),
       [this, job_id = r.job_id(), worker_id,
-       done = std::move(done)](absl::StatusOr<Rendezvous::Generation> gen) {
+       include_members = r.include_members(), done = std::move(done)](
+          const absl::StatusOr<Rendezvous::Generation>& gen) {
         if (!gen.ok()) return done(gen.status());
         v1::JoinRendezvousResponse out;
         out.set_generation(gen->number);
         out.set_world_size(static_cast<int32_t>(gen->members.size()));
         for (const Rendezvous::Member& m : gen->members) {
           if (m.worker_id == worker_id) out.set_rank(m.rank);
+          // Every member list in every response is O(n^2) bytes for the
+          // rendezvous: only for callers that ask.
+          if (!include_members) continue;
           v1::RendezvousMember* pm = out.add_members();
           pm->set_rank(m.rank);
           pm->set_worker_id(m.worker_id);
@@ -570,12 +567,11 @@ void Coordinator::Barrier(const v1::BarrierRequest& r,
       !s.ok()) {
     return done(s);
   }
-  absl::StatusOr<Rendezvous::Generation> live =
+  absl::StatusOr<Rendezvous::LiveRank> live =
       LiveMember(rendezvous_, r.job_id(), r.generation(), r.rank());
   if (!live.ok()) return done(live.status());
   barriers_.Arrive(Gen(r.job_id(), r.generation()), r.name(), r.rank(),
-                   static_cast<int32_t>(live->members.size()),
-                   Deadline(r.timeout_ms()), std::move(done));
+                   live->world_size, Deadline(r.timeout_ms()), std::move(done));
 }
 
 absl::StatusOr<v1::ShardAssignment> Coordinator::GetShard(
@@ -648,12 +644,12 @@ absl::StatusOr<v1::ShardAssignment> Coordinator::GetShard(
       }
     }
   }
-  absl::StatusOr<Rendezvous::Generation> live =
+  absl::StatusOr<Rendezvous::LiveRank> live =
       LiveMember(rendezvous_, r.job_id(), r.generation(), r.rank());
   if (!live.ok()) return live.status();
   out.set_seed(job->spec().seed());
   out.set_epoch(r.epoch());
-  out.set_world_size(static_cast<int32_t>(live->members.size()));
+  out.set_world_size(live->world_size);
   out.set_rank(r.rank());
   out.set_dataset_size(r.dataset_size());
   // The test split is evaluated once, in order, without repeats.
@@ -674,10 +670,10 @@ absl::Status Coordinator::ReportProgress(const v1::ReportProgressRequest& r) {
     return jobs_.Fail(r.job_id(),
                       absl::StrCat("rank ", r.rank(), ": ", r.fatal_error()));
   }
-  absl::StatusOr<Rendezvous::Generation> live =
+  absl::StatusOr<Rendezvous::LiveRank> live =
       LiveMember(rendezvous_, r.job_id(), r.generation(), r.rank());
   if (!live.ok()) return live.status();
-  return jobs_.ReportProgress(r, live->members[r.rank()].worker_id);
+  return jobs_.ReportProgress(r, live->member.worker_id);
 }
 
 absl::StatusOr<v1::CommitCheckpointResponse> Coordinator::CommitCheckpoint(
