@@ -5,7 +5,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -16,22 +15,27 @@
 namespace ringleader::testing {
 
 absl::StatusOr<NotifySocket> NotifySocket::Bind() {
-  static std::atomic<int> counter{0};
-  const std::string name = absl::StrCat("ringleader-test-notify-", ::getpid(),
-                                        "-", counter.fetch_add(1));
   int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::InternalError(std::strerror(errno));
+  // Autobind: the kernel picks a free abstract name, so parallel tests (in
+  // PID namespaces sharing one network namespace) never collide.
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  // Abstract: a leading NUL, then the name (no terminator).
-  std::memcpy(addr.sun_path + 1, name.data(), name.size());
-  const socklen_t len =
-      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(sa_family_t)) !=
+      0) {
     const int err = errno;
     ::close(fd);
     return absl::InternalError(absl::StrCat("bind: ", std::strerror(err)));
   }
+  socklen_t len = sizeof(addr);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+      len <= offsetof(sockaddr_un, sun_path) + 1 || addr.sun_path[0] != '\0') {
+    ::close(fd);
+    return absl::InternalError("getsockname: no abstract name");
+  }
+  // An abstract name: a leading NUL, then the name (no terminator).
+  const std::string name(addr.sun_path + 1,
+                         len - offsetof(sockaddr_un, sun_path) - 1);
   return NotifySocket(fd, "@" + name);
 }
 
