@@ -122,6 +122,9 @@ int main(int argc, char** argv) {
     LOG(INFO) << "metrics on port " << (*server)->metrics_port()
               << " at /metrics";
   }
+  // Before READY: a supervisor may stop us as soon as it has seen it.
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
   // Type=notify: ready only now that the state is recovered, the server
   // accepts calls and the port file is written. The watchdog's liveness
   // check takes the coordinator's locks, so a deadlocked coordinator stops
@@ -133,8 +136,6 @@ int main(int argc, char** argv) {
         (*server)->coordinator().ListWorkers();
         return true;
       });
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   LOG(INFO) << "coordinator shutting down";
   ringleader::SdNotify("STOPPING=1");
