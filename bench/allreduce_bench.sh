@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# All-reduce bandwidth: Ringleader's Gloo communicator (real coordinator
+# bootstrap, the worker's communicator factory) beside torch.distributed's
+# Gloo all_reduce (Debian's python3-torch), same sizes, same processes count,
+# in one run. Writes bench/results/allreduce.jsonl and .png and prints a table.
+#   bench/allreduce_bench.sh [WORLDS] [SIZES]
+# WORLDS default "2 3 4"; SIZES default 1 KiB .. 256 MiB (bytes, comma-separated).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WORLDS="${1:-2 3 4}"
+SIZES="${2:-1024,4096,16384,65536,262144,1048576,4194304,16777216,67108864,268435456}"
+PY=/usr/bin/python3
+# Optimized binaries (the default fastbuild is -O0), without moving the
+# bazel-bin symlink other builds use.
+BAZEL_OPT=(-c opt --symlink_prefix=/)
+bazel build "${BAZEL_OPT[@]}" //coordinator:ringleader-coordinator //cli:ringctl \
+  //bench:ringleader-allreduce-peer >/dev/null 2>&1
+BIN="$(bazel info "${BAZEL_OPT[@]}" bazel-bin 2>/dev/null)"
+OUT=bench/results/allreduce.jsonl
+TMP="$(mktemp -d)"
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$TMP"' EXIT
+: > "$OUT"
+for W in $WORLDS; do
+  "$BIN/coordinator/ringleader-coordinator" --listen=127.0.0.1:0 \
+    --state="$TMP/state-$W.db" --port_file="$TMP/port-$W" >"$TMP/coord-$W.log" 2>&1 &
+  COORD=$!
+  for _ in $(seq 100); do [[ -s "$TMP/port-$W" ]] && break; sleep 0.1; done
+  TARGET="127.0.0.1:$(cat "$TMP/port-$W")"
+  cat > "$TMP/job.textproto" <<SPEC
+name: "allreduce-bench"
+model { arch: MODEL_ARCH_MLP }
+dataset { format: DATASET_FORMAT_SYNTHETIC synthetic_train_size: 64 synthetic_test_size: 8 }
+optimizer { kind: OPTIMIZER_KIND_SGD learning_rate: 0.1 }
+epochs: 1
+batch_size: 8
+min_workers: $W
+max_workers: $W
+SPEC
+  "$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$TMP/job.textproto" >/dev/null
+  PIDS=()
+  for R in $(seq "$W"); do
+    "$BIN/bench/ringleader-allreduce-peer" --coordinator="$TARGET" --sizes="$SIZES" \
+      >"$TMP/peer-$W-$R.out" 2>"$TMP/peer-$W-$R.err" &
+    PIDS+=($!)
+  done
+  for P in "${PIDS[@]}"; do wait "$P"; done
+  cat "$TMP"/peer-"$W"-*.out >> "$OUT"
+  kill "$COORD"; wait "$COORD" 2>/dev/null || true
+  OMP_NUM_THREADS=1 "$PY" bench/torch_allreduce.py --world "$W" --sizes "$SIZES" >> "$OUT"
+done
+"$PY" bench/plot_allreduce.py "$OUT" bench/results/allreduce.png

@@ -1,0 +1,142 @@
+// ringleader-allreduce-peer: one rank of the all-reduce benchmark. A real
+// worker client (registers, takes the benchmark job, joins its rendezvous)
+// builds the generation's communicator through the same factory the worker
+// daemon uses, then times in-place float32 sum all-reduces of each size.
+// Rank 0 prints one JSON object per size (nccl-tests' definitions: algbw =
+// bytes / time, busbw = algbw * 2 (n - 1) / n).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "grpcpp/grpcpp.h"
+#include "worker/coordinator_client.h"
+#include "worker/device/communicator_factory.h"
+
+ABSL_FLAG(std::string, coordinator, "", "Coordinator HOST:PORT.");
+ABSL_FLAG(std::string, sizes,
+          "1024,4096,16384,65536,262144,1048576,4194304,"
+          "16777216,67108864,268435456",
+          "Message sizes in bytes, comma-separated.");
+ABSL_FLAG(double, seconds_per_size, 1.0,
+          "Timed iterations per size stop after about this long.");
+ABSL_FLAG(int, max_iters, 200, "At most this many timed iterations per size.");
+ABSL_FLAG(int, min_iters, 5, "At least this many timed iterations per size.");
+
+namespace ringleader {
+namespace {
+
+int Run() {
+  CoordinatorClient::Options o;
+  o.hostname = "allreduce-bench";
+  o.pid = static_cast<int>(getpid());
+  o.unreachable_timeout = absl::Seconds(30);
+  CoordinatorClient client(
+      grpc::CreateChannel(absl::GetFlag(FLAGS_coordinator),
+                          grpc::InsecureChannelCredentials()),
+      o);
+  if (absl::Status s = client.Register(); !s.ok()) {
+    std::cerr << s << "\n";
+    return 1;
+  }
+  client.StartHeartbeats([](const v1::GenerationAbort&) {});
+  absl::StatusOr<v1::JobAssignment> job =
+      client.WaitForAssignment(absl::Seconds(60));
+  if (!job.ok()) {
+    std::cerr << job.status() << "\n";
+    return 1;
+  }
+  absl::StatusOr<v1::JoinRendezvousResponse> gen =
+      client.Join(job->job_id(), absl::Seconds(60));
+  if (!gen.ok()) {
+    std::cerr << gen.status() << "\n";
+    return 1;
+  }
+  client.SetCurrent(job->job_id(), gen->generation());
+  CommunicatorRequest request;
+  request.client = &client;
+  request.job_id = job->job_id();
+  request.generation = gen->generation();
+  request.rank = gen->rank();
+  request.world_size = gen->world_size();
+  request.timeout = absl::Seconds(120);
+  absl::StatusOr<std::unique_ptr<Communicator>> comm =
+      CreateCommunicator(request);
+  if (!comm.ok()) {
+    std::cerr << comm.status() << "\n";
+    return 1;
+  }
+  const int world = gen->world_size();
+  for (absl::string_view size_text :
+       absl::StrSplit(absl::GetFlag(FLAGS_sizes), ',')) {
+    int64_t bytes = 0;
+    if (!absl::SimpleAtoi(size_text, &bytes) || bytes < 4) {
+      std::cerr << "bad size " << size_text << "\n";
+      return 2;
+    }
+    const size_t count = static_cast<size_t>(bytes / 4);
+    std::vector<float> buf(count, 1.0f);
+    // Warm-up (connections, caches), and every rank agrees on the number of
+    // timed iterations: rank 0's estimate, broadcast.
+    absl::Time t0 = absl::Now();
+    for (int i = 0; i < 2; ++i) {
+      if (absl::Status s =
+              (*comm)->AllReduceSum(buf.data(), count, DataType::kFloat32);
+          !s.ok()) {
+        std::cerr << s << "\n";
+        return 1;
+      }
+    }
+    const double warm = absl::ToDoubleSeconds(absl::Now() - t0) / 2;
+    int64_t iters = std::clamp<int64_t>(
+        static_cast<int64_t>(absl::GetFlag(FLAGS_seconds_per_size) /
+                             std::max(warm, 1e-6)),
+        absl::GetFlag(FLAGS_min_iters), absl::GetFlag(FLAGS_max_iters));
+    if (absl::Status s = (*comm)->Broadcast(&iters, sizeof(iters), 0);
+        !s.ok()) {
+      std::cerr << s << "\n";
+      return 1;
+    }
+    std::vector<double> times;
+    for (int64_t i = 0; i < iters; ++i) {
+      const absl::Time start = absl::Now();
+      if (absl::Status s =
+              (*comm)->AllReduceSum(buf.data(), count, DataType::kFloat32);
+          !s.ok()) {
+        std::cerr << s << "\n";
+        return 1;
+      }
+      times.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+    }
+    std::sort(times.begin(), times.end());
+    const double median = times[times.size() / 2];
+    const double algbw = static_cast<double>(bytes) / median / 1e9;
+    if (gen->rank() == 0) {
+      std::printf(
+          "{\"impl\": \"ringleader-gloo\", \"world\": %d, \"bytes\": %lld, "
+          "\"iters\": %lld, \"median_s\": %.9f, \"algbw_gbps\": %.6f, "
+          "\"busbw_gbps\": %.6f}\n",
+          world, static_cast<long long>(bytes), static_cast<long long>(iters),
+          median, algbw, algbw * 2.0 * (world - 1) / world);
+      std::fflush(stdout);
+    }
+  }
+  client.StopHeartbeats();
+  client.Leave("benchmark done").IgnoreError();
+  return 0;
+}
+
+}  // namespace
+}  // namespace ringleader
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return ringleader::Run();
+}
