@@ -16,7 +16,9 @@ if [[ "${FUZZ_SECONDS:-60}" != 0 ]]; then
   FUZZ_XML="$fuzz_dir/job_spec_fuzzer/test.xml" \
     bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}" || rc=1
 fi
-python3 tools/count_tests.py bazel-testlogs "$fuzz_dir"
+# The results of this configuration (the bazel-testlogs symlink follows
+# whichever configuration built last, e.g. a -c opt benchmark build).
+python3 tools/count_tests.py "$(bazel info bazel-testlogs 2>/dev/null)" "$fuzz_dir"
 count_rc=$?
 rm -rf "$fuzz_dir"
 if [[ $rc -ne 0 || $count_rc -ne 0 ]]; then exit 1; fi
