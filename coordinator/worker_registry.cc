@@ -46,15 +46,13 @@ absl::StatusOr<WorkerRegistry::Registration> WorkerRegistry::Register(
   Registration out;
   // The same process registering again (it lost its lease, or the coordinator
   // restarted) replaces its old record: one process is one worker.
-  for (auto it = workers_.begin(); it != workers_.end();) {
-    const v1::WorkerInfo& w = it->second.info;
-    if (w.hostname() == request.hostname() && w.pid() == request.pid() &&
-        w.device() == request.device()) {
-      out.replaced.push_back(w);
-      workers_.erase(it++);
-    } else {
-      ++it;
+  if (auto same = by_process_.find(ProcessKey(request));
+      same != by_process_.end()) {
+    for (const std::string& id : same->second) {
+      auto node = workers_.extract(id);
+      if (!node.empty()) out.replaced.push_back(std::move(node.mapped().info));
     }
+    by_process_.erase(same);
   }
   if (workers_.size() >= options_.max_workers) {
     return absl::ResourceExhaustedError(
@@ -74,6 +72,7 @@ absl::StatusOr<WorkerRegistry::Registration> WorkerRegistry::Register(
   e.info.set_last_heartbeat_ms(absl::ToUnixMillis(now));
   e.info.set_registered_ms(absl::ToUnixMillis(now));
   e.lease_expiry = now + options_.lease;
+  Index(e.info);
   out.response.set_worker_id(id);
   out.response.set_lease_ms(absl::ToInt64Milliseconds(options_.lease));
   out.response.set_heartbeat_interval_ms(
@@ -112,6 +111,7 @@ absl::Status WorkerRegistry::Restore(const v1::WorkerInfo& info,
                                          : v1::WORKER_STATE_BUSY);
   e.info.set_last_heartbeat_ms(absl::ToUnixMillis(now));
   e.lease_expiry = now + first_lease;
+  Index(e.info);
   return absl::OkStatus();
 }
 
@@ -121,6 +121,7 @@ std::vector<v1::WorkerInfo> WorkerRegistry::ExpireLeases() {
   const absl::Time now = clock_->Now();
   for (auto it = workers_.begin(); it != workers_.end();) {
     if (it->second.lease_expiry <= now) {
+      Unindex(it->second.info);
       dead.push_back(it->second.info);
       workers_.erase(it++);
     } else {
@@ -138,7 +139,28 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Remove(
     return absl::NotFoundError(
         absl::StrCat("worker ", worker_id, " is not registered"));
   }
+  Unindex(node.mapped().info);
   return node.mapped().info;
+}
+
+std::string WorkerRegistry::ProcessKey(const v1::WorkerInfo& info) {
+  return absl::StrCat(info.hostname(), "\n", info.pid(), "\n", info.device());
+}
+
+std::string WorkerRegistry::ProcessKey(const v1::RegisterRequest& request) {
+  return absl::StrCat(request.hostname(), "\n", request.pid(), "\n",
+                      request.device());
+}
+
+void WorkerRegistry::Index(const v1::WorkerInfo& info) {
+  by_process_[ProcessKey(info)].insert(info.worker_id());
+}
+
+void WorkerRegistry::Unindex(const v1::WorkerInfo& info) {
+  auto it = by_process_.find(ProcessKey(info));
+  if (it == by_process_.end()) return;
+  it->second.erase(info.worker_id());
+  if (it->second.empty()) by_process_.erase(it);
 }
 
 absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Get(

@@ -7,6 +7,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -57,12 +58,22 @@ class WorkerRegistry {
     v1::WorkerInfo info;
     absl::Time lease_expiry;
   };
+  // (hostname, pid, device): the process a worker record belongs to.
+  static std::string ProcessKey(const v1::WorkerInfo& info);
+  static std::string ProcessKey(const v1::RegisterRequest& request);
+  void Index(const v1::WorkerInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Unindex(const v1::WorkerInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Clock* const clock_;
   const Options options_;
   const std::string instance_;  // Keeps ids unique across coordinator restarts.
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> workers_ ABSL_GUARDED_BY(mu_);
+  // Worker ids by process key, so a registration finds the records it
+  // replaces without scanning every worker (that was O(n^2) for n workers
+  // registering).
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> by_process_
+      ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
