@@ -113,52 +113,61 @@ class ChaosTest : public ::testing::Test {
     // The last committed checkpoint is intact.
     EXPECT_TRUE(std::filesystem::exists(done.last_checkpoint().path()));
   }
+
+  // A fresh cluster, the job submitted, three workers started; returns once
+  // the job trains mid-epoch 0 with all three (`mid`: that snapshot).
+  void TrainUntilFaultStep(const std::string& name,
+                           std::unique_ptr<Cluster>& cluster, std::string& job,
+                           v1::Job& mid) {
+    Baseline();
+    auto started = NewCluster(name);
+    ASSERT_TRUE(started.ok()) << started.status();
+    cluster = *std::move(started);
+    auto submitted = cluster->Submit(Spec(*cluster));
+    ASSERT_TRUE(submitted.ok()) << submitted.status();
+    job = *submitted;
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(cluster->StartWorker(kWorkerFlags).ok());
+    }
+    auto snapshot = cluster->WaitUntil(
+        job, [](const v1::Job& j) { return Running(j, 3, kFaultStep); },
+        kJobTimeout);
+    ASSERT_TRUE(snapshot.ok() && Running(*snapshot, 3, kFaultStep))
+        << snapshot.status() << Logs(*cluster);
+    mid = *snapshot;
+  }
 };
 
 TEST_F(ChaosTest, WorkerKilledMidEpoch) {
-  Baseline();
-  auto cluster = NewCluster("chaos-worker");
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  auto job = (*cluster)->Submit(Spec(**cluster));
-  ASSERT_TRUE(job.ok()) << job.status();
-  for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE((*cluster)->StartWorker(kWorkerFlags).ok());
-  auto mid = (*cluster)->WaitUntil(
-      *job, [](const v1::Job& j) { return Running(j, 3, kFaultStep); },
-      kJobTimeout);
-  ASSERT_TRUE(mid.ok() && Running(*mid, 3, kFaultStep))
-      << mid.status() << Logs(**cluster);
-  (*cluster)->workers()[1]->Kill(SIGKILL);
-  auto done = (*cluster)->WaitForEnd(*job, kJobTimeout);
-  ASSERT_TRUE(done.ok()) << done.status() << Logs(**cluster);
-  ExpectCloseToBaseline(*done, **cluster);
+  std::unique_ptr<Cluster> cluster;
+  std::string job;
+  v1::Job mid;
+  ASSERT_NO_FATAL_FAILURE(
+      TrainUntilFaultStep("chaos-worker", cluster, job, mid));
+  cluster->workers()[1]->Kill(SIGKILL);
+  auto done = cluster->WaitForEnd(job, kJobTimeout);
+  ASSERT_TRUE(done.ok()) << done.status() << Logs(*cluster);
+  ExpectCloseToBaseline(*done, *cluster);
   EXPECT_EQ(done->restarts(), 1);
   EXPECT_EQ(done->world_size(), 2);
 }
 
 TEST_F(ChaosTest, CoordinatorKilledMidEpoch) {
-  Baseline();
-  auto cluster = NewCluster("chaos-coordinator");
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  auto job = (*cluster)->Submit(Spec(**cluster));
-  ASSERT_TRUE(job.ok()) << job.status();
-  for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE((*cluster)->StartWorker(kWorkerFlags).ok());
-  auto mid = (*cluster)->WaitUntil(
-      *job, [](const v1::Job& j) { return Running(j, 3, kFaultStep); },
-      kJobTimeout);
-  ASSERT_TRUE(mid.ok() && Running(*mid, 3, kFaultStep))
-      << mid.status() << Logs(**cluster);
-  (*cluster)->StopCoordinator(SIGKILL);
+  std::unique_ptr<Cluster> cluster;
+  std::string job;
+  v1::Job mid;
+  ASSERT_NO_FATAL_FAILURE(
+      TrainUntilFaultStep("chaos-coordinator", cluster, job, mid));
+  cluster->StopCoordinator(SIGKILL);
   // Workers reach it again at the same address.
-  ASSERT_TRUE((*cluster)->StartCoordinator(/*same_port=*/true).ok());
-  auto done = (*cluster)->WaitForEnd(*job, kJobTimeout);
-  ASSERT_TRUE(done.ok()) << done.status() << Logs(**cluster);
-  ExpectCloseToBaseline(*done, **cluster);
+  ASSERT_TRUE(cluster->StartCoordinator(/*same_port=*/true).ok());
+  auto done = cluster->WaitForEnd(job, kJobTimeout);
+  ASSERT_TRUE(done.ok()) << done.status() << Logs(*cluster);
+  ExpectCloseToBaseline(*done, *cluster);
   // The restarted coordinator adopted the running generation: nothing was
   // retrained.
-  EXPECT_EQ(done->restarts(), 0) << done->message() << Logs(**cluster);
-  EXPECT_EQ(done->generation(), mid->generation());
+  EXPECT_EQ(done->restarts(), 0) << done->message() << Logs(*cluster);
+  EXPECT_EQ(done->generation(), mid.generation());
   EXPECT_EQ(done->world_size(), 3);
 }
 
