@@ -254,5 +254,35 @@ TEST_F(ScaleUpTest, WithoutANewcomerCommitsEndNothing) {
   EXPECT_EQ(Job(job_).state(), v1::JOB_STATE_RUNNING);
 }
 
+// Not elastic policy, but the same fixture: a join's answer names every
+// member only when the request asks (a list in every answer is O(n^2) bytes
+// for n workers); the rank and world size are always there.
+TEST_F(ElasticPolicyTest, AJoinCarriesTheMemberListOnlyWhenAsked) {
+  const std::string job = Submit(testing::MinimalJobSpec("members", 2, 2));
+  const std::string w1 = AddWorker(job);
+  const std::string w2 = AddWorker(job);
+  Join(job, w1);
+  v1::JoinRendezvousRequest r;
+  r.set_job_id(job);
+  r.set_worker_id(w2);
+  r.set_timeout_ms(3600'000);
+  r.set_include_members(true);
+  std::optional<JoinResult> with_members;
+  coordinator_->JoinRendezvous(r, [&](JoinResult g) { with_members = g; });
+  ASSERT_EQ(joined_.count(w1), 1u);
+  ASSERT_TRUE(joined_[w1].ok()) << joined_[w1].status();
+  EXPECT_EQ(joined_[w1]->world_size(), 2);
+  EXPECT_EQ(joined_[w1]->members_size(), 0);
+  ASSERT_TRUE(with_members.has_value());
+  ASSERT_TRUE(with_members->ok()) << with_members->status();
+  EXPECT_EQ((*with_members)->world_size(), 2);
+  ASSERT_EQ((*with_members)->members_size(), 2);
+  EXPECT_NE(joined_[w1]->rank(), (*with_members)->rank());
+  const v1::RendezvousMember& me =
+      (*with_members)->members((*with_members)->rank());
+  EXPECT_EQ(me.worker_id(), w2);
+  EXPECT_EQ((*with_members)->members(joined_[w1]->rank()).worker_id(), w1);
+}
+
 }  // namespace
 }  // namespace ringleader
