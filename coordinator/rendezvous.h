@@ -61,8 +61,7 @@ class Rendezvous {
   };
   // By reference: one formed generation is handed to all its members' callbacks
   // without a copy of the member list each (O(n^2) at thousands of workers).
-  using JoinCallback =
-      std::function<void(const absl::StatusOr<Generation>&)>;
+  using JoinCallback = std::function<void(const absl::StatusOr<Generation>&)>;
   using FormedHook = std::function<void(const std::string& job_id,
                                         const Generation& generation)>;
   using EndedHook =
