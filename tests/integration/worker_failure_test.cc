@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
+#include "tests/testing/job_specs.h"
 
 namespace ringleader::testing {
 namespace {
@@ -16,25 +17,7 @@ TEST(WorkerFailureTest, SurvivorsRejoinAndFinishAfterKillNine) {
   auto cluster =
       Cluster::Start("kill-worker", {"--lease_ms=1000", "--heartbeat_ms=200"});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  v1::JobSpec s;
-  s.set_name("elastic");
-  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
-  s.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
-  s.mutable_dataset()->set_synthetic_train_size(30000);
-  s.mutable_dataset()->set_synthetic_test_size(2000);
-  s.mutable_dataset()->set_shuffle(true);
-  s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
-  s.mutable_optimizer()->set_learning_rate(0.05);
-  s.mutable_optimizer()->set_momentum(0.9);
-  s.set_epochs(2);
-  s.set_batch_size(32);
-  s.set_min_workers(2);
-  s.set_max_workers(3);
-  s.set_max_restarts(3);
-  s.set_rendezvous_last_call_ms(500);
-  s.set_progress_every_steps(10);
-  s.set_checkpoint_every_steps(50);
-  s.set_checkpoint_dir((*cluster)->dir() + "/ckpt");
+  v1::JobSpec s = FailureJobSpec("elastic", (*cluster)->dir() + "/ckpt");
   std::filesystem::create_directories(s.checkpoint_dir());
   auto job = (*cluster)->Submit(s);
   ASSERT_TRUE(job.ok()) << job.status();

@@ -25,6 +25,33 @@ inline v1::JobSpec MinimalJobSpec(const std::string& name, int min_workers,
   return s;
 }
 
+// Two epochs of an MLP on 30,000 synthetic samples for 2..3 workers, with a
+// checkpoint every 50 steps in `checkpoint_dir` and 3 restarts allowed: long
+// enough to kill a worker mid-epoch and watch the survivors carry on.
+inline v1::JobSpec FailureJobSpec(const std::string& name,
+                                  const std::string& checkpoint_dir) {
+  v1::JobSpec s;
+  s.set_name(name);
+  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+  s.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
+  s.mutable_dataset()->set_synthetic_train_size(30000);
+  s.mutable_dataset()->set_synthetic_test_size(2000);
+  s.mutable_dataset()->set_shuffle(true);
+  s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
+  s.mutable_optimizer()->set_learning_rate(0.05);
+  s.mutable_optimizer()->set_momentum(0.9);
+  s.set_epochs(2);
+  s.set_batch_size(32);
+  s.set_min_workers(2);
+  s.set_max_workers(3);
+  s.set_max_restarts(3);
+  s.set_rendezvous_last_call_ms(500);
+  s.set_progress_every_steps(10);
+  s.set_checkpoint_every_steps(50);
+  s.set_checkpoint_dir(checkpoint_dir);
+  return s;
+}
+
 }  // namespace ringleader::testing
 
 #endif  // RINGLEADER_TESTS_TESTING_JOB_SPECS_H_
