@@ -49,23 +49,30 @@ std::unique_ptr<grpc::ClientContext> CoordinatorClient::Ctx(
   return ctx;
 }
 
-absl::Status CoordinatorClient::Retrying(
-    absl::string_view what, absl::Duration timeout,
-    absl::FunctionRef<grpc::Status(grpc::ClientContext*)> rpc) const {
+absl::Status CoordinatorClient::WithBackoff(
+    absl::FunctionRef<absl::Status()> attempt,
+    absl::FunctionRef<bool(const absl::Status&)> retry) const {
   const absl::Time give_up = absl::Now() + options_.unreachable_timeout;
   absl::Duration backoff = absl::Milliseconds(100);
   // Bounded by unreachable_timeout.
   while (true) {
-    absl::Status s = FromGrpcStatus(rpc(Ctx(timeout).get()), what);
-    if (!absl::IsUnavailable(s) || absl::Now() + backoff > give_up) return s;
-    {
-      absl::MutexLock lock(&mu_);
-      if (stop_) return s;
-    }
+    absl::Status s = attempt();
+    if (s.ok() || !retry(s) || absl::Now() + backoff > give_up) return s;
     LOG(WARNING) << s.message() << "; retrying in " << backoff;
     absl::SleepFor(backoff);
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
+}
+
+absl::Status CoordinatorClient::Retrying(
+    absl::string_view what, absl::Duration timeout,
+    absl::FunctionRef<grpc::Status(grpc::ClientContext*)> rpc) const {
+  return WithBackoff(
+      [&] { return FromGrpcStatus(rpc(Ctx(timeout).get()), what); },
+      [this](const absl::Status& s) {
+        absl::MutexLock lock(&mu_);
+        return absl::IsUnavailable(s) && !stop_;
+      });
 }
 
 std::string CoordinatorClient::worker_id() const {
@@ -92,16 +99,7 @@ absl::Status CoordinatorClient::RegisterOnce() {
 }
 
 absl::Status CoordinatorClient::Register() {
-  const absl::Time give_up = absl::Now() + options_.unreachable_timeout;
-  absl::Duration backoff = absl::Milliseconds(100);
-  // Bounded by unreachable_timeout.
-  while (true) {
-    absl::Status s = RegisterOnce();
-    if (s.ok() || !Retryable(s) || absl::Now() + backoff > give_up) return s;
-    LOG(WARNING) << s.message() << "; retrying in " << backoff;
-    absl::SleepFor(backoff);
-    backoff = std::min(backoff * 2, options_.max_backoff);
-  }
+  return WithBackoff([this] { return RegisterOnce(); }, Retryable);
 }
 
 void CoordinatorClient::StartHeartbeats(AbortHook on_abort) {

@@ -92,6 +92,11 @@ class CoordinatorClient {
 
  private:
   std::unique_ptr<grpc::ClientContext> Ctx(absl::Duration timeout) const;
+  // Runs `attempt` until it succeeds or `retry` rejects its error, backing
+  // off up to max_backoff, for at most unreachable_timeout.
+  absl::Status WithBackoff(
+      absl::FunctionRef<absl::Status()> attempt,
+      absl::FunctionRef<bool(const absl::Status&)> retry) const;
   // Runs `rpc` (a fresh context with `timeout` each try) again while the
   // coordinator is unreachable (UNAVAILABLE: down or restarting), backing
   // off up to max_backoff, for at most unreachable_timeout. Only calls that
