@@ -255,25 +255,26 @@ absl::Status Coordinator::AdoptGeneration(const v1::GenerationRecord& record) {
   return absl::OkStatus();
 }
 
+void Coordinator::DropGeneration(const std::string& job_id, int64_t generation,
+                                 const std::string& why) {
+  store_->DeleteGeneration(job_id, generation).IgnoreError();
+  kv_.DropGeneration(Gen(job_id, generation), why);
+  barriers_.DropGeneration(Gen(job_id, generation), why);
+}
+
 void Coordinator::OnGenerationEnded(const std::string& job_id,
                                     int64_t generation,
                                     const std::string& reason) {
-  store_->DeleteGeneration(job_id, generation).IgnoreError();
-  const std::string why =
-      absl::StrCat("generation ", generation, " ended: ", reason);
-  kv_.DropGeneration(Gen(job_id, generation), why);
-  barriers_.DropGeneration(Gen(job_id, generation), why);
+  DropGeneration(job_id, generation,
+                 absl::StrCat("generation ", generation, " ended: ", reason));
   jobs_.OnGenerationEnded(job_id, generation, reason).IgnoreError();
 }
 
 void Coordinator::OnGenerationResized(const std::string& job_id,
                                       int64_t generation,
                                       const std::string& reason) {
-  store_->DeleteGeneration(job_id, generation).IgnoreError();
-  const std::string why =
-      absl::StrCat("generation ", generation, " resized: ", reason);
-  kv_.DropGeneration(Gen(job_id, generation), why);
-  barriers_.DropGeneration(Gen(job_id, generation), why);
+  DropGeneration(job_id, generation,
+                 absl::StrCat("generation ", generation, " resized: ", reason));
   jobs_.OnGenerationResized(job_id, generation, reason).IgnoreError();
 }
 

@@ -121,6 +121,11 @@ class Coordinator {
   void OnWorkerGone(const v1::WorkerInfo& worker, const std::string& reason);
   void OnGenerationFormed(const std::string& job_id,
                           const Rendezvous::Generation& gen);
+  // What a generation that is over leaves behind: its stored record (so a
+  // restarted coordinator never adopts it), its KV space and its barriers
+  // (their waiters fail with `why`).
+  void DropGeneration(const std::string& job_id, int64_t generation,
+                      const std::string& why);
   void OnGenerationEnded(const std::string& job_id, int64_t generation,
                          const std::string& reason);
   // A scale-up ended the generation: no restart is counted.
