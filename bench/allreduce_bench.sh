@@ -10,22 +10,16 @@ cd "$(dirname "$0")/.."
 WORLDS="${1:-2 3 4}"
 SIZES="${2:-1024,4096,16384,65536,262144,1048576,4194304,16777216,67108864,268435456}"
 PY=/usr/bin/python3
-# Optimized binaries (the default fastbuild is -O0), without moving the
-# bazel-bin symlink other builds use.
-BAZEL_OPT=(-c opt --symlink_prefix=/)
-bazel build "${BAZEL_OPT[@]}" //coordinator:ringleader-coordinator //cli:ringctl \
-  //bench:ringleader-allreduce-peer >/dev/null 2>&1
-BIN="$(bazel info "${BAZEL_OPT[@]}" bazel-bin 2>/dev/null)"
+. bench/lib.sh
+build_opt //coordinator:ringleader-coordinator //cli:ringctl \
+  //bench:ringleader-allreduce-peer
 OUT=bench/results/allreduce.jsonl
 TMP="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$TMP"' EXIT
 : > "$OUT"
 for W in $WORLDS; do
-  "$BIN/coordinator/ringleader-coordinator" --listen=127.0.0.1:0 \
-    --state="$TMP/state-$W.db" --port_file="$TMP/port-$W" >"$TMP/coord-$W.log" 2>&1 &
-  COORD=$!
-  for _ in $(seq 100); do [[ -s "$TMP/port-$W" ]] && break; sleep 0.1; done
-  TARGET="127.0.0.1:$(cat "$TMP/port-$W")"
+  mkdir -p "$TMP/$W"
+  start_coordinator "$TMP/$W"
   cat > "$TMP/job.textproto" <<SPEC
 name: "allreduce-bench"
 model { arch: MODEL_ARCH_MLP }

@@ -16,10 +16,8 @@ WORLDS="${2:-1 2 3}"
 BATCHES="${3:-128 512}"
 PY=/usr/bin/python3
 DATA=/usr/share/datasets/fashion-mnist
-BAZEL_OPT=(-c opt --symlink_prefix=/)
-bazel build "${BAZEL_OPT[@]}" //coordinator:ringleader-coordinator //cli:ringctl \
-  //worker:ringleader-worker >/dev/null 2>&1
-BIN="$(bazel info "${BAZEL_OPT[@]}" bazel-bin 2>/dev/null)"
+. bench/lib.sh
+build_opt //coordinator:ringleader-coordinator //cli:ringctl //worker:ringleader-worker
 OUT=bench/results/train.jsonl
 TMP="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$TMP"' EXIT
@@ -30,11 +28,7 @@ for M in $MODELS; do
   for GB in $BATCHES; do
     for W in $WORLDS; do
       RUN="$TMP/$M-$GB-$W"; mkdir -p "$RUN"
-      "$BIN/coordinator/ringleader-coordinator" --listen=127.0.0.1:0 \
-        --state="$RUN/state.db" --port_file="$RUN/port" >"$RUN/coord.log" 2>&1 &
-      COORD=$!
-      for _ in $(seq 100); do [[ -s "$RUN/port" ]] && break; sleep 0.1; done
-      TARGET="127.0.0.1:$(cat "$RUN/port")"
+      start_coordinator "$RUN"
       cat > "$RUN/job.textproto" <<SPEC
 name: "train-bench"
 model { arch: $ARCH }
