@@ -333,7 +333,8 @@ absl::Status CheckDdp(const v1::JobSpec& spec) {
       return s;
     }
   }
-  return absl::OkStatus();
+  return DefinedEnum("ddp.cpu_transport", v1::CpuTransport_descriptor(),
+                     spec.ddp().cpu_transport(), /*allow_unspecified=*/true);
 }
 
 absl::Status CheckTimeline(const v1::JobSpec& spec) {

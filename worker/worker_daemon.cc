@@ -132,6 +132,7 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
     request.rank = gen->rank();
     request.world_size = gen->world_size();
     request.device = device_;
+    request.cpu_transport = gen->spec().ddp().cpu_transport();
     request.address = config_.address;
     request.timeout = config_.collective_timeout;
     request.cancelled = &aborted_;

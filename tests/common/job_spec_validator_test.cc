@@ -398,6 +398,14 @@ std::vector<Case> Cases() {
          s.mutable_ddp()->set_allreduce_after_backward(true);
        }),
        ""},
+      {"cpu transport unknown", With([](S s) {
+         s.mutable_ddp()->set_cpu_transport(static_cast<v1::CpuTransport>(9));
+       }),
+       "ddp.cpu_transport"},
+      {"cpu transport shm", With([](S s) {
+         s.mutable_ddp()->set_cpu_transport(v1::CPU_TRANSPORT_SHM);
+       }),
+       ""},
       // timeline_dir, timeline_steps
       {"timeline dir relative", With([](S s) { s.set_timeline_dir("tl"); }),
        "timeline_dir"},

@@ -8,7 +8,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "gloo/allreduce.h"
 #include "gloo/broadcast.h"
 #include "gloo/common/error.h"
@@ -21,35 +20,6 @@
 #include "worker/comm/gloo_kv_store.h"
 
 namespace ringleader {
-
-// One queued collective. `status` is written once, before `done` fires;
-// Notification orders that write before every reader's return from Wait.
-struct GlooCommunicator::Op {
-  std::function<void(uint32_t tag)> body;
-  std::function<void()> on_done;  // Optional; runs before `done` fires.
-  absl::Status status;
-  absl::Notification done;
-
-  void Finish(absl::Status s) {
-    status = std::move(s);
-    if (on_done) on_done();
-    done.Notify();
-  }
-};
-
-// Shares the Op, so a Work may outlive its communicator (the destructor
-// finishes every Op, with ABORTED if need be).
-class GlooCommunicator::OpWork : public Work {
- public:
-  explicit OpWork(std::shared_ptr<Op> op) : op_(std::move(op)) {}
-  absl::Status Wait() override {
-    op_->done.WaitForNotification();
-    return op_->status;
-  }
-
- private:
-  std::shared_ptr<Op> op_;
-};
 
 namespace {
 
@@ -98,20 +68,6 @@ void AllReduce(const std::shared_ptr<::gloo::Context>& context, void* data,
   opts.setTag(tag);
   opts.setTimeout(timeout);
   ::gloo::allreduce(opts);
-}
-
-// An operation decided without communicating (invalid, empty, aborted).
-class ReadyWorkImpl : public Work {
- public:
-  explicit ReadyWorkImpl(absl::Status s) : status_(std::move(s)) {}
-  absl::Status Wait() override { return status_; }
-
- private:
-  const absl::Status status_;
-};
-
-std::unique_ptr<Work> ReadyWork(absl::Status s) {
-  return std::make_unique<ReadyWorkImpl>(std::move(s));
 }
 
 }  // namespace
@@ -171,16 +127,11 @@ GlooCommunicator::GlooCommunicator(std::shared_ptr<::gloo::Context> context,
       rank_(rank),
       world_size_(world_size),
       options_(std::move(options)),
-      thread_([this] { Loop(); }) {}
+      // Peers blocked on this rank learn of a failure at once instead of at
+      // their timeout.
+      queue_([this] { FailPairs(); }) {}
 
-GlooCommunicator::~GlooCommunicator() {
-  Abort();
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  thread_.join();
-}
+GlooCommunicator::~GlooCommunicator() { Abort(); }
 
 std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsync(void* data,
                                                           size_t count,
@@ -191,8 +142,7 @@ std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsync(void* data,
 std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsyncThen(
     void* data, size_t count, DataType type, std::function<void()> on_done) {
   auto ready = [&on_done](absl::Status s) {
-    if (on_done) on_done();
-    return ReadyWork(std::move(s));
+    return ReadyWork(std::move(s), std::move(on_done));
   };
   if (count == 0) return ready(absl::OkStatus());
   if (data == nullptr) {
@@ -202,21 +152,24 @@ std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsyncThen(
   std::shared_ptr<::gloo::Context> ctx = context_;
   switch (type) {
     case DataType::kFloat32:
-      return Enqueue(
+      return queue_.Enqueue(
           [ctx, data, count, timeout](uint32_t tag) {
-            AllReduce<float>(ctx, data, count, tag, timeout);
+            return RunCatching(
+                [&] { AllReduce<float>(ctx, data, count, tag, timeout); });
           },
           std::move(on_done));
     case DataType::kFloat64:
-      return Enqueue(
+      return queue_.Enqueue(
           [ctx, data, count, timeout](uint32_t tag) {
-            AllReduce<double>(ctx, data, count, tag, timeout);
+            return RunCatching(
+                [&] { AllReduce<double>(ctx, data, count, tag, timeout); });
           },
           std::move(on_done));
     case DataType::kInt64:
-      return Enqueue(
+      return queue_.Enqueue(
           [ctx, data, count, timeout](uint32_t tag) {
-            AllReduce<int64_t>(ctx, data, count, tag, timeout);
+            return RunCatching(
+                [&] { AllReduce<int64_t>(ctx, data, count, tag, timeout); });
           },
           std::move(on_done));
   }
@@ -234,93 +187,25 @@ absl::Status GlooCommunicator::Broadcast(void* data, size_t bytes, int root) {
   }
   const std::chrono::milliseconds timeout = ToMs(options_.timeout);
   std::shared_ptr<::gloo::Context> ctx = context_;
-  return Enqueue([ctx, data, bytes, root, timeout](uint32_t tag) {
-           ::gloo::BroadcastOptions opts(ctx);
-           opts.setOutput(static_cast<uint8_t*>(data), bytes);
-           opts.setRoot(root);
-           opts.setTag(tag);
-           opts.setTimeout(timeout);
-           ::gloo::broadcast(opts);
-         })
+  return queue_
+      .Enqueue(
+          [ctx, data, bytes, root, timeout](uint32_t tag) {
+            return RunCatching([&] {
+              ::gloo::BroadcastOptions opts(ctx);
+              opts.setOutput(static_cast<uint8_t*>(data), bytes);
+              opts.setRoot(root);
+              opts.setTag(tag);
+              opts.setTimeout(timeout);
+              ::gloo::broadcast(opts);
+            });
+          },
+          nullptr)
       ->Wait();
 }
 
-std::unique_ptr<Work> GlooCommunicator::Enqueue(
-    std::function<void(uint32_t tag)> body, std::function<void()> on_done) {
-  auto op = std::make_shared<Op>();
-  op->body = std::move(body);
-  op->on_done = std::move(on_done);
-  {
-    absl::MutexLock lock(&mu_);
-    if (!aborted_) {
-      queue_.push_back(op);
-      return std::make_unique<OpWork>(std::move(op));
-    }
-  }
-  op->Finish(absl::AbortedError("communicator aborted"));
-  return std::make_unique<OpWork>(std::move(op));
-}
-
-void GlooCommunicator::Loop() {
-  // Tags keep consecutive collectives' messages apart. Only this thread
-  // issues collectives, so every rank numbers them identically.
-  uint32_t next_tag = 0;
-  while (true) {
-    std::shared_ptr<Op> op;
-    absl::Status refused;
-    {
-      absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stop_ || !queue_.empty();
-      };
-      mu_.Await(absl::Condition(&ready));
-      if (queue_.empty()) return;  // Stopping, and nothing left to finish.
-      op = std::move(queue_.front());
-      queue_.pop_front();
-      if (aborted_) {
-        refused = absl::AbortedError("communicator aborted");
-      } else if (!broken_.ok()) {
-        refused = absl::Status(
-            broken_.code(),
-            absl::StrCat("an earlier collective failed: ", broken_.message()));
-      }
-    }
-    if (!refused.ok()) {
-      op->Finish(std::move(refused));
-      continue;
-    }
-    const uint32_t tag = next_tag++;
-    absl::Status s = RunCatching([&] { op->body(tag); });
-    bool poison = false;
-    if (!s.ok()) {
-      absl::MutexLock lock(&mu_);
-      if (aborted_) {
-        // Abort() made it throw: report why, with gloo's words after.
-        s = absl::AbortedError(
-            absl::StrCat("communicator aborted (", s.message(), ")"));
-      } else if (broken_.ok()) {
-        broken_ = s;
-        poison = true;
-      }
-    }
-    // Peers blocked on this rank learn at once instead of at their timeout.
-    if (poison) FailPairs();
-    op->Finish(std::move(s));
-  }
-}
-
 void GlooCommunicator::Abort() {
-  std::deque<std::shared_ptr<Op>> queued;
-  {
-    absl::MutexLock lock(&mu_);
-    if (aborted_) return;
-    aborted_ = true;
-    queued.swap(queue_);
-  }
-  // Queued operations never touched their buffers: fail them now.
-  for (auto& op : queued)
-    op->Finish(absl::AbortedError("communicator aborted"));
-  FailPairs();
+  // Queued operations fail at once; the one in flight throws.
+  if (queue_.Abort()) FailPairs();
 }
 
 void GlooCommunicator::FailPairs() noexcept {

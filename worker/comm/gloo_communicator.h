@@ -3,19 +3,16 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "worker/comm/communicator.h"
 #include "worker/comm/kv_client.h"
+#include "worker/comm/op_queue.h"
 
 namespace gloo {
 class Context;
@@ -26,10 +23,8 @@ namespace ringleader {
 // The CPU communicator: libgloo's TCP transport, its full mesh bootstrapped
 // through the coordinator's KV store (keys under "gloo/<comm_index>/").
 //
-// Collectives run on one background thread per communicator, from a FIFO
-// queue, so they execute in issue order (the order every rank must use) while
-// the issuing thread goes on: that is what lets the DDP Reducer overlap
-// gradient all-reduce with backward.
+// Collectives run in issue order on one background thread (OpQueue), so
+// the issuing thread goes on while they run.
 //
 // Gloo has no abort, so Abort() fails every queued operation at once and
 // makes the one in flight fail by having gloo signal an error on each TCP pair
@@ -78,15 +73,8 @@ class GlooCommunicator final : public Communicator {
   void Abort() override;
 
  private:
-  struct Op;
-  class OpWork;
-
   GlooCommunicator(std::shared_ptr<::gloo::Context> context, int rank,
                    int world_size, Options options);
-  // Queues `body` (called with a fresh tag on the worker thread).
-  std::unique_ptr<Work> Enqueue(std::function<void(uint32_t tag)> body,
-                                std::function<void()> on_done = nullptr);
-  void Loop();
   // Makes every blocked send/recv on this rank's pairs throw, and closes
   // the connections. Safe from any thread.
   void FailPairs() noexcept;
@@ -95,15 +83,8 @@ class GlooCommunicator final : public Communicator {
   const int rank_;
   const int world_size_;
   const Options options_;
-
-  absl::Mutex mu_;
-  std::deque<std::shared_ptr<Op>> queue_ ABSL_GUARDED_BY(mu_);
-  bool aborted_ ABSL_GUARDED_BY(mu_) = false;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  // The first failure of a collective; later ones fail fast with it.
-  absl::Status broken_ ABSL_GUARDED_BY(mu_);
-  // Last member: starts once everything above is initialized.
-  std::thread thread_;
+  // Last member: destroyed (aborted and joined) first.
+  OpQueue queue_;
 };
 
 }  // namespace ringleader

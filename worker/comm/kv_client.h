@@ -17,7 +17,8 @@ namespace ringleader {
 class KvClient {
  public:
   virtual ~KvClient() = default;
-  virtual absl::Status Set(const std::string& key, const std::string& value) = 0;
+  virtual absl::Status Set(const std::string& key,
+                           const std::string& value) = 0;
   // Values of all `keys` once they exist; DEADLINE_EXCEEDED after `timeout`;
   // ABORTED when the generation ended.
   virtual absl::StatusOr<std::vector<std::string>> Wait(

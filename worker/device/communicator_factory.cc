@@ -2,6 +2,7 @@
 
 #include "worker/comm/gloo_communicator.h"
 #include "worker/comm/grpc_kv_client.h"
+#include "worker/comm/shm_communicator.h"
 #include "worker/device/cuda_backend.h"
 
 namespace ringleader {
@@ -21,6 +22,26 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
   // The KV store is only used while the mesh connects.
   GrpcKvClient kv(request.client->channel(), request.job_id,
                   request.generation);
+  bool shm = false;
+  if (request.cpu_transport != v1::CPU_TRANSPORT_GLOO) {
+    absl::StatusOr<bool> shared = AllRanksShareMemory(
+        &kv, request.rank, request.world_size, request.timeout);
+    if (!shared.ok()) return shared.status();
+    if (!*shared && request.cpu_transport == v1::CPU_TRANSPORT_SHM) {
+      return absl::FailedPreconditionError(
+          "the job asks for the shared-memory transport (ddp.cpu_transport) "
+          "but its ranks do not share one host's /dev/shm");
+    }
+    shm = *shared;
+  }
+  if (shm) {
+    ShmCommunicator::Options options;
+    options.timeout = request.timeout;
+    absl::StatusOr<std::unique_ptr<ShmCommunicator>> comm =
+        ShmCommunicator::Create(&kv, request.rank, request.world_size, options);
+    if (!comm.ok()) return comm.status();
+    return std::unique_ptr<Communicator>(std::move(*comm));
+  }
   GlooCommunicator::Options options;
   options.interface_or_host = request.address;
   options.timeout = request.timeout;

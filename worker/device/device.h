@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "ringleader/v1/job.pb.h"
 #include "worker/coordinator_client.h"
 
 namespace ringleader {
@@ -29,6 +30,8 @@ struct CommunicatorRequest {
   int32_t rank = 0;
   int32_t world_size = 1;
   Device device;
+  // CPU only: shared memory, Gloo, or shared memory where all ranks can.
+  v1::CpuTransport cpu_transport = v1::CPU_TRANSPORT_AUTO;
   // The address or interface Gloo binds and publishes to its peers.
   std::string address = "127.0.0.1";
   // Bounds the bootstrap and every collective.

@@ -1,8 +1,9 @@
-// GlooCommunicator between real processes: this test runs a coordinator in
-// process, submits a job, and starts one gloo_peer process per rank (with
-// posix_spawn), each of which registers, joins, bootstraps Gloo through the
-// coordinator's KV store and checks collectives (see gloo_peer_main.cc).
-// Children are waited for with a bound and killed past it.
+// The CPU communicators (Gloo over TCP, shared memory) between real
+// processes: this test runs a coordinator in process, submits a job, and
+// starts one comm_peer process per rank (with posix_spawn), each of which
+// registers, joins, bootstraps its communicator through the coordinator's KV
+// store and checks collectives (see comm_peer_main.cc). Every test runs once
+// per transport. Children are waited for with a bound and killed past it.
 #include <sys/wait.h>
 
 #include <memory>
@@ -34,7 +35,7 @@ v1::JobSpec Spec(int world) {
   return s;
 }
 
-class GlooMultiProcessTest : public ::testing::Test {
+class CommMultiProcessTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     CoordinatorServerConfig config;
@@ -64,10 +65,12 @@ class GlooMultiProcessTest : public ::testing::Test {
 
   void Spawn(int n, const std::vector<std::string>& extra) {
     for (int i = 0; i < n; ++i) {
-      std::vector<std::string> args = {absl::StrCat("--coordinator=", target_),
-                                       absl::StrCat("--pid_tag=", i)};
+      std::vector<std::string> args = {
+          absl::StrCat("--coordinator=", target_),
+          absl::StrCat("--pid_tag=", i),
+          absl::StrCat("--transport=", GetParam())};
       args.insert(args.end(), extra.begin(), extra.end());
-      auto child = ChildProcess::Start(RunfilePath("tests/worker/gloo_peer"),
+      auto child = ChildProcess::Start(RunfilePath("tests/worker/comm_peer"),
                                        args, &latch_);
       ASSERT_TRUE(child.ok()) << child.status();
       children_.push_back(*std::move(child));
@@ -99,15 +102,17 @@ class GlooMultiProcessTest : public ::testing::Test {
   std::vector<std::unique_ptr<ChildProcess>> children_;
 };
 
-TEST_F(GlooMultiProcessTest, TwoPeersAllReduceBroadcastAndAsyncOrder) {
+TEST_P(CommMultiProcessTest, TwoPeersAllReduceBroadcastAndAsyncOrder) {
   Submit(2);
   Spawn(2, {"--mode=collectives", "--bench_iters=20"});
   ExpectAllSucceed();
 }
 
-TEST_F(GlooMultiProcessTest, ThreePeersAllReduceBroadcastAndAsyncOrder) {
+// Small shared-memory slots: every collective spans many chunks, the last
+// one short, and slices of uneven length.
+TEST_P(CommMultiProcessTest, ThreePeersAllReduceBroadcastAndAsyncOrder) {
   Submit(3);
-  Spawn(3, {"--mode=collectives"});
+  Spawn(3, {"--mode=collectives", "--shm_slot_bytes=65472"});
   ExpectAllSucceed();
 }
 
@@ -115,13 +120,26 @@ TEST_F(GlooMultiProcessTest, ThreePeersAllReduceBroadcastAndAsyncOrder) {
 // aborts when the coordinator says the generation ended, and its pending work
 // must fail within seconds (its Gloo timeout is 120 s). Rank 1 blocks on
 // stdin until some peer exited, so its sockets stay open meanwhile.
-TEST_F(GlooMultiProcessTest, AbortFailsPendingAllReduceWithoutHanging) {
+TEST_P(CommMultiProcessTest, AbortFailsPendingAllReduceWithoutHanging) {
   Submit(2);
   Spawn(2, {"--mode=abort"});
   EXPECT_TRUE(latch_.WaitFor(1, kChildBound)) << "no peer finished";
   for (auto& child : children_) child->CloseStdin();
   ExpectAllSucceed();
 }
+
+// A peer that dies mid-collective fails the survivor's work by itself (TCP:
+// the connection closes; shared memory: the peer's lock is gone), long before
+// the 120 s timeout.
+TEST_P(CommMultiProcessTest, PeerExitFailsPendingAllReduce) {
+  Submit(2);
+  Spawn(2, {"--mode=peer_exits"});
+  ExpectAllSucceed();
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, CommMultiProcessTest,
+                         ::testing::Values("gloo", "shm"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace ringleader

@@ -1,7 +1,8 @@
-// One simulated worker for the multi-process Gloo tests: registers with a real
-// coordinator, joins the job's rendezvous, builds a GlooCommunicator through
-// GrpcKvClient and checks collectives with exact expected results. Exits 0
-// when every check passed; prints what failed otherwise.
+// One simulated worker for the multi-process communicator tests: registers
+// with a real coordinator, joins the job's rendezvous, builds the
+// communicator named by --transport (GlooCommunicator or ShmCommunicator)
+// through GrpcKvClient and checks collectives with exact expected results.
+// Exits 0 when every check passed; prints what failed otherwise.
 //
 //   --mode=collectives  all-reduce (float32/float64/int64, several sizes),
 //                       broadcast from root 1, back-to-back async ops, a
@@ -13,6 +14,9 @@
 //                       Rank 0 learns from the coordinator that the generation
 //                       ended, calls Abort() from another thread, and checks
 //                       the pending work fails within a few seconds.
+//   --mode=peer_exits   (world 2) rank 0 starts an all-reduce; rank 1 exits
+//                       without joining it. Rank 0's work must fail on its
+//                       own (no Abort(), a 120 s timeout) within 2 s.
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,12 +40,15 @@
 #include "ringleader/v1/worker_service.grpc.pb.h"
 #include "worker/comm/gloo_communicator.h"
 #include "worker/comm/grpc_kv_client.h"
+#include "worker/comm/shm_communicator.h"
 
 ABSL_FLAG(std::string, coordinator, "", "host:port of the coordinator");
 ABSL_FLAG(int, pid_tag, 0, "index of this peer, for messages");
-ABSL_FLAG(std::string, mode, "collectives", "collectives | abort");
+ABSL_FLAG(std::string, mode, "collectives", "collectives | abort | peer_exits");
+ABSL_FLAG(std::string, transport, "gloo", "gloo | shm");
+ABSL_FLAG(int, shm_slot_bytes, 1 << 20, "ShmCommunicator slot size");
 ABSL_FLAG(int, bench_iters, 0, "timed 4 MiB float32 all-reduces to run");
-ABSL_FLAG(int, gloo_timeout_s, 30, "GlooCommunicator timeout");
+ABSL_FLAG(int, timeout_s, 30, "communicator timeout");
 
 namespace ringleader {
 namespace {
@@ -206,12 +213,42 @@ absl::Status Bench(Communicator* comm, int iters) {
   return absl::OkStatus();
 }
 
-absl::Status RunCollectives(KvClient* kv, const Joined& j) {
+// The communicator --transport names.
+absl::StatusOr<std::unique_ptr<Communicator>> MakeComm(KvClient* kv,
+                                                       const Joined& j,
+                                                       absl::Duration timeout,
+                                                       int comm_index) {
+  const std::string transport = absl::GetFlag(FLAGS_transport);
+  if (transport == "shm") {
+    absl::StatusOr<bool> shared = AllRanksShareMemory(
+        kv, j.gen.rank(), j.gen.world_size(), timeout, comm_index);
+    CHECK_OK_OR_RETURN(shared.status());
+    if (!*shared) return absl::InternalError("peers do not share memory");
+    ShmCommunicator::Options options;
+    options.timeout = timeout;
+    options.comm_index = comm_index;
+    options.slot_bytes = absl::GetFlag(FLAGS_shm_slot_bytes);
+    auto comm =
+        ShmCommunicator::Create(kv, j.gen.rank(), j.gen.world_size(), options);
+    CHECK_OK_OR_RETURN(comm.status());
+    return std::unique_ptr<Communicator>(*std::move(comm));
+  }
+  if (transport != "gloo") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --transport=", transport));
+  }
   GlooCommunicator::Options options;
-  options.timeout = absl::Seconds(absl::GetFlag(FLAGS_gloo_timeout_s));
-  options.comm_index = 0;
+  options.timeout = timeout;
+  options.comm_index = comm_index;
   auto comm =
       GlooCommunicator::Create(kv, j.gen.rank(), j.gen.world_size(), options);
+  CHECK_OK_OR_RETURN(comm.status());
+  return std::unique_ptr<Communicator>(*std::move(comm));
+}
+
+absl::Status RunCollectives(KvClient* kv, const Joined& j) {
+  const absl::Duration timeout = absl::Seconds(absl::GetFlag(FLAGS_timeout_s));
+  auto comm = MakeComm(kv, j, timeout, 0);
   CHECK_OK_OR_RETURN(comm.status());
   Communicator* c = comm->get();
   for (size_t n : {size_t(1), size_t(1000), size_t(1) << 20}) {
@@ -225,9 +262,7 @@ absl::Status RunCollectives(KvClient* kv, const Joined& j) {
   CHECK_OK_OR_RETURN(CheckAsyncBackToBack(c));
   // A second communicator of the same generation bootstraps under its own
   // keys while the first stays usable.
-  options.comm_index = 1;
-  auto second =
-      GlooCommunicator::Create(kv, j.gen.rank(), j.gen.world_size(), options);
+  auto second = MakeComm(kv, j, timeout, 1);
   CHECK_OK_OR_RETURN(second.status());
   CHECK_OK_OR_RETURN(CheckFloat32(second->get(), 1000));
   CHECK_OK_OR_RETURN(CheckFloat32(c, 1000));
@@ -242,10 +277,8 @@ absl::Status RunAbort(v1::WorkerService::Stub* stub, GrpcKvClient* kv,
   if (j.gen.world_size() != 2) {
     return absl::InvalidArgumentError("abort mode wants 2 peers");
   }
-  GlooCommunicator::Options options;
   // Far beyond the parent's bound: only Abort() can end the op in time.
-  options.timeout = absl::Seconds(120);
-  auto comm = GlooCommunicator::Create(kv, j.gen.rank(), 2, options);
+  auto comm = MakeComm(kv, j, absl::Seconds(120), 0);
   CHECK_OK_OR_RETURN(comm.status());
   Communicator* c = comm->get();
   CHECK_OK_OR_RETURN(CheckFloat32(c, 1000));  // The mesh works.
@@ -305,6 +338,40 @@ absl::Status RunAbort(v1::WorkerService::Stub* stub, GrpcKvClient* kv,
   return absl::OkStatus();
 }
 
+absl::Status RunPeerExits(GrpcKvClient* kv, const Joined& j) {
+  if (j.gen.world_size() != 2) {
+    return absl::InvalidArgumentError("peer_exits mode wants 2 peers");
+  }
+  // Far beyond the bound checked below: the failure must be seen directly.
+  auto comm = MakeComm(kv, j, absl::Seconds(120), 0);
+  CHECK_OK_OR_RETURN(comm.status());
+  Communicator* c = comm->get();
+  CHECK_OK_OR_RETURN(CheckFloat32(c, 1000));
+  if (j.gen.rank() == 1) {
+    CHECK_OK_OR_RETURN(kv->Wait({"test/issued"}, absl::Seconds(30)).status());
+    std::printf("%srank 1 exits without joining\n", Tag().c_str());
+    std::fflush(stdout);
+    _exit(0);  // No destructors: as if killed.
+  }
+  std::vector<float> x(1 << 20, 1.0f);
+  std::unique_ptr<Work> pending =
+      c->AllReduceSumAsync(x.data(), x.size(), DataType::kFloat32);
+  CHECK_OK_OR_RETURN(kv->Set("test/issued", "1"));
+  const absl::Time issued = absl::Now();
+  absl::Status result = pending->Wait();
+  const absl::Duration took = absl::Now() - issued;
+  std::printf(
+      "%spending all-reduce returned %s %.1f ms after the peer was "
+      "told to exit\n",
+      Tag().c_str(), result.ToString().c_str(),
+      absl::ToDoubleMilliseconds(took));
+  if (result.ok()) return absl::InternalError("all-reduce without a peer");
+  if (took > absl::Seconds(2)) {
+    return absl::InternalError("the peer's exit took over 2 s to be seen");
+  }
+  return absl::OkStatus();
+}
+
 int Main() {
   auto channel = grpc::CreateChannel(absl::GetFlag(FLAGS_coordinator),
                                      grpc::InsecureChannelCredentials());
@@ -318,6 +385,8 @@ int Main() {
       s = RunCollectives(&kv, *j);
     } else if (mode == "abort") {
       s = RunAbort(stub.get(), &kv, *j);
+    } else if (mode == "peer_exits") {
+      s = RunPeerExits(&kv, *j);
     } else {
       s = absl::InvalidArgumentError(absl::StrCat("unknown --mode=", mode));
     }
