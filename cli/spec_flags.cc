@@ -43,6 +43,14 @@ const EnumNames<v1::DeviceKind>& DeviceNames() {
   return *names;
 }
 
+const EnumNames<v1::CpuTransport>& TransportNames() {
+  static const auto* names =
+      new EnumNames<v1::CpuTransport>{{"auto", v1::CPU_TRANSPORT_AUTO},
+                                      {"gloo", v1::CPU_TRANSPORT_GLOO},
+                                      {"shm", v1::CPU_TRANSPORT_SHM}};
+  return *names;
+}
+
 // CLI11 reads integers with base 0 ("010" is 8, "0x10" is 16) and unsigned
 // ones through strtoull ("-1" is 2^64-1); a job flag means plain decimal.
 CLI::Validator DecimalInteger(bool allow_sign) {
@@ -170,6 +178,9 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
   AddValue(c, "--checkpoint_every", &o->checkpoint_every,
            "Checkpoint every K steps (0: at epoch end)")
       ->group(g_train);
+  AddBool(c, "--evaluate_every_epoch", &o->evaluate_every_epoch,
+          "Evaluate on the test split after every epoch, not only the last")
+      ->group(g_train);
   AddBool(c, "--resume", &o->resume,
           "Continue from the last checkpoint of a job of this name")
       ->group(g_train);
@@ -210,6 +221,10 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
       ->group(g_ddp);
   AddBool(c, "--allreduce_after_backward", &o->allreduce_after_backward,
           "All-reduce after backward instead of overlapping (slower)")
+      ->group(g_ddp);
+  AddEnum(c, "--cpu_transport", TransportNames(), &o->cpu_transport,
+          "auto|gloo|shm: how CPU ranks all-reduce (default auto: shared "
+          "memory when all ranks are on one host)")
       ->group(g_ddp);
   const std::string g_timeline = "Timeline";
   AddValue(c, "--timeline_dir", &o->timeline_dir,
@@ -270,6 +285,10 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
     spec->mutable_ddp()->set_allreduce_after_backward(
         *o.allreduce_after_backward);
   }
+  if (o.cpu_transport) spec->mutable_ddp()->set_cpu_transport(*o.cpu_transport);
+  if (o.evaluate_every_epoch) {
+    spec->set_evaluate_every_epoch(*o.evaluate_every_epoch);
+  }
   if (o.timeline_dir) spec->set_timeline_dir(*o.timeline_dir);
   if (o.timeline_steps) spec->set_timeline_steps(*o.timeline_steps);
 }
@@ -307,6 +326,8 @@ std::string FlagForField(absl::string_view field_path) {
       {"ddp.bucket_cap_bytes", "--bucket_cap_bytes"},
       {"ddp.first_bucket_bytes", "--first_bucket_bytes"},
       {"ddp.allreduce_after_backward", "--allreduce_after_backward"},
+      {"ddp.cpu_transport", "--cpu_transport"},
+      {"evaluate_every_epoch", "--evaluate_every_epoch"},
       {"timeline_dir", "--timeline_dir"},
       {"timeline_steps", "--timeline_steps"},
   };

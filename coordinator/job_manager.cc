@@ -345,7 +345,9 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
                                         const std::string& worker_id) {
   if (!std::isfinite(r.loss()) || !std::isfinite(r.samples_per_sec()) ||
       r.samples_per_sec() < 0 || r.step() < 0 || r.epoch() < 0 ||
-      r.test_correct() < 0 || r.test_samples() < r.test_correct()) {
+      r.test_correct() < 0 || r.test_samples() < r.test_correct() ||
+      r.eval_epoch() < 0 || r.eval_correct() < 0 ||
+      r.eval_samples() < r.eval_correct()) {
     return absl::InvalidArgumentError(
         "progress report has a negative, non-finite or inconsistent value");
   }
@@ -361,16 +363,18 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
           "job ", r.job_id(), " is not running generation ", r.generation()));
     }
     entry.progress.Add(r, worker_id, absl::ToUnixMillis(clock_->Now()));
-    entry.progress.Combine(entry.job.mutable_progress());
+    const bool evaluated = entry.progress.Combine(entry.job.world_size(),
+                                                  entry.job.mutable_progress());
     if (entry.progress.AllFinished(entry.job.world_size())) {
       if (absl::Status s = TransitionLocked(entry, v1::JOB_STATE_SUCCEEDED,
                                             "all ranks finished");
           !s.ok()) {
         return s;
       }
-    } else if (r.finished()) {
+    } else if (r.finished() || evaluated) {
       // A rank's final report must outlive a coordinator restart: the rank
-      // has gone idle and will not send it again.
+      // has gone idle and will not send it again. So must an epoch's
+      // evaluation: the ranks have moved on.
       if (absl::Status s = PersistLocked(entry); !s.ok()) return s;
     }
     notice = NoticeLocked(entry);

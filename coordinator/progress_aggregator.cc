@@ -17,6 +17,11 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
   p.set_report_time_ms(now_ms);
   p.set_finished(report.finished());
   p.set_total_steps(report.total_steps());
+  if (report.eval_epoch() > 0) {
+    p.set_eval_epoch(report.eval_epoch());
+    p.set_eval_correct(report.eval_correct());
+    p.set_eval_samples(report.eval_samples());
+  }
   if (report.finished()) {
     p.set_final_train_loss(report.final_train_loss());
     p.set_test_correct(report.test_correct());
@@ -39,9 +44,10 @@ bool ProgressAggregator::AllFinished(int32_t world_size) const {
   return world_size > 0;
 }
 
-void ProgressAggregator::Combine(v1::JobProgress* progress) const {
+bool ProgressAggregator::Combine(int32_t world_size,
+                                 v1::JobProgress* progress) const {
   progress->clear_ranks();
-  if (ranks_.empty()) return;
+  if (ranks_.empty()) return false;
   int64_t min_step = INT64_MAX, min_epoch = INT64_MAX, total_steps = 0;
   double loss_sum = 0, rate_sum = 0, final_loss_sum = 0;
   int64_t correct = 0, samples = 0, finished = 0;
@@ -71,6 +77,35 @@ void ProgressAggregator::Combine(v1::JobProgress* progress) const {
     progress->set_test_accuracy(
         samples > 0 ? static_cast<double>(correct) / samples : 0.0);
   }
+  return AddEvaluation(world_size, progress);
+}
+
+bool ProgressAggregator::AddEvaluation(int32_t world_size,
+                                       v1::JobProgress* progress) const {
+  if (world_size <= 0) return false;
+  const int64_t last = progress->evaluations().empty()
+                           ? 0
+                           : progress->evaluations().rbegin()->epoch();
+  // The epoch every rank has evaluated: a finished rank's final result
+  // counts as the evaluation after its last epoch.
+  int64_t epoch = -1, correct = 0, samples = 0, time_ms = 0;
+  for (int32_t rank = 0; rank < world_size; ++rank) {
+    auto it = ranks_.find(rank);
+    if (it == ranks_.end()) return false;
+    const v1::RankProgress& r = it->second;
+    const int64_t e = r.finished() ? r.epoch() + 1 : r.eval_epoch();
+    if (e <= last || (epoch >= 0 && e != epoch)) return false;
+    epoch = e;
+    correct += r.finished() ? r.test_correct() : r.eval_correct();
+    samples += r.finished() ? r.test_samples() : r.eval_samples();
+    time_ms = std::max(time_ms, r.report_time_ms());
+  }
+  v1::EpochEvaluation* ev = progress->add_evaluations();
+  ev->set_epoch(epoch);
+  ev->set_test_accuracy(samples > 0 ? static_cast<double>(correct) / samples
+                                    : 0.0);
+  ev->set_time_ms(time_ms);
+  return true;
 }
 
 void ProgressAggregator::Restore(const v1::JobProgress& progress) {

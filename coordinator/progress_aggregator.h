@@ -22,13 +22,18 @@ class ProgressAggregator {
   bool WorkerFinished(const std::string& worker) const;
   // True once every rank in [0, world_size) has sent its final report.
   bool AllFinished(int32_t world_size) const;
-  // Writes the combined view into `progress` (ranks in rank order).
-  void Combine(v1::JobProgress* progress) const;
+  // Writes the combined view into `progress` (ranks in rank order). When
+  // every rank in [0, world_size) has evaluated a later epoch than the last
+  // in `progress->evaluations()` (or has finished: the final evaluation),
+  // appends it and returns true, so the caller persists the job.
+  bool Combine(int32_t world_size, v1::JobProgress* progress) const;
   // Takes the ranks back from a combined view (the stored job, after a
   // coordinator restart), so final reports sent before it still count.
   void Restore(const v1::JobProgress& progress);
 
  private:
+  bool AddEvaluation(int32_t world_size, v1::JobProgress* progress) const;
+
   std::map<int32_t, v1::RankProgress> ranks_;
 };
 

@@ -11,8 +11,8 @@
 #include "common/distributed_sampler.h"
 #include "glog/logging.h"
 #include "worker/checkpoint.h"
-#include "worker/data/batch_loader.h"
 #include "worker/comm/metered_communicator.h"
+#include "worker/data/batch_loader.h"
 #include "worker/ddp/reducer.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
@@ -217,6 +217,46 @@ absl::Status Trainer::Run() {
       accumulate;
   const int64_t total_steps = steps_per_epoch * spec.epochs();
 
+  // Evaluation on this rank's part of the test split, padding excluded, so
+  // the coordinator's pooled accuracy counts every test sample exactly once.
+  struct EvalResult {
+    int64_t correct = 0;
+    int64_t samples = 0;
+  };
+  auto evaluate = [&]() -> absl::StatusOr<EvalResult> {
+    EvalResult out;
+    if (env_.data->test->size() == 0) return out;
+    v1::GetShardRequest tr;
+    tr.set_job_id(job_id_);
+    tr.set_generation(generation);
+    tr.set_rank(rank);
+    tr.set_epoch(0);
+    tr.set_test_split(true);
+    tr.set_dataset_size(env_.data->test->size());
+    absl::StatusOr<v1::ShardAssignment> test_shard = env_.client->GetShard(tr);
+    if (!test_shard.ok()) return test_shard.status();
+    std::vector<int64_t> test_indices = ShardIndices(*test_shard);
+    test_indices.resize(UnpaddedShardSize(*test_shard));
+    auto loader = BatchLoader::Create(*env_.data->test, std::move(test_indices),
+                                      std::max(256, spec.batch_size()));
+    if (!loader.ok()) return loader.status();
+    (*model)->Train(false);
+    torch::NoGradGuard no_grad;
+    while (std::optional<Batch> batch = (*loader)->Next()) {
+      absl::StatusOr<at::Tensor> out_logits =
+          (*model)->Forward(batch->images.to(device));
+      if (!out_logits.ok()) return out_logits.status();
+      torch::Tensor pred = out_logits->argmax(1).cpu();
+      out.correct += pred.eq(batch->labels).sum().item<int64_t>();
+      out.samples += batch->labels.size(0);
+    }
+    if (!(*loader)->status().ok()) return (*loader)->status();
+    return out;
+  };
+  // The latest per-epoch evaluation, carried on every later report.
+  int64_t eval_epoch = 0;
+  EvalResult last_eval;
+
   double last_epoch_loss = 0;
   int64_t step = pos.step;
   for (int64_t epoch = pos.epoch; epoch < spec.epochs(); ++epoch) {
@@ -331,6 +371,11 @@ absl::Status Trainer::Run() {
           env_.metrics->samples_per_second->Set(p.samples_per_sec());
         }
         p.set_step_time_ms(window_steps > 0 ? 1000 * secs / window_steps : 0);
+        if (eval_epoch > 0) {
+          p.set_eval_epoch(eval_epoch);
+          p.set_eval_correct(last_eval.correct);
+          p.set_eval_samples(last_eval.samples);
+        }
         reporter.Submit(std::move(p));
         window_loss = 0;
         window_batches = 0;
@@ -358,39 +403,30 @@ absl::Status Trainer::Run() {
     if (rank == 0 && !spec.checkpoint_dir().empty()) {
       if (absl::Status s = checkpoint(epoch + 1, step, 0); !s.ok()) return s;
     }
+    if (spec.evaluate_every_epoch() && epoch + 1 < spec.epochs()) {
+      absl::StatusOr<EvalResult> r = evaluate();
+      if (!r.ok()) return r.status();
+      last_eval = *r;
+      eval_epoch = epoch + 1;
+      v1::ReportProgressRequest p;
+      p.set_job_id(job_id_);
+      p.set_generation(generation);
+      p.set_rank(rank);
+      p.set_epoch(epoch + 1);
+      p.set_step(step);
+      p.set_total_steps(total_steps);
+      p.set_loss(last_epoch_loss);
+      p.set_eval_epoch(eval_epoch);
+      p.set_eval_correct(last_eval.correct);
+      p.set_eval_samples(last_eval.samples);
+      reporter.Submit(std::move(p));
+    }
   }
   reporter.Flush().IgnoreError();  // Progress is advisory.
 
-  // Evaluation on this rank's part of the test split, padding excluded, so
-  // the coordinator's pooled accuracy counts every test sample exactly once.
-  v1::GetShardRequest tr;
-  tr.set_job_id(job_id_);
-  tr.set_generation(generation);
-  tr.set_rank(rank);
-  tr.set_epoch(0);
-  tr.set_test_split(true);
-  tr.set_dataset_size(env_.data->test->size());
-  int64_t correct = 0, seen = 0;
-  if (env_.data->test->size() > 0) {
-    absl::StatusOr<v1::ShardAssignment> test_shard = env_.client->GetShard(tr);
-    if (!test_shard.ok()) return test_shard.status();
-    std::vector<int64_t> test_indices = ShardIndices(*test_shard);
-    test_indices.resize(UnpaddedShardSize(*test_shard));
-    auto loader = BatchLoader::Create(*env_.data->test, std::move(test_indices),
-                                      std::max(256, spec.batch_size()));
-    if (!loader.ok()) return loader.status();
-    (*model)->Train(false);
-    torch::NoGradGuard no_grad;
-    while (std::optional<Batch> batch = (*loader)->Next()) {
-      absl::StatusOr<at::Tensor> out =
-          (*model)->Forward(batch->images.to(device));
-      if (!out.ok()) return out.status();
-      torch::Tensor pred = out->argmax(1).cpu();
-      correct += pred.eq(batch->labels).sum().item<int64_t>();
-      seen += batch->labels.size(0);
-    }
-    if (!(*loader)->status().ok()) return (*loader)->status();
-  }
+  absl::StatusOr<EvalResult> result = evaluate();
+  if (!result.ok()) return result.status();
+  const int64_t correct = result->correct, seen = result->samples;
   v1::ReportProgressRequest final;
   final.set_job_id(job_id_);
   final.set_generation(generation);

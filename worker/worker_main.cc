@@ -12,12 +12,13 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "common/tls_credentials.h"
 #include "common/metrics.h"
 #include "common/metrics_http.h"
 #include "common/systemd/notify.h"
+#include "common/tls_credentials.h"
 #include "glog/logging.h"
 #include "worker/device/communicator_factory.h"
+#include "worker/torch_threads.h"
 #include "worker/worker_daemon.h"
 #include "worker/worker_env.h"
 
@@ -51,8 +52,6 @@ void OnSignal(int) {
   if (g_daemon != nullptr) g_daemon->Stop();
 }
 }  // namespace
-
-void SetTorchThreads(int n);
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(

@@ -40,7 +40,8 @@ constexpr char kFullFlags[] =
     "--max_restarts=3 --device=cuda --last_call_ms=250 "
     "--rendezvous_timeout_ms=9000 --resume --grad_accum=2 "
     "--bucket_cap_bytes=4096 --first_bucket_bytes=1024 "
-    "--allreduce_after_backward --timeline_dir=/tl --timeline_steps=7";
+    "--allreduce_after_backward --cpu_transport=shm --evaluate_every_epoch "
+    "--timeline_dir=/tl --timeline_steps=7";
 
 TEST(SpecFlagsTest, EveryFlagSetsItsField) {
   const v1::JobSpec s = Parse(kFullFlags);
@@ -75,6 +76,8 @@ TEST(SpecFlagsTest, EveryFlagSetsItsField) {
   EXPECT_EQ(s.ddp().bucket_cap_bytes(), 4096);
   EXPECT_EQ(s.ddp().first_bucket_bytes(), 1024);
   EXPECT_TRUE(s.ddp().allreduce_after_backward());
+  EXPECT_EQ(s.ddp().cpu_transport(), v1::CPU_TRANSPORT_SHM);
+  EXPECT_TRUE(s.evaluate_every_epoch());
   EXPECT_EQ(s.timeline_dir(), "/tl");
   EXPECT_EQ(s.timeline_steps(), 7);
 }

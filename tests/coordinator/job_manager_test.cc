@@ -85,6 +85,63 @@ TEST_F(JobManagerTest, LifecycleToSuccessWithCombinedAccuracy) {
   EXPECT_TRUE(absl::IsFailedPrecondition(jobs_->Cancel(id).status()));
 }
 
+v1::ReportProgressRequest Evaluated(const std::string& job, int64_t gen,
+                                    int rank, int64_t epoch, int correct) {
+  v1::ReportProgressRequest r;
+  r.set_job_id(job);
+  r.set_generation(gen);
+  r.set_rank(rank);
+  r.set_epoch(epoch);
+  r.set_step(5 * epoch);
+  r.set_loss(0.5);
+  r.set_eval_epoch(epoch);
+  r.set_eval_correct(correct);
+  r.set_eval_samples(50);
+  return r;
+}
+
+// An epoch's evaluation is recorded once every rank of the generation has
+// it, pooled over their shards, stays recorded across a new generation and a
+// coordinator restart, and the final result closes the list.
+TEST_F(JobManagerTest, EpochEvaluationsArePooledAndKept) {
+  const std::string id = jobs_->Submit(Spec("evals"))->job_id();
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(jobs_->ReportProgress(Evaluated(id, 1, 0, 1, 30), "w0").ok());
+  EXPECT_EQ(jobs_->Get(id)->progress().evaluations_size(), 0);
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(jobs_->ReportProgress(Evaluated(id, 1, 1, 1, 40), "w1").ok());
+  ASSERT_EQ(jobs_->Get(id)->progress().evaluations_size(), 1);
+  v1::EpochEvaluation first = jobs_->Get(id)->progress().evaluations(0);
+  EXPECT_EQ(first.epoch(), 1);
+  EXPECT_DOUBLE_EQ(first.test_accuracy(), 70.0 / 100.0);
+  EXPECT_EQ(first.time_ms(), absl::ToUnixMillis(clock_.Now()));
+  // Later reports repeat the same evaluation: not recorded twice.
+  ASSERT_TRUE(jobs_->ReportProgress(Evaluated(id, 1, 0, 1, 30), "w0").ok());
+  EXPECT_EQ(jobs_->Get(id)->progress().evaluations_size(), 1);
+  // A rank fails before epoch 2's evaluation; the next generation starts
+  // without any, and the recorded one survives a coordinator restart.
+  ASSERT_TRUE(jobs_->ReportProgress(Evaluated(id, 1, 0, 2, 45), "w0").ok());
+  ASSERT_TRUE(jobs_->OnGenerationEnded(id, 1, "worker died").ok());
+  JobManager restarted(store_.get(), &clock_);
+  ASSERT_TRUE(restarted.Recover().ok());
+  ASSERT_EQ(restarted.Get(id)->progress().evaluations_size(), 1);
+  ASSERT_TRUE(restarted.OnGenerationFormed(id, 2, 2).ok());
+  ASSERT_TRUE(restarted.ReportProgress(Evaluated(id, 2, 0, 2, 44), "w0").ok());
+  ASSERT_TRUE(restarted.ReportProgress(Evaluated(id, 2, 1, 2, 46), "w1").ok());
+  v1::ReportProgressRequest f0 = Final(id, 2, 0, 47), f1 = Final(id, 2, 1, 48);
+  f0.set_epoch(2);
+  f1.set_epoch(2);
+  ASSERT_TRUE(restarted.ReportProgress(f0, "w0").ok());
+  ASSERT_TRUE(restarted.ReportProgress(f1, "w1").ok());
+  const v1::JobProgress p = restarted.Get(id)->progress();
+  ASSERT_EQ(p.evaluations_size(), 3);
+  EXPECT_EQ(p.evaluations(1).epoch(), 2);
+  EXPECT_DOUBLE_EQ(p.evaluations(1).test_accuracy(), 90.0 / 100.0);
+  EXPECT_EQ(p.evaluations(2).epoch(), 3);
+  EXPECT_DOUBLE_EQ(p.evaluations(2).test_accuracy(), p.test_accuracy());
+}
+
 TEST_F(JobManagerTest, RestartBudgetIsPerJob) {
   const std::string id = jobs_->Submit(Spec("budget"))->job_id();
   ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
@@ -106,6 +163,8 @@ TEST_F(JobManagerTest, BadProgressValuesAreRejected) {
   EXPECT_TRUE(absl::IsInvalidArgument(jobs_->ReportProgress(r, "w")));
   r = Final(id, 1, 0, 60);  // More correct than samples.
   EXPECT_TRUE(absl::IsInvalidArgument(jobs_->ReportProgress(r, "w")));
+  v1::ReportProgressRequest e = Evaluated("x", 1, 0, 1, 60);  // Of 50.
+  EXPECT_TRUE(absl::IsInvalidArgument(jobs_->ReportProgress(e, "w")));
 }
 
 TEST_F(JobManagerTest, CheckpointsPersistAndResumeFindsThem) {
