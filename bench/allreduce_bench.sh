@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# All-reduce bandwidth: Ringleader's Gloo communicator (real coordinator
-# bootstrap, the worker's communicator factory) beside torch.distributed's
-# Gloo all_reduce (Debian's python3-torch), same sizes, same processes count,
+# All-reduce bandwidth: Ringleader's CPU communicators, shared memory and
+# Gloo (real coordinator bootstrap, the worker's communicator factory),
+# beside torch.distributed's Gloo all_reduce (Debian's python3-torch), same sizes, same processes count,
 # in one run. Writes bench/results/allreduce.jsonl and .png and prints a table.
 #   bench/allreduce_bench.sh [WORLDS] [SIZES]
 # WORLDS default "2 3 4"; SIZES default 1 KiB .. 256 MiB (bytes, comma-separated).
@@ -30,15 +30,17 @@ batch_size: 8
 min_workers: $W
 max_workers: $W
 SPEC
-  "$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$TMP/job.textproto" >/dev/null
-  PIDS=()
-  for R in $(seq "$W"); do
-    "$BIN/bench/ringleader-allreduce-peer" --coordinator="$TARGET" --sizes="$SIZES" \
-      >"$TMP/peer-$W-$R.out" 2>"$TMP/peer-$W-$R.err" &
-    PIDS+=($!)
+  for T in shm gloo; do
+    "$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$TMP/job.textproto" >/dev/null
+    PIDS=()
+    for R in $(seq "$W"); do
+      "$BIN/bench/ringleader-allreduce-peer" --coordinator="$TARGET" --sizes="$SIZES" \
+        --transport="$T" >"$TMP/peer-$T-$W-$R.out" 2>"$TMP/peer-$T-$W-$R.err" &
+      PIDS+=($!)
+    done
+    for P in "${PIDS[@]}"; do wait "$P"; done
+    cat "$TMP"/peer-"$T"-"$W"-*.out >> "$OUT"
   done
-  for P in "${PIDS[@]}"; do wait "$P"; done
-  cat "$TMP"/peer-"$W"-*.out >> "$OUT"
   kill "$COORD"; wait "$COORD" 2>/dev/null || true
   OMP_NUM_THREADS=1 "$PY" bench/torch_allreduce.py --world "$W" --sizes "$SIZES" >> "$OUT"
 done

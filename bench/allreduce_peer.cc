@@ -1,9 +1,10 @@
 // ringleader-allreduce-peer: one rank of the all-reduce benchmark. A real
 // worker client (registers, takes the benchmark job, joins its rendezvous)
 // builds the generation's communicator through the same factory the worker
-// daemon uses, then times in-place float32 sum all-reduces of each size.
-// Rank 0 prints one JSON object per size (nccl-tests' definitions: algbw =
-// bytes / time, busbw = algbw * 2 (n - 1) / n).
+// daemon uses (shared memory or Gloo, --transport), then times in-place float32
+// sum all-reduces of each size. Rank 0 prints one JSON object per size
+// (nccl-tests' definitions: algbw = bytes / time, busbw = algbw * 2 (n - 1) /
+// n).
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,8 @@
 #include "worker/device/communicator_factory.h"
 
 ABSL_FLAG(std::string, coordinator, "", "Coordinator HOST:PORT.");
+ABSL_FLAG(std::string, transport, "shm",
+          "shm (shared memory) or gloo (TCP): the job's ddp.cpu_transport.");
 ABSL_FLAG(std::string, sizes,
           "1024,4096,16384,65536,262144,1048576,4194304,"
           "16777216,67108864,268435456",
@@ -67,6 +70,13 @@ int Run() {
   request.rank = gen->rank();
   request.world_size = gen->world_size();
   request.timeout = absl::Seconds(120);
+  const std::string transport = absl::GetFlag(FLAGS_transport);
+  if (transport != "shm" && transport != "gloo") {
+    std::cerr << "--transport must be shm or gloo\n";
+    return 2;
+  }
+  request.cpu_transport =
+      transport == "shm" ? v1::CPU_TRANSPORT_SHM : v1::CPU_TRANSPORT_GLOO;
   absl::StatusOr<std::unique_ptr<Communicator>> comm =
       CreateCommunicator(request);
   if (!comm.ok()) {
@@ -120,11 +130,12 @@ int Run() {
     const double algbw = static_cast<double>(bytes) / median / 1e9;
     if (gen->rank() == 0) {
       std::printf(
-          "{\"impl\": \"ringleader-gloo\", \"world\": %d, \"bytes\": %lld, "
+          "{\"impl\": \"ringleader-%s\", \"world\": %d, \"bytes\": %lld, "
           "\"iters\": %lld, \"median_s\": %.9f, \"algbw_gbps\": %.6f, "
           "\"busbw_gbps\": %.6f}\n",
-          world, static_cast<long long>(bytes), static_cast<long long>(iters),
-          median, algbw, algbw * 2.0 * (world - 1) / world);
+          transport.c_str(), world, static_cast<long long>(bytes),
+          static_cast<long long>(iters), median, algbw,
+          algbw * 2.0 * (world - 1) / world);
       std::fflush(stdout);
     }
   }

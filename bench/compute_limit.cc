@@ -28,6 +28,7 @@
 #include "worker/coordinator_client.h"
 #include "worker/data/batch_loader.h"
 #include "worker/job_data.h"
+#include "worker/malloc_tuning.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
 #include "worker/progress_reporter.h"
@@ -39,6 +40,8 @@ ABSL_FLAG(int, steps, 60, "Optimizer steps per measured loop");
 ABSL_FLAG(int, rounds, 3, "Rounds of (quiet, report) loops");
 ABSL_FLAG(int, warmup, 20, "Steps before measuring");
 ABSL_FLAG(int, threads, 1, "LibTorch intra-op threads");
+ABSL_FLAG(bool, keep_freed_memory, true,
+          "As ringleader-worker's flag of the same name");
 
 namespace ringleader {
 namespace {
@@ -62,6 +65,9 @@ int Fail(const absl::Status& s) {
 
 int Run() {
   SetTorchThreads(absl::GetFlag(FLAGS_threads));
+  if (absl::GetFlag(FLAGS_keep_freed_memory)) {
+    if (absl::Status s = KeepFreedMemoryForReuse(); !s.ok()) return Fail(s);
+  }
   CoordinatorClient::Options o;
   o.hostname = "compute-limit";
   o.pid = static_cast<int>(getpid());

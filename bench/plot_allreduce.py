@@ -17,16 +17,18 @@ def main(path, png):
     by = defaultdict(dict)
     for r in rows:
         by[(r["world"], r["bytes"])][r["impl"]] = r
-    print(f"{'world':>5} {'size':>10} {'ringleader busbw':>17} {'torch busbw':>12} "
-          f"{'ratio':>6}   (GB/s; median of timed iterations)")
+    print(f"{'world':>5} {'size':>10} {'rl-shm':>8} {'rl-gloo':>8} {'torch':>8} "
+          f"{'shm/torch':>9} {'gloo/torch':>10}   (busbw GB/s; median of timed iterations)")
     for (world, size) in sorted(by):
         d = by[(world, size)]
-        a, b = d.get("ringleader-gloo"), d.get("torch-gloo")
-        if not a or not b:
-            continue
-        ratio = a["busbw_gbps"] / b["busbw_gbps"] if b["busbw_gbps"] else float("nan")
-        print(f"{world:>5} {human(size):>10} {a['busbw_gbps']:>17.3f} "
-              f"{b['busbw_gbps']:>12.3f} {ratio:>6.2f}")
+        bw = {k: d[k]["busbw_gbps"] for k in ("ringleader-shm", "ringleader-gloo", "torch-gloo")
+              if k in d}
+        t = bw.get("torch-gloo")
+        ratio = lambda k: f"{bw[k] / t:.2f}" if k in bw and t else "-"
+        cell = lambda k: f"{bw[k]:.3f}" if k in bw else "-"
+        print(f"{world:>5} {human(size):>10} {cell('ringleader-shm'):>8} "
+              f"{cell('ringleader-gloo'):>8} {cell('torch-gloo'):>8} "
+              f"{ratio('ringleader-shm'):>9} {ratio('ringleader-gloo'):>10}")
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -36,7 +38,8 @@ def main(path, png):
         return
     fig, ax = plt.subplots(figsize=(8, 5))
     for world in sorted({w for w, _ in by}):
-        for impl, style in [("ringleader-gloo", "-o"), ("torch-gloo", "--s")]:
+        for impl, style in [("ringleader-shm", "-o"), ("ringleader-gloo", "-.^"),
+                            ("torch-gloo", "--s")]:
             pts = sorted((s, d[impl]["busbw_gbps"]) for (w, s), d in by.items()
                          if w == world and impl in d)
             if pts:

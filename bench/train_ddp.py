@@ -2,8 +2,13 @@
 
 The same models as Ringleader's built-ins (worker/model/builtin_models.cc),
 the same global batch, SGD with momentum, DistributedSampler, DDP's default
-buckets (25 MiB), Gloo on 127.0.0.1, one intra-op thread per rank. Prints one
-JSON line: training samples/s over the epoch after a warm-up of 20 steps.
+buckets (25 MiB), Gloo on 127.0.0.1, one intra-op thread per rank. Trains
+--epochs epochs and evaluates on the test split after each (each rank its
+DistributedSampler shard, counts summed with all_reduce), as a training
+script's validation loop does. Prints one JSON line: training samples/s over
+the first epoch after a warm-up of 20 steps (evaluation excluded), each
+epoch's test accuracy, and the seconds from the first step to the first
+evaluation at or above 85%.
     /usr/bin/python3 bench/train_ddp.py --model mlp --world 2 --global_batch 128
 """
 import argparse
@@ -60,6 +65,9 @@ def run(rank, args, port):
     images = torch.from_numpy(idx(f"{DATA}/train-images-idx3-ubyte.gz").copy()).float().div_(255)
     images = images.sub_(0.2860).div_(0.3530).unsqueeze(1)
     labels = torch.from_numpy(idx(f"{DATA}/train-labels-idx1-ubyte.gz").astype(np.int64))
+    test_images = torch.from_numpy(idx(f"{DATA}/t10k-images-idx3-ubyte.gz").copy()).float().div_(255)
+    test_images = test_images.sub_(0.2860).div_(0.3530).unsqueeze(1)
+    test_labels = torch.from_numpy(idx(f"{DATA}/t10k-labels-idx1-ubyte.gz").astype(np.int64))
     torch.manual_seed(1)
     model = nn.parallel.DistributedDataParallel(Mlp() if args.model == "mlp" else Cnn())
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
@@ -67,28 +75,53 @@ def run(rank, args, port):
         torch.utils.data.TensorDataset(images, labels), num_replicas=args.world,
         rank=rank, shuffle=True, seed=1)
     per_rank = args.global_batch // args.world
-    order = torch.tensor(list(iter(sampler)))
-    steps = len(order) // per_rank
-    if args.max_steps:
-        steps = min(steps, args.max_steps)
-    warm = min(20, steps // 4)
-    start = None
-    for s in range(steps):
-        if s == warm:
-            dist.barrier()
-            start = time.perf_counter()
-        ids = order[s * per_rank:(s + 1) * per_rank]
-        loss = F.cross_entropy(model(images[ids]), labels[ids])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    test_ids = torch.tensor(list(iter(torch.utils.data.distributed.DistributedSampler(
+        torch.utils.data.TensorDataset(test_images, test_labels), num_replicas=args.world,
+        rank=rank, shuffle=False))))
+
+    def evaluate():
+        model.eval()
+        with torch.no_grad():
+            correct = torch.zeros(2, dtype=torch.int64)
+            for i in range(0, len(test_ids), 1024):
+                ids = test_ids[i:i + 1024]
+                correct[0] += (model(test_images[ids]).argmax(1) == test_labels[ids]).sum()
+                correct[1] += len(ids)
+            dist.all_reduce(correct)
+        model.train()
+        return correct[0].item() / correct[1].item()
+
     dist.barrier()
-    elapsed = time.perf_counter() - start
+    t_start = time.perf_counter()
+    rate, accs, to_85 = 0.0, [], None
+    for epoch in range(args.epochs):
+        sampler.set_epoch(epoch)
+        order = torch.tensor(list(iter(sampler)))
+        steps = len(order) // per_rank
+        if args.max_steps:
+            steps = min(steps, args.max_steps)
+        warm = min(20, steps // 4)
+        start = None
+        for s in range(steps):
+            if epoch == 0 and s == warm:
+                dist.barrier()
+                start = time.perf_counter()
+            ids = order[s * per_rank:(s + 1) * per_rank]
+            loss = F.cross_entropy(model(images[ids]), labels[ids])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        if epoch == 0:
+            dist.barrier()
+            rate = (steps - warm) * args.global_batch / (time.perf_counter() - start)
+        accs.append(evaluate())
+        if to_85 is None and accs[-1] >= 0.85:
+            to_85 = time.perf_counter() - t_start
     if rank == 0:
-        print(json.dumps({"impl": "pytorch-ddp", "model": args.model,
+        print(json.dumps({"impl": args.impl, "model": args.model,
                           "world": args.world, "global_batch": args.global_batch,
-                          "samples_per_s": (steps - warm) * args.global_batch / elapsed}),
-              flush=True)
+                          "samples_per_s": rate, "test_accuracy": accs,
+                          "seconds_to_85": to_85}), flush=True)
     dist.destroy_process_group()
 
 
@@ -98,6 +131,8 @@ def main():
     p.add_argument("--world", type=int, required=True)
     p.add_argument("--global_batch", type=int, required=True)
     p.add_argument("--max_steps", type=int, default=0)
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--impl", default="pytorch-ddp", help="name in the output")
     args = p.parse_args()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -1,29 +1,74 @@
-"""Table of bench/train_bench.sh's results, with the compute limit and ratios."""
+"""Table and plot of bench/train_bench.sh's results (bench/results/train.jsonl).
+
+Ratios: Ringleader (shared memory on one host) over PyTorch DDP as a user
+runs it, over DDP with glibc malloc keeping freed memory, and over the
+compute limit; time to 85% test accuracy for both.
+    train_summary.py RESULTS.jsonl [PLOT.png]
+"""
 import json
-import os
 import sys
 from collections import defaultdict
 
-CORES = os.cpu_count() or 1
+
+def fmt(x, spec):
+    return format(x, spec) if isinstance(x, (int, float)) else "-"
 
 
-def main(path):
+def main(path, png=None):
     rows = [json.loads(l) for l in open(path) if l.strip()]
     by = defaultdict(dict)
     for r in rows:
         by[(r["model"], r["global_batch"], r["world"])][r["impl"]] = r
-    print(f"{'model':>5} {'batch':>5} {'ranks':>5} {'ringleader':>11} {'ddp':>9} "
-          f"{'rl/ddp':>6} {'limit':>9} {'rl/limit':>8}   (samples/s; {CORES} cores)")
-    for (model, gb, world) in sorted(by):
-        d = by[(model, gb, world)]
-        rl = d.get("ringleader", {}).get("samples_per_s", 0)
-        ddp = d.get("pytorch-ddp", {}).get("samples_per_s", 0)
-        one = by.get((model, gb, 1), {}).get("ringleader", {}).get("samples_per_s", 0)
-        limit = one * min(world, CORES)
-        print(f"{model:>5} {gb:>5} {world:>5} {rl:>11.0f} {ddp:>9.0f} "
-              f"{(rl / ddp if ddp else float('nan')):>6.2f} {limit:>9.0f} "
-              f"{(rl / limit if limit else float('nan')):>8.2f}")
+    print(f"{'model':>5} {'batch':>5} {'ranks':>5} {'ringleader':>10} {'rl-gloo':>8} "
+          f"{'ddp':>7} {'rl/ddp':>6} {'ddp-km':>7} {'rl/km':>6} {'limit':>7} "
+          f"{'rl/lim':>6} {'rl t85':>6} {'ddp t85':>7}   (samples/s; t85 in s)")
+    for key in sorted(by):
+        d = by[key]
+        get = lambda impl, f="samples_per_s": d.get(impl, {}).get(f)
+        rl, gl, ddp, km, lim = (get("ringleader"), get("ringleader-gloo"), get("pytorch-ddp"),
+                                get("pytorch-ddp-kept-memory"), get("compute-limit"))
+        ratio = lambda a, b: a / b if a and b else None
+        print(f"{key[0]:>5} {key[1]:>5} {key[2]:>5} {fmt(rl, '10.0f')} {fmt(gl, '8.0f')} "
+              f"{fmt(ddp, '7.0f')} {fmt(ratio(rl, ddp), '6.2f')} {fmt(km, '7.0f')} "
+              f"{fmt(ratio(rl, km), '6.2f')} {fmt(lim, '7.0f')} {fmt(ratio(rl, lim), '6.2f')} "
+              f"{fmt(get('ringleader', 'seconds_to_85'), '6.1f')} "
+              f"{fmt(get('pytorch-ddp', 'seconds_to_85'), '7.1f')}")
+    costs = [(k, d["compute-limit"]) for k, d in sorted(by.items()) if "compute-limit" in d]
+    if costs:
+        print("progress reporting (every step; the default is every 10):")
+        for (model, gb, w), c in costs:
+            per_step = c["reporting_cpu_ms_per_step"] - c["cpu_ms_per_step"]
+            print(f"  {model} per-rank batch {c['per_rank_batch']}: {c['report_cpu_us']:.0f} us CPU "
+                  f"per report, {100 * per_step / c['cpu_ms_per_step'] / 10:.2f}% of a step's CPU "
+                  f"at the default rate")
+    if png:
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print("python3-matplotlib missing: no plot")
+            return
+        impls = ["compute-limit", "ringleader", "ringleader-gloo", "pytorch-ddp-kept-memory",
+                 "pytorch-ddp"]
+        keys = sorted(by)
+        fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
+        for ax, model in zip(axes, ["mlp", "cnn"]):
+            ks = [k for k in keys if k[0] == model]
+            width = 0.8 / len(impls)
+            for i, impl in enumerate(impls):
+                ax.bar([j + i * width for j in range(len(ks))],
+                       [by[k].get(impl, {}).get("samples_per_s", 0) for k in ks], width,
+                       label=impl)
+            ax.set_xticks([j + 0.4 - width / 2 for j in range(len(ks))])
+            ax.set_xticklabels([f"batch {k[1]}\n{k[2]} rank{'s' if k[2] > 1 else ''}" for k in ks])
+            ax.set_ylabel("training samples/s")
+            ax.set_title(f"{model.upper()} on Fashion-MNIST, 2 cores")
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(png, dpi=110)
+        print(f"plot: {png}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)

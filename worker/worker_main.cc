@@ -18,6 +18,7 @@
 #include "common/tls_credentials.h"
 #include "glog/logging.h"
 #include "worker/device/communicator_factory.h"
+#include "worker/malloc_tuning.h"
 #include "worker/torch_threads.h"
 #include "worker/worker_daemon.h"
 #include "worker/worker_env.h"
@@ -32,6 +33,10 @@ ABSL_FLAG(std::string, address, "127.0.0.1",
 ABSL_FLAG(int, threads, 1,
           "Intra-op threads for LibTorch (one per rank avoids "
           "oversubscribing cores when several ranks share a host).");
+ABSL_FLAG(bool, keep_freed_memory, true,
+          "Keep freed memory in the process for the next step instead of "
+          "returning it to the kernel (glibc malloc; see "
+          "worker/malloc_tuning.h).");
 ABSL_FLAG(int, max_jobs, 0, "Exit after this many jobs (0: serve forever).");
 ABSL_FLAG(int, collective_timeout_s, 60, "Timeout of one collective.");
 ABSL_FLAG(std::string, metrics_listen, "",
@@ -102,6 +107,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   SetTorchThreads(threads);
+  if (absl::GetFlag(FLAGS_keep_freed_memory)) {
+    if (absl::Status s = ringleader::KeepFreedMemoryForReuse(); !s.ok()) {
+      LOG(WARNING) << s.message();
+    }
+  }
 
   // Type=notify: READY once registered; the watchdog pings while the
   // heartbeat thread keeps beating (a hung worker is restarted by systemd).

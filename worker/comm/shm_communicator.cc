@@ -386,6 +386,13 @@ std::unique_ptr<Work> ShmCommunicator::AllReduceSumAsyncThen(
     return ReadyWork(absl::InvalidArgumentError("unknown data type"),
                      std::move(on_done));
   }
+  // The sum over one rank is the buffer itself: no copies.
+  if (world_size_ == 1) {
+    return ReadyWork(queue_.aborted()
+                         ? absl::AbortedError("communicator aborted")
+                         : absl::OkStatus(),
+                     std::move(on_done));
+  }
   return queue_.Enqueue(
       [this, data, count, type](uint32_t) {
         return AllReduceOnQueue(data, count, type);
