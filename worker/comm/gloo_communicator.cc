@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -17,6 +18,7 @@
 #include "gloo/transport/tcp/attr.h"
 #include "gloo/transport/tcp/device.h"
 #include "gloo/types.h"
+#include "worker/comm/collective_args.h"
 #include "worker/comm/gloo_kv_store.h"
 
 namespace ringleader {
@@ -74,10 +76,8 @@ void AllReduce(const std::shared_ptr<::gloo::Context>& context, void* data,
 
 absl::StatusOr<std::unique_ptr<GlooCommunicator>> GlooCommunicator::Create(
     KvClient* kv, int rank, int world_size, Options options) {
-  if (kv == nullptr) return absl::InvalidArgumentError("no kv client");
-  if (world_size < 1 || rank < 0 || rank >= world_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rank ", rank, " of world size ", world_size));
+  if (absl::Status s = CheckMembership(kv, rank, world_size); !s.ok()) {
+    return s;
   }
   if (options.timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("gloo timeout must be positive");
@@ -144,9 +144,9 @@ std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsyncThen(
   auto ready = [&on_done](absl::Status s) {
     return ReadyWork(std::move(s), std::move(on_done));
   };
-  if (count == 0) return ready(absl::OkStatus());
-  if (data == nullptr) {
-    return ready(absl::InvalidArgumentError("all-reduce of a null buffer"));
+  if (std::optional<absl::Status> decided =
+          AllReduceDecidedLocally(data, count)) {
+    return ready(*std::move(decided));
   }
   const std::chrono::milliseconds timeout = ToMs(options_.timeout);
   std::shared_ptr<::gloo::Context> ctx = context_;
@@ -177,13 +177,9 @@ std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsyncThen(
 }
 
 absl::Status GlooCommunicator::Broadcast(void* data, size_t bytes, int root) {
-  if (root < 0 || root >= world_size_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("broadcast root ", root, " of world size ", world_size_));
-  }
-  if (bytes == 0) return absl::OkStatus();
-  if (data == nullptr) {
-    return absl::InvalidArgumentError("broadcast of a null buffer");
+  if (std::optional<absl::Status> decided =
+          BroadcastDecidedLocally(data, bytes, root, world_size_)) {
+    return *decided;
   }
   const std::chrono::milliseconds timeout = ToMs(options_.timeout);
   std::shared_ptr<::gloo::Context> ctx = context_;

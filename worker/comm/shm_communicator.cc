@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "worker/comm/collective_args.h"
 
 namespace ringleader {
 namespace {
@@ -153,10 +155,8 @@ ShmCommunicator::Mapping::~Mapping() {
 
 absl::StatusOr<std::unique_ptr<ShmCommunicator>> ShmCommunicator::Create(
     KvClient* kv, int rank, int world_size, Options options) {
-  if (kv == nullptr) return absl::InvalidArgumentError("no kv client");
-  if (world_size < 1 || rank < 0 || rank >= world_size) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rank ", rank, " of world size ", world_size));
+  if (absl::Status s = CheckMembership(kv, rank, world_size); !s.ok()) {
+    return s;
   }
   if (options.timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("shm timeout must be positive");
@@ -377,10 +377,9 @@ std::unique_ptr<Work> ShmCommunicator::AllReduceSumAsync(void* data,
 
 std::unique_ptr<Work> ShmCommunicator::AllReduceSumAsyncThen(
     void* data, size_t count, DataType type, std::function<void()> on_done) {
-  if (count == 0) return ReadyWork(absl::OkStatus(), std::move(on_done));
-  if (data == nullptr) {
-    return ReadyWork(absl::InvalidArgumentError("all-reduce of a null buffer"),
-                     std::move(on_done));
+  if (std::optional<absl::Status> decided =
+          AllReduceDecidedLocally(data, count)) {
+    return ReadyWork(*std::move(decided), std::move(on_done));
   }
   if (DataTypeSize(type) == 0) {
     return ReadyWork(absl::InvalidArgumentError("unknown data type"),
@@ -447,13 +446,9 @@ absl::Status ShmCommunicator::AllReduceOnQueue(void* data, size_t count,
 }
 
 absl::Status ShmCommunicator::Broadcast(void* data, size_t bytes, int root) {
-  if (root < 0 || root >= world_size_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("broadcast root ", root, " of world size ", world_size_));
-  }
-  if (bytes == 0) return absl::OkStatus();
-  if (data == nullptr) {
-    return absl::InvalidArgumentError("broadcast of a null buffer");
+  if (std::optional<absl::Status> decided =
+          BroadcastDecidedLocally(data, bytes, root, world_size_)) {
+    return *decided;
   }
   return queue_
       .Enqueue([this, data, bytes,
