@@ -66,6 +66,11 @@ ABSL_FLAG(int, rounds, 50, "Barrier rounds per run (20 at N >= 1024).");
 ABSL_FLAG(int, procs, 0,
           "Client processes per run; 0: 1 up to N=256, then N/512 (max 4).");
 ABSL_FLAG(int, channels, 4, "gRPC channels (connections) per client process.");
+ABSL_FLAG(std::string, barriers, "stream,unary",
+          "Barrier protocols to run per N, side by side: stream (one "
+          "BarrierStream per worker) and/or unary (one Barrier call per "
+          "arrival).");
+ABSL_FLAG(std::string, barrier, "stream", "stream or unary (clients).");
 ABSL_FLAG(int64_t, lease_ms, 3000, "Coordinator --lease_ms.");
 ABSL_FLAG(int64_t, heartbeat_ms, 1000, "Coordinator --heartbeat_ms.");
 ABSL_FLAG(
@@ -162,6 +167,9 @@ struct Sim {
   int64_t reg_sent = 0, reg_done = 0, join_sent = 0, join_done = 0;
   std::vector<int64_t> bar_sent, bar_done;
   std::string error;
+  std::unique_ptr<
+      grpc::ClientBidiReactor<v1::BarrierRequest, v1::BarrierRelease>>
+      barrier_stream;
 };
 
 template <typename Req, typename Resp>
@@ -174,8 +182,8 @@ struct Call {
 class Clients {
  public:
   Clients(const std::string& target, int n, int first_index, int rounds,
-          int channels)
-      : rounds_(rounds), done_(n), sims_(n) {
+          int channels, bool stream)
+      : rounds_(rounds), stream_(stream), done_(n), sims_(n) {
     for (int c = 0; c < channels; ++c) {
       grpc::ChannelArguments args;
       // A connection of its own per channel.
@@ -328,6 +336,7 @@ class Clients {
                                        }
                                        s->rank = c->resp.rank();
                                        delete c;
+                                       if (stream_) return OpenBarrierStream(s);
                                        Barrier(s, 0);
                                      });
   }
@@ -354,7 +363,84 @@ class Clients {
                               });
   }
 
+  // A worker's barrier rounds over one BarrierStream: the arrival of round
+  // r+1 is written once round r's release was read (and the previous write
+  // completed: one write in flight at a time).
+  class BarrierRounds final
+      : public grpc::ClientBidiReactor<v1::BarrierRequest, v1::BarrierRelease> {
+   public:
+    BarrierRounds(Clients* owner, Sim* s) : owner_(owner), s_(s) {
+      SetDeadline<int>(ctx_, absl::Seconds(120));
+      s->stub->async()->BarrierStream(&ctx_, this);
+      StartRead(&release_);
+      StartCall();
+      Arrive();
+    }
+    void OnWriteDone(bool ok) override {
+      if (!ok) return;  // The read side sees the failure too.
+      if (--turns_ == 0) Next();
+    }
+    void OnReadDone(bool ok) override {
+      if (!ok) return;  // OnDone has the status.
+      s_->bar_done[round_] = NowUs();
+      if (release_.code() != 0) {
+        error_ = absl::StrCat("barrier release: code ", release_.code(), " ",
+                              release_.message());
+        ctx_.TryCancel();
+        return;
+      }
+      ++round_;
+      if (round_ < owner_->rounds_) StartRead(&release_);
+      if (--turns_ == 0) Next();
+    }
+    void OnWritesDoneDone(bool) override {}
+    void OnDone(const grpc::Status& st) override {
+      if (error_.empty() && !st.ok()) error_ = st.error_message();
+      if (error_.empty() && round_ < owner_->rounds_) error_ = "stream ended";
+      if (!error_.empty()) {
+        s_->error = error_;
+      }
+      owner_->done_.DecrementCount();
+    }
+
+   private:
+    void Next() {
+      if (round_ >= owner_->rounds_) {
+        StartWritesDone();
+        return;
+      }
+      Arrive();
+    }
+    void Arrive() {
+      turns_ = 2;  // The write's completion and the release.
+      req_.set_job_id(s_->job_id);
+      req_.set_generation(s_->generation);
+      req_.set_rank(s_->rank);
+      req_.set_name(absl::StrCat("bench-", round_));
+      req_.set_timeout_ms(60000);
+      s_->bar_sent[round_] = NowUs();
+      StartWrite(&req_);
+    }
+    Clients* const owner_;
+    Sim* const s_;
+    grpc::ClientContext ctx_;
+    v1::BarrierRequest req_;
+    v1::BarrierRelease release_;
+    int round_ = 0;
+    std::atomic<int> turns_{0};
+    std::string error_;
+  };
+
+  void OpenBarrierStream(Sim* s) {
+    if (rounds_ == 0) {
+      done_.DecrementCount();
+      return;
+    }
+    s->barrier_stream = std::make_unique<BarrierRounds>(this, s);
+  }
+
   const int rounds_;
+  const bool stream_;
   int64_t heartbeat_us_ = 1000000;
   absl::BlockingCounter done_;
   std::vector<std::unique_ptr<v1::WorkerService::Stub>> stubs_;
@@ -363,10 +449,10 @@ class Clients {
 };
 
 int ClientsMain() {
-  Clients clients(absl::GetFlag(FLAGS_coordinator),
-                  absl::GetFlag(FLAGS_workers),
-                  absl::GetFlag(FLAGS_first_index), absl::GetFlag(FLAGS_rounds),
-                  absl::GetFlag(FLAGS_channels));
+  Clients clients(
+      absl::GetFlag(FLAGS_coordinator), absl::GetFlag(FLAGS_workers),
+      absl::GetFlag(FLAGS_first_index), absl::GetFlag(FLAGS_rounds),
+      absl::GetFlag(FLAGS_channels), absl::GetFlag(FLAGS_barrier) == "stream");
   clients.Run(absl::GetFlag(FLAGS_start_at_us),
               absl::GetFlag(FLAGS_heartbeat_ms));
   clients.Write(absl::GetFlag(FLAGS_out));
@@ -377,6 +463,7 @@ int ClientsMain() {
 
 struct RunResult {
   int n = 0;
+  std::string barrier;
   int procs = 0;
   int rounds = 0;
   int failed = 0;
@@ -396,9 +483,11 @@ std::vector<int64_t> ParseList(const std::string& s) {
   return out;
 }
 
-absl::StatusOr<RunResult> RunOnce(int n, const std::string& dir) {
+absl::StatusOr<RunResult> RunOnce(int n, const std::string& barrier,
+                                  const std::string& dir) {
   RunResult r;
   r.n = n;
+  r.barrier = barrier;
   r.rounds = n >= 1024 ? std::min(20, absl::GetFlag(FLAGS_rounds))
                        : absl::GetFlag(FLAGS_rounds);
   int procs = absl::GetFlag(FLAGS_procs);
@@ -471,6 +560,7 @@ absl::StatusOr<RunResult> RunOnce(int n, const std::string& dir) {
          absl::StrCat("--workers=", k), absl::StrCat("--first_index=", first),
          absl::StrCat("--rounds=", r.rounds),
          absl::StrCat("--channels=", absl::GetFlag(FLAGS_channels)),
+         "--barrier=" + barrier,
          absl::StrCat("--heartbeat_ms=", absl::GetFlag(FLAGS_heartbeat_ms)),
          absl::StrCat("--start_at_us=", start_at),
          absl::StrCat("--out=", dir, "/clients", p, ".txt")},
@@ -553,32 +643,45 @@ int DriverMain(const char* argv0) {
   const std::string machine = MachineDescription();
   const std::string date = UtcNow();
   const double load_before = LoadAverage1();
+  std::vector<std::string> protocols =
+      absl::StrSplit(absl::GetFlag(FLAGS_barriers), ',', absl::SkipEmpty());
+  for (const std::string& p : protocols) {
+    if (p != "stream" && p != "unary") {
+      std::cerr << "--barriers: '" << p << "' is neither stream nor unary\n";
+      return 2;
+    }
+  }
+  // One row per (N, protocol); the protocols of one N run back to back, so
+  // they see the same machine.
   std::vector<std::vector<RunResult>> all;
   for (int64_t n : ParseList(absl::GetFlag(FLAGS_sizes))) {
-    std::vector<RunResult> runs;
-    for (int rep = 0; rep < absl::GetFlag(FLAGS_repeats); ++rep) {
-      absl::StatusOr<RunResult> r = RunOnce(
-          static_cast<int>(n),
-          absl::StrCat(testing::TestTempDir(), "/control-plane-bench-", n));
-      if (!r.ok()) {
-        std::cerr << "N=" << n << ": " << r.status() << "\n";
-        return 1;
+    for (const std::string& protocol : protocols) {
+      std::vector<RunResult> runs;
+      for (int rep = 0; rep < absl::GetFlag(FLAGS_repeats); ++rep) {
+        absl::StatusOr<RunResult> r = RunOnce(
+            static_cast<int>(n), protocol,
+            absl::StrCat(testing::TestTempDir(), "/control-plane-bench-", n));
+        if (!r.ok()) {
+          std::cerr << "N=" << n << ": " << r.status() << "\n";
+          return 1;
+        }
+        std::cout << absl::StrFormat(
+                         "N=%-5d %-6s run %d: register %.3f s, rendezvous "
+                         "%.3f s, barrier p50 %.2f ms p99 %.2f ms (round "
+                         "%.2f ms), coordinator CPU %.2f s over %.1f s, load "
+                         "%.1f%s",
+                         n, protocol, rep + 1, r->register_s, r->rendezvous_s,
+                         r->barrier_p50_ms, r->barrier_p99_ms, r->round_p50_ms,
+                         r->cpu_s, r->wall_s, r->load,
+                         r->failed > 0 ? absl::StrCat(", FAILED ", r->failed,
+                                                      ": ", r->first_error)
+                                       : "")
+                  << std::endl;
+        if (r->failed > 0) return 1;
+        runs.push_back(*r);
       }
-      std::cout << absl::StrFormat(
-                       "N=%-5d run %d: register %.3f s, rendezvous %.3f s, "
-                       "barrier p50 %.2f ms p99 %.2f ms (round %.2f ms), "
-                       "coordinator CPU %.2f s over %.1f s, load %.1f%s",
-                       n, rep + 1, r->register_s, r->rendezvous_s,
-                       r->barrier_p50_ms, r->barrier_p99_ms, r->round_p50_ms,
-                       r->cpu_s, r->wall_s, r->load,
-                       r->failed > 0 ? absl::StrCat(", FAILED ", r->failed,
-                                                    ": ", r->first_error)
-                                     : "")
-                << std::endl;
-      if (r->failed > 0) return 1;
-      runs.push_back(*r);
+      all.push_back(runs);
     }
-    all.push_back(runs);
   }
   auto med = [](const std::vector<RunResult>& runs, double RunResult::*field) {
     std::vector<double> v;
@@ -589,9 +692,10 @@ int DriverMain(const char* argv0) {
             << " runs (" << machine << "; lease "
             << absl::GetFlag(FLAGS_lease_ms) << " ms, heartbeat "
             << absl::GetFlag(FLAGS_heartbeat_ms) << " ms)\n";
-  std::cout << absl::StrFormat("%6s %6s %10s %12s %11s %11s %11s %9s\n", "N",
-                               "procs", "register", "rendezvous", "barrier p50",
-                               "barrier p99", "round p50", "coord CPU");
+  std::cout << absl::StrFormat("%6s %7s %6s %10s %12s %11s %11s %11s %9s\n",
+                               "N", "barrier", "procs", "register",
+                               "rendezvous", "barrier p50", "barrier p99",
+                               "round p50", "coord CPU");
   std::string json = absl::StrCat(
       "{\n  \"benchmark\": \"control_plane\",\n  \"date\": \"", date,
       "\",\n  \"machine\": \"", machine,
@@ -606,7 +710,10 @@ int DriverMain(const char* argv0) {
       "the last rank's release received\", \"coordinator_cpu_s\": "
       "\"utime+stime of the "
       "coordinator while the clients ran (register, heartbeats, rendezvous, "
-      "barriers, leave)\"},\n  \"anchor\": {\"torchelastic_4000_hosts_s\": 10, "
+      "barriers, leave)\", \"barrier\": \"stream: arrivals and releases on "
+      "one WorkerService.BarrierStream per worker; unary: one "
+      "WorkerService.Barrier call per arrival\"},\n  \"anchor\": "
+      "{\"torchelastic_4000_hosts_s\": 10, "
       "\"torchelastic_4000_hosts_before_fix_s\": 373},\n  \"targets\": "
       "{\"rendezvous_4096_s\": 2, \"barrier_p50_256_ms\": 2},\n  \"sizes\": [");
   for (size_t i = 0; i < all.size(); ++i) {
@@ -619,9 +726,9 @@ int DriverMain(const char* argv0) {
     const double cpu = med(runs, &RunResult::cpu_s);
     const double round = med(runs, &RunResult::round_p50_ms);
     std::cout << absl::StrFormat(
-        "%6d %6d %8.3f s %10.3f s %8.2f ms %8.2f ms "
+        "%6d %7s %6d %8.3f s %10.3f s %8.2f ms %8.2f ms "
         "%8.2f ms %7.2f s\n",
-        f.n, f.procs, reg, rdv, p50, p99, round, cpu);
+        f.n, f.barrier, f.procs, reg, rdv, p50, p99, round, cpu);
     std::string runs_json;
     for (const RunResult& r : runs) {
       absl::StrAppend(
@@ -638,30 +745,44 @@ int DriverMain(const char* argv0) {
     absl::StrAppend(
         &json, i == 0 ? "\n" : ",\n",
         absl::StrFormat(
-            "    {\"n\": %d, \"client_processes\": %d, \"barrier_rounds\": %d, "
+            "    {\"n\": %d, \"barrier\": \"%s\", \"client_processes\": %d, "
+            "\"barrier_rounds\": %d, "
             "\"register_s\": %.4f, \"rendezvous_s\": %.4f, \"barrier_p50_ms\": "
             "%.3f, \"barrier_p99_ms\": %.3f, \"barrier_round_p50_ms\": %.3f, "
             "\"coordinator_cpu_s\": %.3f,\n     \"runs\": [%s]}",
-            f.n, f.procs, f.rounds, reg, rdv, p50, p99, round, cpu, runs_json));
+            f.n, f.barrier, f.procs, f.rounds, reg, rdv, p50, p99, round, cpu,
+            runs_json));
   }
   absl::StrAppend(&json, "\n  ]\n}\n");
   std::cout << "Anchor: TorchElastic, 4,000 hosts: 10 s to rendezvous after "
                "its O(n) fix, 373 s before (PyTorch issue, as cited in "
                "bench/README.md).\n";
+  std::map<int, double> unary_p50;
   for (const auto& runs : all) {
-    if (runs.front().n == 4096) {
-      std::cout << absl::StrFormat(
-          "  N=4096: %.3f s, %.0fx faster than TorchElastic's 10 s (target < 2 "
-          "s: %s)\n",
-          med(runs, &RunResult::rendezvous_s),
-          10.0 / med(runs, &RunResult::rendezvous_s),
-          med(runs, &RunResult::rendezvous_s) < 2 ? "met" : "MISSED");
+    if (runs.front().barrier == "unary") {
+      unary_p50[runs.front().n] = med(runs, &RunResult::barrier_p50_ms);
     }
-    if (runs.front().n == 256) {
+  }
+  for (const auto& runs : all) {
+    const RunResult& f = runs.front();
+    if (f.n == 4096) {
+      const double rdv = med(runs, &RunResult::rendezvous_s);
       std::cout << absl::StrFormat(
-          "  N=256: barrier p50 %.2f ms (target < 2 ms: %s)\n",
-          med(runs, &RunResult::barrier_p50_ms),
-          med(runs, &RunResult::barrier_p50_ms) < 2 ? "met" : "MISSED");
+          "  N=4096 (%s run): rendezvous %.3f s, %.0fx faster than "
+          "TorchElastic's 10 s (target < 2 s: %s)\n",
+          f.barrier, rdv, 10.0 / rdv, rdv < 2 ? "met" : "MISSED");
+    }
+    if (f.n == 256) {
+      const double p50 = med(runs, &RunResult::barrier_p50_ms);
+      std::cout << absl::StrFormat(
+          "  N=256: %s barrier p50 %.2f ms%s (target "
+          "< 2 ms: %s)\n",
+          f.barrier, p50,
+          f.barrier == "stream" && unary_p50.count(256)
+              ? absl::StrFormat(", %.1fx faster than unary",
+                                unary_p50[256] / p50)
+              : "",
+          p50 < 2 ? "met" : "MISSED");
     }
   }
   const std::string path = results + "/control_plane.json";

@@ -17,7 +17,12 @@ src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "results", "contr
 dst = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "results", "control_plane.png")
 with open(src) as f:
     data = json.load(f)
-sizes = data["sizes"]
+rows = data["sizes"]
+# One row per (N, barrier protocol); older files have no "barrier" (unary).
+by_proto = {}
+for r in rows:
+    by_proto.setdefault(r.get("barrier", "unary"), []).append(r)
+sizes = by_proto.get("stream", rows)  # Rendezvous is the same protocol.
 n = [s["n"] for s in sizes]
 
 fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -34,9 +39,12 @@ a.set_title("Rendezvous, min = max = N")
 a.legend(fontsize=7)
 a.grid(True, which="both", alpha=0.3)
 
-b.plot(n, [s["barrier_p50_ms"] for s in sizes], "o-", label="p50 (per rank)")
-b.plot(n, [s["barrier_p99_ms"] for s in sizes], "s-", label="p99 (per rank)")
-b.plot(n, [s["barrier_round_p50_ms"] for s in sizes], "d--", label="round p50 (last rank)")
+styles = {"stream": ("o-", "s-"), "unary": ("o:", "s:")}
+for proto, rs in sorted(by_proto.items()):
+    m = [r["n"] for r in rs]
+    p50, p99 = styles.get(proto, ("o-", "s-"))
+    b.plot(m, [r["barrier_p50_ms"] for r in rs], p50, label="%s: p50 (per rank)" % proto)
+    b.plot(m, [r["barrier_p99_ms"] for r in rs], p99, label="%s: p99 (per rank)" % proto)
 b.axhline(2, color="gray", linestyle=":", label="target at 256: 2 ms")
 b.set_xscale("log", base=2)
 b.set_yscale("log")

@@ -54,6 +54,13 @@ class Factory final
  public:
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
+    // Streaming calls cannot tell bad bytes from a stream's end, and
+    // interception costs every message of a long-lived stream: skip them.
+    if (info->type() != grpc::experimental::ServerRpcInfo::Type::UNARY &&
+        info->type() !=
+            grpc::experimental::ServerRpcInfo::Type::SERVER_STREAMING) {
+      return nullptr;
+    }
     return new BadRequestInterceptor(info);
   }
 };

@@ -1,5 +1,6 @@
 #include "coordinator/worker_service_impl.h"
 
+#include "coordinator/barrier_stream_reactor.h"
 #include "coordinator/reactor_util.h"
 
 namespace ringleader {
@@ -74,6 +75,11 @@ ServerUnaryReactor* WorkerServiceImpl::Barrier(CallbackServerContext* ctx,
   coordinator_->Barrier(
       *req, [reactor](absl::Status s) { reactor->Finish(ToGrpcStatus(s)); });
   return reactor;
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
+WorkerServiceImpl::BarrierStream(CallbackServerContext* ctx) {
+  return NewBarrierStreamReactor(ctx, coordinator_);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::GetShard(CallbackServerContext* ctx,

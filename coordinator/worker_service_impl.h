@@ -6,10 +6,30 @@
 
 namespace ringleader {
 
+// Every method on the callback API, BarrierStream as raw bytes: the stream's
+// reactor parses each arrival itself, so bytes that are no BarrierRequest get
+// INVALID_ARGUMENT instead of looking like the client's half-close. (A method
+// missing here would fall back to the generated UNIMPLEMENTED.)
+namespace worker_service_internal {
+using WS = v1::WorkerService;
+using Base = WS::WithCallbackMethod_Register<WS::WithCallbackMethod_Heartbeat<
+    WS::WithCallbackMethod_JoinRendezvous<WS::WithCallbackMethod_KvSet<
+        WS::WithCallbackMethod_KvGet<WS::WithCallbackMethod_KvWait<
+            WS::WithCallbackMethod_KvAdd<WS::WithCallbackMethod_PublishNcclId<
+                WS::WithCallbackMethod_FetchNcclId<
+                    WS::WithCallbackMethod_Barrier<
+                        WS::WithRawCallbackMethod_BarrierStream<
+                            WS::WithCallbackMethod_GetShard<
+                                WS::WithCallbackMethod_ReportProgress<
+                                    WS::WithCallbackMethod_CommitCheckpoint<
+                                        WS::WithCallbackMethod_Leave<
+                                            WS::Service>>>>>>>>>>>>>>>;
+}  // namespace worker_service_internal
+
 // gRPC adapter of WorkerService (callback API): translates and delegates to
 // Coordinator, nothing else. Blocking calls finish from the coordinator's
 // callbacks, so a waiting call holds no thread. Thread-safe.
-class WorkerServiceImpl final : public v1::WorkerService::CallbackService {
+class WorkerServiceImpl final : public worker_service_internal::Base {
  public:
   explicit WorkerServiceImpl(Coordinator* coordinator)
       : coordinator_(coordinator) {}
@@ -44,6 +64,8 @@ class WorkerServiceImpl final : public v1::WorkerService::CallbackService {
   grpc::ServerUnaryReactor* Barrier(grpc::CallbackServerContext* ctx,
                                     const v1::BarrierRequest* req,
                                     v1::BarrierResponse* resp) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* BarrierStream(
+      grpc::CallbackServerContext* ctx) override;
   grpc::ServerUnaryReactor* GetShard(grpc::CallbackServerContext* ctx,
                                      const v1::GetShardRequest* req,
                                      v1::ShardAssignment* resp) override;

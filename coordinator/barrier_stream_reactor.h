@@ -1,0 +1,33 @@
+#ifndef RINGLEADER_COORDINATOR_BARRIER_STREAM_REACTOR_H_
+#define RINGLEADER_COORDINATOR_BARRIER_STREAM_REACTOR_H_
+
+#include <memory>
+
+#include "coordinator/coordinator.h"
+#include "grpcpp/grpcpp.h"
+#include "ringleader/v1/worker_service.grpc.pb.h"
+
+namespace ringleader {
+
+// Serves one WorkerService.BarrierStream call (raw bytes: it parses each
+// BarrierRequest itself): every request read is handed to
+// Coordinator::Barrier as an arrival, and its outcome is written back as
+// a BarrierRelease when the coordinator calls back (from any thread, possibly
+// long after, possibly after the stream is gone: the outcome is then
+// dropped). Reading goes on while arrivals wait, so one stream can hold
+// arrivals at several barriers.
+//
+// The call ends OK once the client has half-closed and every arrival it made
+// has been answered; INVALID_ARGUMENT at the first message that is no
+// BarrierRequest; CANCELLED if the client goes away. Pending arrivals of a
+// stream that ended stay at their barriers until released or timed out, as a
+// cancelled Barrier call's do.
+//
+// Creates itself for the call and deletes itself in OnDone.
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
+NewBarrierStreamReactor(grpc::CallbackServerContext* ctx,
+                        Coordinator* coordinator);
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_COORDINATOR_BARRIER_STREAM_REACTOR_H_

@@ -1,0 +1,330 @@
+// WorkerService.BarrierStream over real gRPC: arrivals written on a stream
+// are answered with one BarrierRelease each, with the same outcomes as the
+// unary Barrier call, and the stream survives a failed arrival.
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "ringleader/v1/user_service.grpc.pb.h"
+#include "ringleader/v1/worker_service.grpc.pb.h"
+#include "tests/testing/in_process_coordinator.h"
+#include "tests/testing/job_specs.h"
+
+namespace ringleader {
+namespace {
+
+using grpc::StatusCode;
+using Stream = grpc::ClientReaderWriter<v1::BarrierRequest, v1::BarrierRelease>;
+
+constexpr int kCodeOk = 0;
+
+class BarrierStreamTest : public ::testing::Test {
+ protected:
+  // A job of `world` ranks, formed: one stub (own connection) per rank.
+  void Form(int world) {
+    auto c = testing::InProcessCoordinator::Start();
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = *std::move(c);
+    v1::JobSpec spec = testing::MinimalJobSpec("barriers", world, world);
+    spec.set_rendezvous_last_call_ms(0);
+    v1::SubmitJobRequest sub;
+    *sub.mutable_spec() = spec;
+    v1::SubmitJobResponse sresp;
+    ASSERT_TRUE(coordinator_->users()
+                    .SubmitJob(testing::ClientContext().get(), sub, &sresp)
+                    .ok());
+    job_ = sresp.job_id();
+    std::vector<std::string> ids;
+    for (int i = 0; i < world; ++i) {
+      stubs_.push_back(v1::WorkerService::NewStub(coordinator_->NewChannel()));
+      v1::RegisterRequest reg;
+      reg.set_hostname("host");
+      reg.set_pid(100 + i);
+      reg.set_device("cpu");
+      reg.set_address("127.0.0.1");
+      v1::RegisterResponse rr;
+      ASSERT_TRUE(
+          stubs_[i]->Register(testing::ClientContext().get(), reg, &rr).ok());
+      v1::HeartbeatRequest hb;
+      hb.set_worker_id(rr.worker_id());
+      v1::HeartbeatResponse hr;
+      ASSERT_TRUE(
+          stubs_[i]->Heartbeat(testing::ClientContext().get(), hb, &hr).ok());
+      ASSERT_EQ(hr.assignment().job_id(), job_);
+      ids.push_back(rr.worker_id());
+    }
+    std::vector<v1::JoinRendezvousResponse> joined(world);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < world; ++i) {
+      threads.emplace_back([&, i] {
+        v1::JoinRendezvousRequest req;
+        req.set_job_id(job_);
+        req.set_worker_id(ids[i]);
+        req.set_timeout_ms(20000);
+        EXPECT_TRUE(stubs_[i]
+                        ->JoinRendezvous(testing::ClientContext().get(), req,
+                                         &joined[i])
+                        .ok());
+      });
+    }
+    for (auto& t : threads) t.join();
+    // Index the stubs by rank.
+    std::vector<std::unique_ptr<v1::WorkerService::Stub>> by_rank(world);
+    for (int i = 0; i < world; ++i) {
+      ASSERT_GE(joined[i].rank(), 0);
+      by_rank[joined[i].rank()] = std::move(stubs_[i]);
+    }
+    stubs_ = std::move(by_rank);
+    generation_ = joined[0].generation();
+  }
+
+  struct Open {
+    std::unique_ptr<grpc::ClientContext> ctx;
+    std::unique_ptr<Stream> stream;
+  };
+  Open OpenStream(int rank) {
+    Open o;
+    o.ctx = testing::ClientContext(absl::Seconds(30));
+    o.stream = stubs_[rank]->BarrierStream(o.ctx.get());
+    return o;
+  }
+
+  v1::BarrierRequest Arrival(int rank, const std::string& name,
+                             int64_t timeout_ms = 20000) {
+    v1::BarrierRequest r;
+    r.set_job_id(job_);
+    r.set_generation(generation_);
+    r.set_rank(rank);
+    r.set_name(name);
+    r.set_timeout_ms(timeout_ms);
+    return r;
+  }
+
+  // The next release on `s` (a failed read gives code -1).
+  static v1::BarrierRelease Next(Stream* s) {
+    v1::BarrierRelease r;
+    if (!s->Read(&r)) r.set_code(-1);
+    return r;
+  }
+
+  std::unique_ptr<testing::InProcessCoordinator> coordinator_;
+  std::vector<std::unique_ptr<v1::WorkerService::Stub>> stubs_;
+  std::string job_;
+  int64_t generation_ = 0;
+};
+
+TEST_F(BarrierStreamTest, EveryRankIsReleasedEveryRound) {
+  Form(3);
+  std::vector<Open> s;
+  for (int r = 0; r < 3; ++r) s.push_back(OpenStream(r));
+  for (int round = 0; round < 5; ++round) {
+    const std::string name = absl::StrCat("round-", round);
+    for (int r = 0; r < 3; ++r) {
+      ASSERT_TRUE(s[r].stream->Write(Arrival(r, name)));
+    }
+    for (int r = 0; r < 3; ++r) {
+      v1::BarrierRelease rel = Next(s[r].stream.get());
+      EXPECT_EQ(rel.code(), kCodeOk) << rel.message();
+      EXPECT_EQ(rel.name(), name);
+    }
+  }
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(s[r].stream->WritesDone());
+    grpc::Status st = s[r].stream->Finish();
+    EXPECT_TRUE(st.ok()) << st.error_message();
+  }
+}
+
+TEST_F(BarrierStreamTest, ReleasesComeAsRoundsCompleteNotAsArrivalsWent) {
+  Form(2);
+  Open a = OpenStream(0), b = OpenStream(1);
+  // Rank 0 waits at two barriers on one stream.
+  ASSERT_TRUE(a.stream->Write(Arrival(0, "first")));
+  ASSERT_TRUE(a.stream->Write(Arrival(0, "second")));
+  // Rank 1 completes "second" before "first".
+  ASSERT_TRUE(b.stream->Write(Arrival(1, "second")));
+  EXPECT_EQ(Next(a.stream.get()).name(), "second");
+  EXPECT_EQ(Next(b.stream.get()).name(), "second");
+  ASSERT_TRUE(b.stream->Write(Arrival(1, "first")));
+  EXPECT_EQ(Next(a.stream.get()).name(), "first");
+  EXPECT_EQ(Next(b.stream.get()).name(), "first");
+}
+
+TEST_F(BarrierStreamTest, ABadArrivalIsAnsweredAndTheStreamGoesOn) {
+  Form(2);
+  Open a = OpenStream(0), b = OpenStream(1);
+  struct Case {
+    v1::BarrierRequest req;
+    int code;
+    std::string in_message;
+  };
+  std::vector<Case> cases;
+  cases.push_back({Arrival(7, "x"),
+                   static_cast<int>(StatusCode::INVALID_ARGUMENT), "rank 7"});
+  v1::BarrierRequest stale = Arrival(0, "x");
+  stale.set_generation(generation_ + 5);
+  cases.push_back({stale, -2, ""});  // Any error: checked below.
+  v1::BarrierRequest unknown = Arrival(0, "x");
+  unknown.set_job_id("no-such-job");
+  cases.push_back({unknown, static_cast<int>(StatusCode::NOT_FOUND), ""});
+  cases.push_back(
+      {Arrival(0, ""), static_cast<int>(StatusCode::INVALID_ARGUMENT), "name"});
+  for (const Case& c : cases) {
+    ASSERT_TRUE(a.stream->Write(c.req));
+    v1::BarrierRelease rel = Next(a.stream.get());
+    if (c.code == -2) {
+      EXPECT_GT(rel.code(), 0) << c.req.ShortDebugString();
+    } else {
+      EXPECT_EQ(rel.code(), c.code)
+          << c.req.ShortDebugString() << ": " << rel.message();
+    }
+    EXPECT_NE(rel.message().find(c.in_message), std::string::npos)
+        << rel.message();
+    EXPECT_FALSE(rel.message().empty());
+  }
+  // A rank waiting twice at one barrier.
+  ASSERT_TRUE(a.stream->Write(Arrival(0, "twice")));
+  ASSERT_TRUE(a.stream->Write(Arrival(0, "twice")));
+  v1::BarrierRelease dup = Next(a.stream.get());
+  EXPECT_EQ(dup.code(), static_cast<int>(StatusCode::ALREADY_EXISTS))
+      << dup.message();
+  // The stream still works: the first "twice" arrival completes.
+  ASSERT_TRUE(b.stream->Write(Arrival(1, "twice")));
+  EXPECT_EQ(Next(a.stream.get()).code(), kCodeOk);
+  EXPECT_EQ(Next(b.stream.get()).code(), kCodeOk);
+}
+
+TEST_F(BarrierStreamTest, ATimedOutArrivalIsReleasedWithDeadlineExceeded) {
+  Form(3);
+  Open a = OpenStream(0);
+  ASSERT_TRUE(a.stream->Write(Arrival(0, "alone", /*timeout_ms=*/50)));
+  v1::BarrierRelease rel = Next(a.stream.get());
+  EXPECT_EQ(rel.code(), static_cast<int>(StatusCode::DEADLINE_EXCEEDED));
+  EXPECT_NE(rel.message().find("1 of 3"), std::string::npos) << rel.message();
+}
+
+TEST_F(BarrierStreamTest, AHalfClosedStreamEndsOkOnceItsArrivalsAreAnswered) {
+  Form(2);
+  Open a = OpenStream(0), b = OpenStream(1);
+  ASSERT_TRUE(a.stream->Write(Arrival(0, "late")));
+  ASSERT_TRUE(a.stream->WritesDone());
+  ASSERT_TRUE(b.stream->Write(Arrival(1, "late")));
+  EXPECT_EQ(Next(a.stream.get()).code(), kCodeOk);
+  EXPECT_EQ(Next(a.stream.get()).code(), -1);  // Nothing more.
+  grpc::Status st = a.stream->Finish();
+  EXPECT_TRUE(st.ok()) << st.error_message();
+}
+
+// Below, a stream's arrivals are handled in order: once a later barrier on
+// it ("sync") is released, the earlier arrival is registered.
+TEST_F(BarrierStreamTest, AnEndedJobAbortsPendingArrivals) {
+  Form(2);
+  Open a = OpenStream(0), b = OpenStream(1);
+  ASSERT_TRUE(a.stream->Write(Arrival(0, "never")));
+  ASSERT_TRUE(a.stream->Write(Arrival(0, "sync")));
+  ASSERT_TRUE(b.stream->Write(Arrival(1, "sync")));
+  ASSERT_EQ(Next(a.stream.get()).name(), "sync");
+  ASSERT_EQ(Next(b.stream.get()).name(), "sync");
+  v1::CancelJobRequest cancel;
+  cancel.set_job_id(job_);
+  v1::Job j;
+  ASSERT_TRUE(coordinator_->users()
+                  .CancelJob(testing::ClientContext().get(), cancel, &j)
+                  .ok());
+  v1::BarrierRelease rel = Next(a.stream.get());
+  EXPECT_EQ(rel.name(), "never");
+  EXPECT_EQ(rel.code(), static_cast<int>(StatusCode::ABORTED)) << rel.message();
+}
+
+TEST_F(BarrierStreamTest, AClientThatGoesAwayLeavesTheServerServing) {
+  Form(2);
+  Open b = OpenStream(1);
+  {
+    Open a = OpenStream(0);
+    ASSERT_TRUE(a.stream->Write(Arrival(0, "gone")));
+    ASSERT_TRUE(a.stream->Write(Arrival(0, "sync")));
+    ASSERT_TRUE(b.stream->Write(Arrival(1, "sync")));
+    ASSERT_EQ(Next(a.stream.get()).name(), "sync");  // "gone" is registered.
+    ASSERT_EQ(Next(b.stream.get()).name(), "sync");
+    a.ctx->TryCancel();
+    EXPECT_EQ(a.stream->Finish().error_code(), StatusCode::CANCELLED);
+  }
+  // Rank 0's arrival still counts (as a cancelled Barrier call's does): the
+  // round completes for rank 1, and rank 0's release goes nowhere.
+  ASSERT_TRUE(b.stream->Write(Arrival(1, "gone")));
+  v1::BarrierRelease gone = Next(b.stream.get());
+  EXPECT_EQ(gone.name(), "gone");
+  EXPECT_EQ(gone.code(), kCodeOk) << gone.message();
+  // A new stream for rank 0 works.
+  Open a2 = OpenStream(0);
+  ASSERT_TRUE(a2.stream->Write(Arrival(0, "again")));
+  ASSERT_TRUE(b.stream->Write(Arrival(1, "again")));
+  EXPECT_EQ(Next(a2.stream.get()).code(), kCodeOk);
+  EXPECT_EQ(Next(b.stream.get()).code(), kCodeOk);
+}
+
+// Bytes that are no BarrierRequest end the call with INVALID_ARGUMENT.
+class RawStream final
+    : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  RawStream(grpc::GenericStub* stub, const std::string& bytes) {
+    ctx_.set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::seconds(30));
+    grpc::Slice slice(bytes);
+    request_ = grpc::ByteBuffer(&slice, 1);
+    stub->PrepareBidiStreamingCall(&ctx_,
+                                   "/ringleader.v1.WorkerService/BarrierStream",
+                                   grpc::StubOptions(), this);
+    StartWrite(&request_);
+    StartRead(&response_);
+    StartCall();
+  }
+  void OnWriteDone(bool) override {}
+  void OnReadDone(bool) override {}
+  void OnDone(const grpc::Status& s) override {
+    absl::MutexLock lock(&mu_);
+    status_ = s;
+    done_ = true;
+  }
+  grpc::Status Wait() {
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(&done_), absl::Seconds(30));
+    return done_ ? status_ : grpc::Status(StatusCode::UNKNOWN, "no end");
+  }
+
+ private:
+  grpc::ClientContext ctx_;
+  grpc::ByteBuffer request_, response_;
+  absl::Mutex mu_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(BarrierStreamTest, GarbageOnTheStreamIsInvalidArgument) {
+  Form(2);
+  grpc::GenericStub generic(coordinator_->channel());
+  for (const std::string& garbage :
+       {std::string("\xff\xff\xff\xff"), std::string("\x0f garbage", 9)}) {
+    RawStream raw(&generic, garbage);
+    grpc::Status st = raw.Wait();
+    EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT)
+        << st.error_message();
+    EXPECT_NE(st.error_message().find("does not parse"), std::string::npos)
+        << st.error_message();
+  }
+  // Still serving.
+  Open a = OpenStream(0), b = OpenStream(1);
+  ASSERT_TRUE(a.stream->Write(Arrival(0, "after")));
+  ASSERT_TRUE(b.stream->Write(Arrival(1, "after")));
+  EXPECT_EQ(Next(a.stream.get()).code(), kCodeOk);
+  EXPECT_EQ(Next(b.stream.get()).code(), kCodeOk);
+}
+
+}  // namespace
+}  // namespace ringleader
