@@ -50,6 +50,7 @@ min_workers: $5
 max_workers: $5
 seed: 1
 progress_every_steps: 10
+progress_min_interval_ms: 100
 evaluate_every_epoch: true
 ddp { cpu_transport: CPU_TRANSPORT_$6 }
 SPEC

@@ -35,12 +35,18 @@ def main(path, png=None):
               f"{fmt(get('pytorch-ddp', 'seconds_to_85'), '7.1f')}")
     costs = [(k, d["compute-limit"]) for k, d in sorted(by.items()) if "compute-limit" in d]
     if costs:
-        print("progress reporting (every step; the default is every 10):")
+        # The default schedule (worker/progress_schedule.h): every 10th step,
+        # at most once per 100 ms.
+        print("progress reporting (measured on every step; cost at the default of every "
+              "10 steps, at most once per 100 ms):")
         for (model, gb, w), c in costs:
-            per_step = c["reporting_cpu_ms_per_step"] - c["cpu_ms_per_step"]
+            per_report_ms = c["reporting_cpu_ms_per_step"] - c["cpu_ms_per_step"]
+            step_s = c["per_rank_batch"] / c["per_rank_samples_per_s"]
+            reports_per_step = min(1 / 10, step_s / 0.1)
             print(f"  {model} per-rank batch {c['per_rank_batch']}: {c['report_cpu_us']:.0f} us CPU "
-                  f"per report, {100 * per_step / c['cpu_ms_per_step'] / 10:.2f}% of a step's CPU "
-                  f"at the default rate")
+                  f"per report, {1e3 * step_s:.2f} ms steps, "
+                  f"{100 * per_report_ms * reports_per_step / c['cpu_ms_per_step']:.2f}% of a "
+                  f"step's CPU at the default schedule")
     if png:
         try:
             import matplotlib

@@ -172,6 +172,9 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
   AddValue(c, "--progress_every", &o->progress_every,
            "Report progress every N steps (default 10)")
       ->group(g_train);
+  AddValue(c, "--progress_interval_ms", &o->progress_interval_ms,
+           "Report progress at most once per this many ms (default 100)")
+      ->group(g_train);
   AddValue(c, "--checkpoint_dir", &o->checkpoint_dir,
            "Absolute directory for checkpoints; empty disables them")
       ->group(g_train);
@@ -267,6 +270,9 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
   if (o.checkpoint_dir) spec->set_checkpoint_dir(*o.checkpoint_dir);
   if (o.checkpoint_every) spec->set_checkpoint_every_steps(*o.checkpoint_every);
   if (o.progress_every) spec->set_progress_every_steps(*o.progress_every);
+  if (o.progress_interval_ms) {
+    spec->set_progress_min_interval_ms(*o.progress_interval_ms);
+  }
   if (o.max_restarts) spec->set_max_restarts(*o.max_restarts);
   if (o.device) spec->set_device(*o.device);
   if (o.last_call_ms) spec->set_rendezvous_last_call_ms(*o.last_call_ms);
@@ -317,6 +323,7 @@ std::string FlagForField(absl::string_view field_path) {
       {"checkpoint_dir", "--checkpoint_dir"},
       {"checkpoint_every_steps", "--checkpoint_every"},
       {"progress_every_steps", "--progress_every"},
+      {"progress_min_interval_ms", "--progress_interval_ms"},
       {"max_restarts", "--max_restarts"},
       {"device", "--device"},
       {"rendezvous_last_call_ms", "--last_call_ms"},

@@ -44,6 +44,7 @@ struct SpecOverrides {
   std::optional<std::string> checkpoint_dir;
   std::optional<int32_t> checkpoint_every;
   std::optional<int32_t> progress_every;
+  std::optional<int32_t> progress_interval_ms;
   std::optional<int32_t> max_restarts;
   std::optional<v1::DeviceKind> device;
   std::optional<int64_t> last_call_ms;

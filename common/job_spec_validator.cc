@@ -26,6 +26,7 @@ constexpr int kMaxEpochs = 100000;
 constexpr int kMaxBatchSize = 65536;
 constexpr int kMaxWorkers = 4096;
 constexpr int kMaxProgressEverySteps = 1000000;
+constexpr int kMaxProgressMinIntervalMs = 3600000;  // An hour.
 constexpr int kMaxRestarts = 1000;
 constexpr int64_t kMaxLastCallMs = 600000;             // 10 minutes
 constexpr int64_t kMaxRendezvousTimeoutMs = 86400000;  // 1 day
@@ -289,6 +290,12 @@ absl::Status CheckRuntime(const v1::JobSpec& spec) {
     return s;
   }
   if (absl::Status s =
+          InRange("progress_min_interval_ms", spec.progress_min_interval_ms(),
+                  0, kMaxProgressMinIntervalMs);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
           InRange("max_restarts", spec.max_restarts(), 0, kMaxRestarts);
       !s.ok()) {
     return s;
@@ -373,6 +380,9 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec) {
 
 v1::JobSpec WithDefaults(v1::JobSpec spec) {
   if (spec.progress_every_steps() == 0) spec.set_progress_every_steps(10);
+  if (spec.progress_min_interval_ms() == 0) {
+    spec.set_progress_min_interval_ms(100);
+  }
   if (spec.rendezvous_last_call_ms() == 0) {
     spec.set_rendezvous_last_call_ms(1000);
   }

@@ -29,6 +29,7 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec);
 
 // `spec` with zero-valued optional settings replaced by their defaults:
 //   progress_every_steps         0 -> 10
+//   progress_min_interval_ms     0 -> 100
 //   rendezvous_last_call_ms      0 -> 1000
 //   rendezvous_timeout_ms        0 -> 600000 (10 minutes)
 //   gradient_accumulation_steps  0 -> 1

@@ -17,6 +17,7 @@
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
 #include "worker/progress_reporter.h"
+#include "worker/progress_schedule.h"
 #include "worker/resume.h"
 #include "worker/timeline.h"
 
@@ -207,7 +208,11 @@ absl::Status Trainer::Run() {
   ProgressReporter reporter([this](const v1::ReportProgressRequest& r) {
     return env_.client->ReportProgress(r);
   });
-  const int every = std::max(1, spec.progress_every_steps());
+  // Reporting waits out progress_min_interval_ms (0 in a spec that skipped
+  // WithDefaults: by steps alone).
+  ProgressSchedule progress(spec.progress_every_steps(),
+                            absl::Milliseconds(spec.progress_min_interval_ms()),
+                            absl::Now());
   const int accumulate = std::max(1, spec.gradient_accumulation_steps());
   const int64_t train_size = env_.data->train->size();
   const int64_t steps_per_epoch =
@@ -356,7 +361,7 @@ absl::Status Trainer::Run() {
         env_.metrics->step->Set(static_cast<double>(step));
       }
       ++window_steps;
-      if (step % every == 0) {
+      if (progress.Due(step, absl::Now())) {
         const double secs = absl::ToDoubleSeconds(absl::Now() - window_start);
         v1::ReportProgressRequest p;
         p.set_job_id(job_id_);

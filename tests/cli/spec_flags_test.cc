@@ -37,6 +37,7 @@ constexpr char kFullFlags[] =
     "--optimizer=sgd --lr=0.05 --momentum=0.9 --weight_decay=0.0001 "
     "--epochs=3 --batch_size=64 --min_workers=2 --max_workers=4 --seed=42 "
     "--checkpoint_dir=/ck --checkpoint_every=100 --progress_every=5 "
+    "--progress_interval_ms=250 "
     "--max_restarts=3 --device=cuda --last_call_ms=250 "
     "--rendezvous_timeout_ms=9000 --resume --grad_accum=2 "
     "--bucket_cap_bytes=4096 --first_bucket_bytes=1024 "
@@ -67,6 +68,7 @@ TEST(SpecFlagsTest, EveryFlagSetsItsField) {
   EXPECT_EQ(s.checkpoint_dir(), "/ck");
   EXPECT_EQ(s.checkpoint_every_steps(), 100);
   EXPECT_EQ(s.progress_every_steps(), 5);
+  EXPECT_EQ(s.progress_min_interval_ms(), 250);
   EXPECT_EQ(s.max_restarts(), 3);
   EXPECT_EQ(s.device(), v1::DEVICE_KIND_CUDA);
   EXPECT_EQ(s.rendezvous_last_call_ms(), 250);

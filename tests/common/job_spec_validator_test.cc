@@ -332,6 +332,15 @@ std::vector<Case> Cases() {
        "progress_every_steps"},
       {"progress max", With([](S s) { s.set_progress_every_steps(1000000); }),
        ""},
+      // progress_min_interval_ms
+      {"progress interval negative",
+       With([](S s) { s.set_progress_min_interval_ms(-1); }),
+       "progress_min_interval_ms"},
+      {"progress interval over an hour",
+       With([](S s) { s.set_progress_min_interval_ms(3600001); }),
+       "progress_min_interval_ms"},
+      {"progress interval an hour",
+       With([](S s) { s.set_progress_min_interval_ms(3600000); }), ""},
       // max_restarts
       {"restarts negative", With([](S s) { s.set_max_restarts(-1); }),
        "max_restarts"},
@@ -496,6 +505,7 @@ TEST(JobSpecValidatorTest, FirstErrorInFieldOrderWins) {
 TEST(JobSpecValidatorTest, WithDefaultsFillsZeroValues) {
   const v1::JobSpec d = WithDefaults(ValidSpec());
   EXPECT_EQ(d.progress_every_steps(), 10);
+  EXPECT_EQ(d.progress_min_interval_ms(), 100);
   EXPECT_EQ(d.rendezvous_last_call_ms(), 1000);
   EXPECT_EQ(d.rendezvous_timeout_ms(), 600000);
   EXPECT_EQ(d.gradient_accumulation_steps(), 1);
@@ -507,6 +517,7 @@ TEST(JobSpecValidatorTest, WithDefaultsFillsZeroValues) {
 TEST(JobSpecValidatorTest, WithDefaultsKeepsSetValuesAndIsIdempotent) {
   v1::JobSpec spec = ValidSpec();
   spec.set_progress_every_steps(3);
+  spec.set_progress_min_interval_ms(9);
   spec.set_rendezvous_last_call_ms(5);
   spec.set_rendezvous_timeout_ms(7);
   spec.set_gradient_accumulation_steps(4);

@@ -41,6 +41,8 @@ v1::JobSpec Spec(const std::string& timeline_dir) {
   s.set_max_workers(kWorld);
   s.set_seed(7);
   s.set_progress_every_steps(2);
+  s.set_progress_min_interval_ms(
+      1);  // Reports from every rank however short the run.
   // Small buckets: several all-reduces per step, launched during backward.
   s.mutable_ddp()->set_first_bucket_bytes(1024);
   s.mutable_ddp()->set_bucket_cap_bytes(2048);
