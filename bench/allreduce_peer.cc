@@ -1,10 +1,12 @@
 // ringleader-allreduce-peer: one rank of the all-reduce benchmark. A real
 // worker client (registers, takes the benchmark job, joins its rendezvous)
 // builds the generation's communicator through the same factory the worker
-// daemon uses (shared memory or Gloo, --transport), then times in-place float32
-// sum all-reduces of each size. Rank 0 prints one JSON object per size
+// daemon uses (shared memory or Gloo, --transport; NCCL with --device=cuda:N),
+// then times in-place float32 sum all-reduces of each size (each returns once
+// the result is in the buffer, on the GPU too). Rank 0 prints one JSON object per size
 // (nccl-tests' definitions: algbw = bytes / time, busbw = algbw * 2 (n - 1) /
 // n).
+#include <torch/torch.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,8 +22,13 @@
 #include "grpcpp/grpcpp.h"
 #include "worker/coordinator_client.h"
 #include "worker/device/communicator_factory.h"
+#include "worker/device/device.h"
 
 ABSL_FLAG(std::string, coordinator, "", "Coordinator HOST:PORT.");
+ABSL_FLAG(std::string, device, "cpu",
+          "cpu, or cuda:N: the buffer lives on that GPU and the worker's "
+          "factory gives the NCCL communicator (needs a CUDA LibTorch build, "
+          "RINGLEADER_LIBTORCH).");
 ABSL_FLAG(std::string, transport, "shm",
           "shm (shared memory) or gloo (TCP): the job's ddp.cpu_transport.");
 ABSL_FLAG(std::string, sizes,
@@ -37,6 +44,21 @@ namespace ringleader {
 namespace {
 
 int Run() {
+  // A device this build cannot use fails here, before joining a job.
+  const std::string device_name = absl::GetFlag(FLAGS_device);
+  absl::StatusOr<Device> device = ParseDevice(device_name);
+  if (!device.ok()) {
+    std::cerr << device.status() << "\n";
+    return 2;
+  }
+  if (absl::Status s = CheckDevice(device_name); !s.ok()) {
+    std::cerr << s << "\n";
+    return 2;
+  }
+  const torch::Device torch_device =
+      device->cuda ? torch::Device(torch::kCUDA,
+                                   static_cast<c10::DeviceIndex>(device->index))
+                   : torch::Device(torch::kCPU);
   CoordinatorClient::Options o;
   o.hostname = "allreduce-bench";
   o.pid = static_cast<int>(getpid());
@@ -70,13 +92,15 @@ int Run() {
   request.rank = gen->rank();
   request.world_size = gen->world_size();
   request.timeout = absl::Seconds(120);
-  const std::string transport = absl::GetFlag(FLAGS_transport);
+  std::string transport = absl::GetFlag(FLAGS_transport);
   if (transport != "shm" && transport != "gloo") {
     std::cerr << "--transport must be shm or gloo\n";
     return 2;
   }
   request.cpu_transport =
       transport == "shm" ? v1::CPU_TRANSPORT_SHM : v1::CPU_TRANSPORT_GLOO;
+  request.device = *device;
+  if (device->cuda) transport = "nccl";
   absl::StatusOr<std::unique_ptr<Communicator>> comm =
       CreateCommunicator(request);
   if (!comm.ok()) {
@@ -92,13 +116,17 @@ int Run() {
       return 2;
     }
     const size_t count = static_cast<size_t>(bytes / 4);
-    std::vector<float> buf(count, 1.0f);
+    // On the worker's device, as the reducer's buckets are.
+    torch::Tensor tensor = torch::ones(
+        {static_cast<int64_t>(count)},
+        torch::TensorOptions().dtype(torch::kFloat32).device(torch_device));
+    float* const data = tensor.data_ptr<float>();
     // Warm-up (connections, caches), and every rank agrees on the number of
     // timed iterations: rank 0's estimate, broadcast.
     absl::Time t0 = absl::Now();
     for (int i = 0; i < 2; ++i) {
       if (absl::Status s =
-              (*comm)->AllReduceSum(buf.data(), count, DataType::kFloat32);
+              (*comm)->AllReduceSum(data, count, DataType::kFloat32);
           !s.ok()) {
         std::cerr << s << "\n";
         return 1;
@@ -118,7 +146,7 @@ int Run() {
     for (int64_t i = 0; i < iters; ++i) {
       const absl::Time start = absl::Now();
       if (absl::Status s =
-              (*comm)->AllReduceSum(buf.data(), count, DataType::kFloat32);
+              (*comm)->AllReduceSum(data, count, DataType::kFloat32);
           !s.ok()) {
         std::cerr << s << "\n";
         return 1;

@@ -17,18 +17,24 @@ def main(path, png):
     by = defaultdict(dict)
     for r in rows:
         by[(r["world"], r["bytes"])][r["impl"]] = r
-    print(f"{'world':>5} {'size':>10} {'rl-shm':>8} {'rl-gloo':>8} {'torch':>8} "
-          f"{'shm/torch':>9} {'gloo/torch':>10}   (busbw GB/s; median of timed iterations)")
+    impls = {i for d in by.values() for i in d}
+    # CPU runs compare with torch's Gloo, GPU runs (DEVICE=cuda) with its NCCL.
+    if "ringleader-nccl" in impls:
+        ours, torch_impl = ["ringleader-nccl"], "torch-nccl"
+    else:
+        ours, torch_impl = ["ringleader-shm", "ringleader-gloo"], "torch-gloo"
+    short = lambda k: k.replace("ringleader-", "rl-")
+    print(f"{'world':>5} {'size':>10} " + " ".join(f"{short(k):>8}" for k in ours) +
+          f" {'torch':>8} " + " ".join(f"{short(k)[3:] + '/torch':>10}" for k in ours) +
+          "   (busbw GB/s; median of timed iterations)")
     for (world, size) in sorted(by):
         d = by[(world, size)]
-        bw = {k: d[k]["busbw_gbps"] for k in ("ringleader-shm", "ringleader-gloo", "torch-gloo")
-              if k in d}
-        t = bw.get("torch-gloo")
+        bw = {k: d[k]["busbw_gbps"] for k in ours + [torch_impl] if k in d}
+        t = bw.get(torch_impl)
         ratio = lambda k: f"{bw[k] / t:.2f}" if k in bw and t else "-"
         cell = lambda k: f"{bw[k]:.3f}" if k in bw else "-"
-        print(f"{world:>5} {human(size):>10} {cell('ringleader-shm'):>8} "
-              f"{cell('ringleader-gloo'):>8} {cell('torch-gloo'):>8} "
-              f"{ratio('ringleader-shm'):>9} {ratio('ringleader-gloo'):>10}")
+        print(f"{world:>5} {human(size):>10} " + " ".join(f"{cell(k):>8}" for k in ours) +
+              f" {cell(torch_impl):>8} " + " ".join(f"{ratio(k):>10}" for k in ours))
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -39,7 +45,8 @@ def main(path, png):
     fig, ax = plt.subplots(figsize=(8, 5))
     for world in sorted({w for w, _ in by}):
         for impl, style in [("ringleader-shm", "-o"), ("ringleader-gloo", "-.^"),
-                            ("torch-gloo", "--s")]:
+                            ("ringleader-nccl", "-o"), ("torch-gloo", "--s"),
+                            ("torch-nccl", "--s")]:
             pts = sorted((s, d[impl]["busbw_gbps"]) for (w, s), d in by.items()
                          if w == world and impl in d)
             if pts:
@@ -48,7 +55,8 @@ def main(path, png):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("message size (bytes)")
     ax.set_ylabel("bus bandwidth (GB/s)")
-    ax.set_title("All-reduce on 127.0.0.1, float32 sum")
+    ax.set_title("All-reduce, float32 sum" +
+                 (" (GPUs, NCCL)" if "ringleader-nccl" in impls else " on 127.0.0.1"))
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
