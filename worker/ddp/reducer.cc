@@ -13,6 +13,9 @@ namespace ringleader {
 
 struct Reducer::State {
   Communicator* comm = nullptr;
+  // A world of one: every gradient already is the average, so nothing is
+  // launched, waited for or divided (DDP's 1-process case costs nothing).
+  bool solo = false;
   Options options;
   std::vector<at::Tensor> params;
   BucketPlan plan;
@@ -68,6 +71,7 @@ struct Reducer::State {
   }
 
   void OnGradReady(size_t param) {
+    if (solo) return;
     absl::MutexLock lock(&mu);
     if (!sync || !options.overlap || seen[param]) return;
     seen[param] = true;
@@ -82,6 +86,7 @@ absl::StatusOr<std::unique_ptr<Reducer>> Reducer::Create(
   if (params.empty()) return absl::InvalidArgumentError("no parameters");
   auto state = std::make_shared<State>();
   state->comm = comm;
+  state->solo = comm->world_size() == 1;
   state->options = options;
   std::vector<size_t> numels;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -174,7 +179,7 @@ absl::Status Reducer::FinishBackward() {
   {
     absl::MutexLock lock(&state_->mu);
     state_->in_backward = false;
-    if (!state_->sync) return absl::OkStatus();
+    if (!state_->sync || state_->solo) return absl::OkStatus();
     // Buckets whose parameters got no gradient this step (unused), and all
     // of them on the non-overlapped path, are launched now, in order.
     std::fill(state_->pending.begin(), state_->pending.end(), 0);

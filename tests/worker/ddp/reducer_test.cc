@@ -158,6 +158,17 @@ TEST(ReducerTest, BroadcastMakesRanksStartFromRankZero) {
   ExpectGradsNear(results[1].grads, ReferenceGrads(2, 1));
 }
 
+TEST(ReducerTest, OneRankLaunchesNothingAndKeepsItsGradients) {
+  auto results = RunRanks(1, Reducer::Options(), 1);
+  ASSERT_TRUE(results[0].status.ok()) << results[0].status;
+  EXPECT_EQ(results[0].stats.allreduce_calls, 0);
+  ExpectGradsNear(results[0].grads, ReferenceGrads(1, 1));
+  // Micro-steps accumulate the same way.
+  auto accumulated = RunRanks(1, Reducer::Options(), 3);
+  ASSERT_TRUE(accumulated[0].status.ok());
+  ExpectGradsNear(accumulated[0].grads, ReferenceGrads(1, 3));
+}
+
 TEST(ReducerTest, RejectsBadParameters) {
   InProcessGroup group(1);
   InProcessCommunicator comm(&group, 0);
