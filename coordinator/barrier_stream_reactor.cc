@@ -44,6 +44,7 @@ class Outbox {
     absl::ReleasableMutexLock lock(&mu_);
     if (closed_) return;
     --outstanding_;
+    if (failed_) return;  // The call ends without it.
     if (!serialized) {
       Fail(grpc::Status(grpc::StatusCode::INTERNAL,
                         "cannot serialize a barrier release"));
