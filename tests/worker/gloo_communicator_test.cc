@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/worker/create_all.h"
 #include "tests/worker/memory_kv_client.h"
 
 namespace ringleader {
@@ -25,20 +26,9 @@ GlooCommunicator::Options Opts(absl::Duration timeout = absl::Seconds(30)) {
   return o;
 }
 
-// Creates `world` communicators concurrently (Create blocks for the mesh).
 std::vector<Comm> CreateAll(KvClient* kv, int world,
-                            GlooCommunicator::Options options) {
-  std::vector<Comm> comms(world);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      auto c = GlooCommunicator::Create(kv, r, world, options);
-      ASSERT_TRUE(c.ok()) << c.status();
-      comms[r] = *std::move(c);
-    });
-  }
-  for (auto& t : threads) t.join();
-  return comms;
+                            const GlooCommunicator::Options& options) {
+  return testing::CreateAll<GlooCommunicator>(kv, world, options);
 }
 
 TEST(GlooCommunicatorTest, RejectsBadArguments) {

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/worker/create_all.h"
 #include "tests/worker/memory_kv_client.h"
 
 namespace ringleader {
@@ -34,18 +35,8 @@ ShmCommunicator::Options Opts(size_t slot_bytes = 4096,
 }
 
 std::vector<Comm> CreateAll(KvClient* kv, int world,
-                            ShmCommunicator::Options options) {
-  std::vector<Comm> comms(world);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      auto c = ShmCommunicator::Create(kv, r, world, options);
-      ASSERT_TRUE(c.ok()) << c.status();
-      comms[r] = *std::move(c);
-    });
-  }
-  for (auto& t : threads) t.join();
-  return comms;
+                            const ShmCommunicator::Options& options) {
+  return testing::CreateAll<ShmCommunicator>(kv, world, options);
 }
 
 // Runs fn(rank) on one thread per rank.
