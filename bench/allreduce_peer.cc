@@ -3,9 +3,9 @@
 // builds the generation's communicator through the same factory the worker
 // daemon uses (shared memory or Gloo, --transport; NCCL with --device=cuda:N),
 // then times in-place float32 sum all-reduces of each size (each returns once
-// the result is in the buffer, on the GPU too). Rank 0 prints one JSON object per size
-// (nccl-tests' definitions: algbw = bytes / time, busbw = algbw * 2 (n - 1) /
-// n).
+// the result is in the buffer, on the GPU too). Rank 0 prints one JSON object
+// per size (nccl-tests' definitions: algbw = bytes / time, busbw = algbw * 2 (n
+// - 1) / n).
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "bench/bench_client.h"
 #include "grpcpp/grpcpp.h"
 #include "worker/coordinator_client.h"
 #include "worker/device/communicator_factory.h"
@@ -59,32 +60,16 @@ int Run() {
       device->cuda ? torch::Device(torch::kCUDA,
                                    static_cast<c10::DeviceIndex>(device->index))
                    : torch::Device(torch::kCPU);
-  CoordinatorClient::Options o;
-  o.hostname = "allreduce-bench";
-  o.pid = static_cast<int>(getpid());
-  o.unreachable_timeout = absl::Seconds(30);
-  CoordinatorClient client(
-      grpc::CreateChannel(absl::GetFlag(FLAGS_coordinator),
-                          grpc::InsecureChannelCredentials()),
-      o);
-  if (absl::Status s = client.Register(); !s.ok()) {
-    std::cerr << s << "\n";
+  absl::StatusOr<bench::JoinedJob> joined =
+      bench::JoinFirstJob(absl::GetFlag(FLAGS_coordinator), "allreduce-bench",
+                          absl::Seconds(60), absl::Seconds(30));
+  if (!joined.ok()) {
+    std::cerr << joined.status() << "\n";
     return 1;
   }
-  client.StartHeartbeats([](const v1::GenerationAbort&) {});
-  absl::StatusOr<v1::JobAssignment> job =
-      client.WaitForAssignment(absl::Seconds(60));
-  if (!job.ok()) {
-    std::cerr << job.status() << "\n";
-    return 1;
-  }
-  absl::StatusOr<v1::JoinRendezvousResponse> gen =
-      client.Join(job->job_id(), absl::Seconds(60));
-  if (!gen.ok()) {
-    std::cerr << gen.status() << "\n";
-    return 1;
-  }
-  client.SetCurrent(job->job_id(), gen->generation());
+  CoordinatorClient& client = *joined->client;
+  const v1::JobAssignment* job = &joined->job;
+  const v1::JoinRendezvousResponse* gen = &joined->generation;
   CommunicatorRequest request;
   request.client = &client;
   request.job_id = job->job_id();

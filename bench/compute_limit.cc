@@ -24,6 +24,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/time/clock.h"
+#include "bench/bench_client.h"
 #include "grpcpp/grpcpp.h"
 #include "worker/coordinator_client.h"
 #include "worker/data/batch_loader.h"
@@ -68,22 +69,12 @@ int Run() {
   if (absl::GetFlag(FLAGS_keep_freed_memory)) {
     if (absl::Status s = KeepFreedMemoryForReuse(); !s.ok()) return Fail(s);
   }
-  CoordinatorClient::Options o;
-  o.hostname = "compute-limit";
-  o.pid = static_cast<int>(getpid());
-  CoordinatorClient client(
-      grpc::CreateChannel(absl::GetFlag(FLAGS_coordinator),
-                          grpc::InsecureChannelCredentials()),
-      o);
-  if (absl::Status s = client.Register(); !s.ok()) return Fail(s);
-  client.StartHeartbeats([](const v1::GenerationAbort&) {});
-  absl::StatusOr<v1::JobAssignment> job =
-      client.WaitForAssignment(absl::Seconds(60));
-  if (!job.ok()) return Fail(job.status());
-  absl::StatusOr<v1::JoinRendezvousResponse> gen =
-      client.Join(job->job_id(), absl::Seconds(60));
-  if (!gen.ok()) return Fail(gen.status());
-  client.SetCurrent(job->job_id(), gen->generation());
+  absl::StatusOr<bench::JoinedJob> joined = bench::JoinFirstJob(
+      absl::GetFlag(FLAGS_coordinator), "compute-limit", absl::Seconds(60));
+  if (!joined.ok()) return Fail(joined.status());
+  CoordinatorClient& client = *joined->client;
+  const v1::JobAssignment* job = &joined->job;
+  const v1::JoinRendezvousResponse* gen = &joined->generation;
   const v1::JobSpec& spec = gen->spec();
 
   absl::StatusOr<JobData> data = LoadJobData(spec.dataset(), spec.seed());
