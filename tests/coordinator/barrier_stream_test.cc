@@ -106,6 +106,17 @@ class BarrierStreamTest : public ::testing::Test {
     return r;
   }
 
+  // Rank 0 waits at `name` on `a`, and the test knows the coordinator holds
+  // that arrival: a stream's arrivals are handled in order, so once a later
+  // barrier on it ("sync", with rank 1 on `b`) is released, it is registered.
+  void ArriveAndConfirm(Stream* a, Stream* b, const std::string& name) {
+    ASSERT_TRUE(a->Write(Arrival(0, name)));
+    ASSERT_TRUE(a->Write(Arrival(0, "sync")));
+    ASSERT_TRUE(b->Write(Arrival(1, "sync")));
+    ASSERT_EQ(Next(a).name(), "sync");
+    ASSERT_EQ(Next(b).name(), "sync");
+  }
+
   // The next release on `s` (a failed read gives code -1).
   static v1::BarrierRelease Next(Stream* s) {
     v1::BarrierRelease r;
@@ -221,16 +232,11 @@ TEST_F(BarrierStreamTest, AHalfClosedStreamEndsOkOnceItsArrivalsAreAnswered) {
   EXPECT_TRUE(st.ok()) << st.error_message();
 }
 
-// Below, a stream's arrivals are handled in order: once a later barrier on
-// it ("sync") is released, the earlier arrival is registered.
 TEST_F(BarrierStreamTest, AnEndedJobAbortsPendingArrivals) {
   Form(2);
   Open a = OpenStream(0), b = OpenStream(1);
-  ASSERT_TRUE(a.stream->Write(Arrival(0, "never")));
-  ASSERT_TRUE(a.stream->Write(Arrival(0, "sync")));
-  ASSERT_TRUE(b.stream->Write(Arrival(1, "sync")));
-  ASSERT_EQ(Next(a.stream.get()).name(), "sync");
-  ASSERT_EQ(Next(b.stream.get()).name(), "sync");
+  ASSERT_NO_FATAL_FAILURE(
+      ArriveAndConfirm(a.stream.get(), b.stream.get(), "never"));
   v1::CancelJobRequest cancel;
   cancel.set_job_id(job_);
   v1::Job j;
@@ -247,11 +253,8 @@ TEST_F(BarrierStreamTest, AClientThatGoesAwayLeavesTheServerServing) {
   Open b = OpenStream(1);
   {
     Open a = OpenStream(0);
-    ASSERT_TRUE(a.stream->Write(Arrival(0, "gone")));
-    ASSERT_TRUE(a.stream->Write(Arrival(0, "sync")));
-    ASSERT_TRUE(b.stream->Write(Arrival(1, "sync")));
-    ASSERT_EQ(Next(a.stream.get()).name(), "sync");  // "gone" is registered.
-    ASSERT_EQ(Next(b.stream.get()).name(), "sync");
+    ASSERT_NO_FATAL_FAILURE(
+        ArriveAndConfirm(a.stream.get(), b.stream.get(), "gone"));
     a.ctx->TryCancel();
     EXPECT_EQ(a.stream->Finish().error_code(), StatusCode::CANCELLED);
   }
