@@ -50,6 +50,7 @@ SPEC
     PIDS=()
     for R in $(seq "$W"); do
       DEV=cpu; TR=$T
+      # On a GPU the factory gives NCCL; --transport only matters on the CPU.
       [[ $T == nccl ]] && { DEV="cuda:$((R - 1))"; TR=shm; }
       "$BIN/bench/ringleader-allreduce-peer" --coordinator="$TARGET" --sizes="$SIZES" \
         --transport="$TR" --device="$DEV" >"$TMP/peer-$T-$W-$R.out" 2>"$TMP/peer-$T-$W-$R.err" &
