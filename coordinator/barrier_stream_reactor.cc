@@ -32,25 +32,14 @@ class Outbox {
     ++outstanding_;
   }
 
-  // The outcome of one arrival (any thread, any time).
-  void Post(const v1::BarrierRelease& release) {
-    grpc::ByteBuffer bytes;
-    bool own_buffer = false;
-    // Serialized here, off the lock; a release is a few dozen bytes.
-    const bool serialized =
-        grpc::SerializationTraits<v1::BarrierRelease>::Serialize(
-            release, &bytes, &own_buffer)
-            .ok();
+  // The outcome of one arrival (any thread, any time). Outcomes that queue
+  // while a write is in flight leave together in the next message.
+  void Post(v1::BarrierRelease release) {
     absl::ReleasableMutexLock lock(&mu_);
     if (closed_) return;
     --outstanding_;
     if (failed_) return;  // The call ends without it.
-    if (!serialized) {
-      Fail(grpc::Status(grpc::StatusCode::INTERNAL,
-                        "cannot serialize a barrier release"));
-    } else {
-      queue_.push_back(std::move(bytes));
-    }
+    queue_.push_back(std::move(release));
     Drive(lock);
   }
 
@@ -94,10 +83,30 @@ class Outbox {
     if (driving_ || finished_ || closed_) return lock.Release();
     if (!failed_ && !queue_.empty()) {
       driving_ = true;
-      writing_ = std::move(queue_.front());
-      queue_.pop_front();
+      // Everything queued goes in one message, up to a size that any client
+      // accepts (gRPC's default limit is 4 MiB).
+      v1::BarrierReleases batch;
+      size_t bytes = 0;
+      while (!queue_.empty() && bytes < kMaxBatchBytes) {
+        bytes += queue_.front().ByteSizeLong() + 8;
+        *batch.add_releases() = std::move(queue_.front());
+        queue_.pop_front();
+      }
       lock.Release();
-      reactor_->StartWrite(&writing_);  // Only the driver touches writing_.
+      // Serialized off the lock; only the driver touches writing_.
+      bool own_buffer = false;
+      writing_.Clear();  // The previous write's bytes are done with.
+      if (!grpc::SerializationTraits<v1::BarrierReleases>::Serialize(
+               batch, &writing_, &own_buffer)
+               .ok()) {
+        absl::ReleasableMutexLock relock(&mu_);
+        driving_ = false;
+        Fail(grpc::Status(grpc::StatusCode::INTERNAL,
+                          "cannot serialize barrier releases"));
+        Drive(relock);
+        return;
+      }
+      reactor_->StartWrite(&writing_);
       return;
     }
     const bool drained = queue_.empty() && outstanding_ == 0;
@@ -112,9 +121,11 @@ class Outbox {
     lock.Release();
   }
 
+  static constexpr size_t kMaxBatchBytes = 1 << 20;
+
   Reactor* const reactor_;
   absl::Mutex mu_;
-  std::deque<grpc::ByteBuffer> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<v1::BarrierRelease> queue_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer writing_;
   int64_t outstanding_ ABSL_GUARDED_BY(mu_) = 0;
   bool driving_ ABSL_GUARDED_BY(mu_) = false;
@@ -141,30 +152,38 @@ class BarrierStreamReactor final : public Reactor {
                                              : grpc::Status::OK);
       return;
     }
-    v1::BarrierRequest request;
-    if (!grpc::SerializationTraits<v1::BarrierRequest>::Deserialize(&bytes_,
-                                                                    &request)
+    v1::BarrierArrivals arrivals;
+    if (!grpc::SerializationTraits<v1::BarrierArrivals>::Deserialize(&bytes_,
+                                                                     &arrivals)
              .ok()) {
       // Nothing more is read from a stream that went wrong; what its good
       // arrivals are owed is dropped with it.
       outbox_->ReadsDone(grpc::Status(
           grpc::StatusCode::INVALID_ARGUMENT,
           "/ringleader.v1.WorkerService/BarrierStream: a message does not "
-          "parse as a BarrierRequest (corrupt bytes, or a string field that "
+          "parse as BarrierArrivals (corrupt bytes, or a string field that "
           "is not UTF-8)"));
       return;
     }
-    outbox_->ArrivalStarted();
-    // The callback may run inline (a bad arrival) or on the thread of the
-    // arrival that completes the round, or a timer's.
-    coordinator_->Barrier(
-        request, [outbox = outbox_, name = request.name()](absl::Status s) {
-          v1::BarrierRelease release;
-          release.set_name(name);
-          release.set_code(static_cast<int32_t>(s.code()));
-          release.set_message(std::string(s.message()));
-          outbox->Post(release);
-        });
+    for (const v1::BarrierRequest& request : arrivals.arrivals()) {
+      outbox_->ArrivalStarted();
+      // The callback may run inline (a bad arrival, or the arrival that
+      // completes a round) or on the thread of another stream's arrival that
+      // completes the round, or a timer's.
+      coordinator_->Barrier(
+          request, [outbox = outbox_, job_id = request.job_id(),
+                    generation = request.generation(), rank = request.rank(),
+                    name = request.name()](absl::Status s) {
+            v1::BarrierRelease release;
+            release.set_job_id(job_id);
+            release.set_generation(generation);
+            release.set_rank(rank);
+            release.set_name(name);
+            release.set_code(static_cast<int32_t>(s.code()));
+            release.set_message(std::string(s.message()));
+            outbox->Post(std::move(release));
+          });
+    }
     StartRead(&bytes_);
   }
 

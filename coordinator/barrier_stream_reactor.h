@@ -10,16 +10,18 @@
 namespace ringleader {
 
 // Serves one WorkerService.BarrierStream call (raw bytes: it parses each
-// BarrierRequest itself): every request read is handed to
-// Coordinator::Barrier as an arrival, and its outcome is written back as
-// a BarrierRelease when the coordinator calls back (from any thread, possibly
-// long after, possibly after the stream is gone: the outcome is then
-// dropped). Reading goes on while arrivals wait, so one stream can hold
-// arrivals at several barriers.
+// BarrierArrivals itself): every arrival read is handed to
+// Coordinator::Barrier, and its outcome is written back in a BarrierReleases
+// when the coordinator calls back (from any thread, possibly long after,
+// possibly after the stream is gone: the outcome is then dropped). Outcomes
+// that come while a write is in flight are coalesced into the next message,
+// so the ranks of one round that share a stream cost about one write, not one
+// each. Reading goes on while arrivals wait, so one stream can hold arrivals
+// of several ranks at several barriers.
 //
 // The call ends OK once the client has half-closed and every arrival it made
 // has been answered; INVALID_ARGUMENT at the first message that is no
-// BarrierRequest; CANCELLED if the client goes away. Pending arrivals of a
+// BarrierArrivals; CANCELLED if the client goes away. Pending arrivals of a
 // stream that ended stay at their barriers until released or timed out, as a
 // cancelled Barrier call's do.
 //

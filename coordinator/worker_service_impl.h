@@ -7,7 +7,7 @@
 namespace ringleader {
 
 // Every method on the callback API, BarrierStream as raw bytes: the stream's
-// reactor parses each arrival itself, so bytes that are no BarrierRequest get
+// reactor parses each arrival itself, so bytes that are no BarrierArrivals get
 // INVALID_ARGUMENT instead of looking like the client's half-close. (A method
 // missing here would fall back to the generated UNIMPLEMENTED.)
 namespace worker_service_internal {

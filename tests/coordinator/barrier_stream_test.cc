@@ -1,7 +1,10 @@
 // WorkerService.BarrierStream over real gRPC: arrivals written on a stream
 // are answered with one BarrierRelease each, with the same outcomes as the
-// unary Barrier call, and the stream survives a failed arrival.
+// unary Barrier call; the stream survives a failed arrival, and one stream
+// can carry the arrivals of several ranks.
+#include <deque>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,7 +23,8 @@ namespace ringleader {
 namespace {
 
 using grpc::StatusCode;
-using Stream = grpc::ClientReaderWriter<v1::BarrierRequest, v1::BarrierRelease>;
+using Stream =
+    grpc::ClientReaderWriter<v1::BarrierArrivals, v1::BarrierReleases>;
 
 constexpr int kCodeOk = 0;
 
@@ -84,9 +88,39 @@ class BarrierStreamTest : public ::testing::Test {
     generation_ = joined[0].generation();
   }
 
+  // One BarrierStream, its releases read one by one.
   struct Open {
     std::unique_ptr<grpc::ClientContext> ctx;
     std::unique_ptr<Stream> stream;
+    std::deque<v1::BarrierRelease> read;  // Read, not yet taken.
+    int messages = 0;                     // BarrierReleases read.
+
+    bool Arrive(std::vector<v1::BarrierRequest> arrivals) {
+      v1::BarrierArrivals m;
+      for (auto& a : arrivals) *m.add_arrivals() = std::move(a);
+      return stream->Write(m);
+    }
+    bool Arrive(v1::BarrierRequest arrival) {
+      return Arrive(std::vector<v1::BarrierRequest>{std::move(arrival)});
+    }
+    // The next release (a failed read gives code -1). Counts messages.
+    v1::BarrierRelease Next() {
+      if (read.empty()) {
+        v1::BarrierReleases m;
+        if (!stream->Read(&m)) {
+          v1::BarrierRelease none;
+          none.set_code(-1);
+          return none;
+        }
+        ++messages;
+        EXPECT_GT(m.releases_size(), 0) << "an empty BarrierReleases";
+        for (auto& r : *m.mutable_releases()) read.push_back(std::move(r));
+        if (read.empty()) return Next();
+      }
+      v1::BarrierRelease r = std::move(read.front());
+      read.pop_front();
+      return r;
+    }
   };
   Open OpenStream(int rank) {
     Open o;
@@ -109,19 +143,12 @@ class BarrierStreamTest : public ::testing::Test {
   // Rank 0 waits at `name` on `a`, and the test knows the coordinator holds
   // that arrival: a stream's arrivals are handled in order, so once a later
   // barrier on it ("sync", with rank 1 on `b`) is released, it is registered.
-  void ArriveAndConfirm(Stream* a, Stream* b, const std::string& name) {
-    ASSERT_TRUE(a->Write(Arrival(0, name)));
-    ASSERT_TRUE(a->Write(Arrival(0, "sync")));
-    ASSERT_TRUE(b->Write(Arrival(1, "sync")));
-    ASSERT_EQ(Next(a).name(), "sync");
-    ASSERT_EQ(Next(b).name(), "sync");
-  }
-
-  // The next release on `s` (a failed read gives code -1).
-  static v1::BarrierRelease Next(Stream* s) {
-    v1::BarrierRelease r;
-    if (!s->Read(&r)) r.set_code(-1);
-    return r;
+  void ArriveAndConfirm(Open& a, Open& b, const std::string& name) {
+    ASSERT_TRUE(a.Arrive(Arrival(0, name)));
+    ASSERT_TRUE(a.Arrive(Arrival(0, "sync")));
+    ASSERT_TRUE(b.Arrive(Arrival(1, "sync")));
+    ASSERT_EQ(a.Next().name(), "sync");
+    ASSERT_EQ(b.Next().name(), "sync");
   }
 
   std::unique_ptr<testing::InProcessCoordinator> coordinator_;
@@ -137,10 +164,10 @@ TEST_F(BarrierStreamTest, EveryRankIsReleasedEveryRound) {
   for (int round = 0; round < 5; ++round) {
     const std::string name = absl::StrCat("round-", round);
     for (int r = 0; r < 3; ++r) {
-      ASSERT_TRUE(s[r].stream->Write(Arrival(r, name)));
+      ASSERT_TRUE(s[r].Arrive(Arrival(r, name)));
     }
     for (int r = 0; r < 3; ++r) {
-      v1::BarrierRelease rel = Next(s[r].stream.get());
+      v1::BarrierRelease rel = s[r].Next();
       EXPECT_EQ(rel.code(), kCodeOk) << rel.message();
       EXPECT_EQ(rel.name(), name);
     }
@@ -156,15 +183,15 @@ TEST_F(BarrierStreamTest, ReleasesComeAsRoundsCompleteNotAsArrivalsWent) {
   Form(2);
   Open a = OpenStream(0), b = OpenStream(1);
   // Rank 0 waits at two barriers on one stream.
-  ASSERT_TRUE(a.stream->Write(Arrival(0, "first")));
-  ASSERT_TRUE(a.stream->Write(Arrival(0, "second")));
+  ASSERT_TRUE(a.Arrive(Arrival(0, "first")));
+  ASSERT_TRUE(a.Arrive(Arrival(0, "second")));
   // Rank 1 completes "second" before "first".
-  ASSERT_TRUE(b.stream->Write(Arrival(1, "second")));
-  EXPECT_EQ(Next(a.stream.get()).name(), "second");
-  EXPECT_EQ(Next(b.stream.get()).name(), "second");
-  ASSERT_TRUE(b.stream->Write(Arrival(1, "first")));
-  EXPECT_EQ(Next(a.stream.get()).name(), "first");
-  EXPECT_EQ(Next(b.stream.get()).name(), "first");
+  ASSERT_TRUE(b.Arrive(Arrival(1, "second")));
+  EXPECT_EQ(a.Next().name(), "second");
+  EXPECT_EQ(b.Next().name(), "second");
+  ASSERT_TRUE(b.Arrive(Arrival(1, "first")));
+  EXPECT_EQ(a.Next().name(), "first");
+  EXPECT_EQ(b.Next().name(), "first");
 }
 
 TEST_F(BarrierStreamTest, ABadArrivalIsAnsweredAndTheStreamGoesOn) {
@@ -187,8 +214,8 @@ TEST_F(BarrierStreamTest, ABadArrivalIsAnsweredAndTheStreamGoesOn) {
   cases.push_back(
       {Arrival(0, ""), static_cast<int>(StatusCode::INVALID_ARGUMENT), "name"});
   for (const Case& c : cases) {
-    ASSERT_TRUE(a.stream->Write(c.req));
-    v1::BarrierRelease rel = Next(a.stream.get());
+    ASSERT_TRUE(a.Arrive(c.req));
+    v1::BarrierRelease rel = a.Next();
     if (c.code == -2) {
       EXPECT_GT(rel.code(), 0) << c.req.ShortDebugString();
     } else {
@@ -200,22 +227,22 @@ TEST_F(BarrierStreamTest, ABadArrivalIsAnsweredAndTheStreamGoesOn) {
     EXPECT_FALSE(rel.message().empty());
   }
   // A rank waiting twice at one barrier.
-  ASSERT_TRUE(a.stream->Write(Arrival(0, "twice")));
-  ASSERT_TRUE(a.stream->Write(Arrival(0, "twice")));
-  v1::BarrierRelease dup = Next(a.stream.get());
+  ASSERT_TRUE(a.Arrive(Arrival(0, "twice")));
+  ASSERT_TRUE(a.Arrive(Arrival(0, "twice")));
+  v1::BarrierRelease dup = a.Next();
   EXPECT_EQ(dup.code(), static_cast<int>(StatusCode::ALREADY_EXISTS))
       << dup.message();
   // The stream still works: the first "twice" arrival completes.
-  ASSERT_TRUE(b.stream->Write(Arrival(1, "twice")));
-  EXPECT_EQ(Next(a.stream.get()).code(), kCodeOk);
-  EXPECT_EQ(Next(b.stream.get()).code(), kCodeOk);
+  ASSERT_TRUE(b.Arrive(Arrival(1, "twice")));
+  EXPECT_EQ(a.Next().code(), kCodeOk);
+  EXPECT_EQ(b.Next().code(), kCodeOk);
 }
 
 TEST_F(BarrierStreamTest, ATimedOutArrivalIsReleasedWithDeadlineExceeded) {
   Form(3);
   Open a = OpenStream(0);
-  ASSERT_TRUE(a.stream->Write(Arrival(0, "alone", /*timeout_ms=*/50)));
-  v1::BarrierRelease rel = Next(a.stream.get());
+  ASSERT_TRUE(a.Arrive(Arrival(0, "alone", /*timeout_ms=*/50)));
+  v1::BarrierRelease rel = a.Next();
   EXPECT_EQ(rel.code(), static_cast<int>(StatusCode::DEADLINE_EXCEEDED));
   EXPECT_NE(rel.message().find("1 of 3"), std::string::npos) << rel.message();
 }
@@ -223,11 +250,11 @@ TEST_F(BarrierStreamTest, ATimedOutArrivalIsReleasedWithDeadlineExceeded) {
 TEST_F(BarrierStreamTest, AHalfClosedStreamEndsOkOnceItsArrivalsAreAnswered) {
   Form(2);
   Open a = OpenStream(0), b = OpenStream(1);
-  ASSERT_TRUE(a.stream->Write(Arrival(0, "late")));
+  ASSERT_TRUE(a.Arrive(Arrival(0, "late")));
   ASSERT_TRUE(a.stream->WritesDone());
-  ASSERT_TRUE(b.stream->Write(Arrival(1, "late")));
-  EXPECT_EQ(Next(a.stream.get()).code(), kCodeOk);
-  EXPECT_EQ(Next(a.stream.get()).code(), -1);  // Nothing more.
+  ASSERT_TRUE(b.Arrive(Arrival(1, "late")));
+  EXPECT_EQ(a.Next().code(), kCodeOk);
+  EXPECT_EQ(a.Next().code(), -1);  // Nothing more.
   grpc::Status st = a.stream->Finish();
   EXPECT_TRUE(st.ok()) << st.error_message();
 }
@@ -235,15 +262,14 @@ TEST_F(BarrierStreamTest, AHalfClosedStreamEndsOkOnceItsArrivalsAreAnswered) {
 TEST_F(BarrierStreamTest, AnEndedJobAbortsPendingArrivals) {
   Form(2);
   Open a = OpenStream(0), b = OpenStream(1);
-  ASSERT_NO_FATAL_FAILURE(
-      ArriveAndConfirm(a.stream.get(), b.stream.get(), "never"));
+  ASSERT_NO_FATAL_FAILURE(ArriveAndConfirm(a, b, "never"));
   v1::CancelJobRequest cancel;
   cancel.set_job_id(job_);
   v1::Job j;
   ASSERT_TRUE(coordinator_->users()
                   .CancelJob(testing::ClientContext().get(), cancel, &j)
                   .ok());
-  v1::BarrierRelease rel = Next(a.stream.get());
+  v1::BarrierRelease rel = a.Next();
   EXPECT_EQ(rel.name(), "never");
   EXPECT_EQ(rel.code(), static_cast<int>(StatusCode::ABORTED)) << rel.message();
 }
@@ -253,26 +279,79 @@ TEST_F(BarrierStreamTest, AClientThatGoesAwayLeavesTheServerServing) {
   Open b = OpenStream(1);
   {
     Open a = OpenStream(0);
-    ASSERT_NO_FATAL_FAILURE(
-        ArriveAndConfirm(a.stream.get(), b.stream.get(), "gone"));
+    ASSERT_NO_FATAL_FAILURE(ArriveAndConfirm(a, b, "gone"));
     a.ctx->TryCancel();
     EXPECT_EQ(a.stream->Finish().error_code(), StatusCode::CANCELLED);
   }
   // Rank 0's arrival still counts (as a cancelled Barrier call's does): the
   // round completes for rank 1, and rank 0's release goes nowhere.
-  ASSERT_TRUE(b.stream->Write(Arrival(1, "gone")));
-  v1::BarrierRelease gone = Next(b.stream.get());
+  ASSERT_TRUE(b.Arrive(Arrival(1, "gone")));
+  v1::BarrierRelease gone = b.Next();
   EXPECT_EQ(gone.name(), "gone");
   EXPECT_EQ(gone.code(), kCodeOk) << gone.message();
   // A new stream for rank 0 works.
   Open a2 = OpenStream(0);
-  ASSERT_TRUE(a2.stream->Write(Arrival(0, "again")));
-  ASSERT_TRUE(b.stream->Write(Arrival(1, "again")));
-  EXPECT_EQ(Next(a2.stream.get()).code(), kCodeOk);
-  EXPECT_EQ(Next(b.stream.get()).code(), kCodeOk);
+  ASSERT_TRUE(a2.Arrive(Arrival(0, "again")));
+  ASSERT_TRUE(b.Arrive(Arrival(1, "again")));
+  EXPECT_EQ(a2.Next().code(), kCodeOk);
+  EXPECT_EQ(b.Next().code(), kCodeOk);
 }
 
-// Bytes that are no BarrierRequest end the call with INVALID_ARGUMENT.
+// A process serving several ranks (a host agent) sends them all on one
+// stream: each arrival is released once, naming its rank, and the round's
+// releases share messages.
+TEST_F(BarrierStreamTest, OneStreamCarriesEveryRankOfTheRound) {
+  constexpr int kWorld = 8;
+  Form(kWorld);
+  Open s = OpenStream(0);
+  for (int round = 0; round < 3; ++round) {
+    const std::string name = absl::StrCat("all-", round);
+    std::vector<v1::BarrierRequest> arrivals;
+    for (int r = 0; r < kWorld; ++r) arrivals.push_back(Arrival(r, name));
+    const int messages_before = s.messages;
+    ASSERT_TRUE(s.Arrive(std::move(arrivals)));
+    std::set<int> released;
+    for (int i = 0; i < kWorld; ++i) {
+      v1::BarrierRelease rel = s.Next();
+      ASSERT_EQ(rel.code(), kCodeOk) << rel.message();
+      EXPECT_EQ(rel.name(), name);
+      EXPECT_EQ(rel.job_id(), job_);
+      EXPECT_EQ(rel.generation(), generation_);
+      EXPECT_TRUE(released.insert(rel.rank()).second)
+          << "twice: " << rel.rank();
+    }
+    EXPECT_EQ(released.size(), kWorld);
+    EXPECT_LE(s.messages - messages_before, kWorld);
+  }
+  ASSERT_TRUE(s.stream->WritesDone());
+  EXPECT_EQ(s.Next().code(), -1);  // Nothing more: each came once.
+  grpc::Status st = s.stream->Finish();
+  EXPECT_TRUE(st.ok()) << st.error_message();
+}
+
+// The arrivals of one message are answered each on their own: a bad one
+// fails alone, the good one waits for its round, an empty message is no
+// arrival.
+TEST_F(BarrierStreamTest, ArrivalsOfOneMessageAreAnsweredEachOnTheirOwn) {
+  Form(2);
+  Open a = OpenStream(0), b = OpenStream(1);
+  ASSERT_TRUE(a.Arrive(std::vector<v1::BarrierRequest>{}));
+  ASSERT_TRUE(a.Arrive({Arrival(7, "mixed"), Arrival(0, "mixed")}));
+  v1::BarrierRelease bad = a.Next();
+  EXPECT_EQ(bad.rank(), 7);
+  EXPECT_EQ(bad.code(), static_cast<int>(StatusCode::INVALID_ARGUMENT))
+      << bad.message();
+  ASSERT_TRUE(b.Arrive(Arrival(1, "mixed")));
+  v1::BarrierRelease good = a.Next();
+  EXPECT_EQ(good.rank(), 0);
+  EXPECT_EQ(good.code(), kCodeOk) << good.message();
+  EXPECT_EQ(b.Next().code(), kCodeOk);
+  ASSERT_TRUE(a.stream->WritesDone());
+  EXPECT_EQ(a.Next().code(), -1);
+  EXPECT_TRUE(a.stream->Finish().ok());
+}
+
+// Bytes that are no BarrierArrivals end the call with INVALID_ARGUMENT.
 class RawStream final
     : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
@@ -323,10 +402,10 @@ TEST_F(BarrierStreamTest, GarbageOnTheStreamIsInvalidArgument) {
   }
   // Still serving.
   Open a = OpenStream(0), b = OpenStream(1);
-  ASSERT_TRUE(a.stream->Write(Arrival(0, "after")));
-  ASSERT_TRUE(b.stream->Write(Arrival(1, "after")));
-  EXPECT_EQ(Next(a.stream.get()).code(), kCodeOk);
-  EXPECT_EQ(Next(b.stream.get()).code(), kCodeOk);
+  ASSERT_TRUE(a.Arrive(Arrival(0, "after")));
+  ASSERT_TRUE(b.Arrive(Arrival(1, "after")));
+  EXPECT_EQ(a.Next().code(), kCodeOk);
+  EXPECT_EQ(b.Next().code(), kCodeOk);
 }
 
 }  // namespace
