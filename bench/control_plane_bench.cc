@@ -38,10 +38,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
@@ -66,11 +68,12 @@ ABSL_FLAG(int, rounds, 50, "Barrier rounds per run (20 at N >= 1024).");
 ABSL_FLAG(int, procs, 0,
           "Client processes per run; 0: 1 up to N=256, then N/512 (max 4).");
 ABSL_FLAG(int, channels, 4, "gRPC channels (connections) per client process.");
-ABSL_FLAG(std::string, barriers, "stream,unary",
-          "Barrier protocols to run per N, side by side: stream (one "
-          "BarrierStream per worker) and/or unary (one Barrier call per "
-          "arrival).");
-ABSL_FLAG(std::string, barrier, "stream", "stream or unary (clients).");
+ABSL_FLAG(std::string, barriers, "shared,stream,unary",
+          "Barrier protocols to run per N, side by side: shared (one "
+          "BarrierStream per connection, carrying all its workers' arrivals, "
+          "as a host agent would), stream (one BarrierStream per worker), "
+          "unary (one Barrier call per arrival).");
+ABSL_FLAG(std::string, barrier, "stream", "shared, stream or unary (clients).");
 ABSL_FLAG(int64_t, lease_ms, 3000, "Coordinator --lease_ms.");
 ABSL_FLAG(int64_t, heartbeat_ms, 1000, "Coordinator --heartbeat_ms.");
 ABSL_FLAG(
@@ -158,6 +161,7 @@ class Scheduler {
 struct Sim {
   int index = 0;
   v1::WorkerService::Stub* stub = nullptr;
+  int channel = 0;  // Which of the process's connections.
   std::string worker_id;
   absl::Mutex mu;  // job_id and generation: heartbeats read them.
   std::string job_id;
@@ -167,8 +171,9 @@ struct Sim {
   int64_t reg_sent = 0, reg_done = 0, join_sent = 0, join_done = 0;
   std::vector<int64_t> bar_sent, bar_done;
   std::string error;
+  int round = 0;  // The barrier round it waits at (shared stream).
   std::unique_ptr<
-      grpc::ClientBidiReactor<v1::BarrierRequest, v1::BarrierRelease>>
+      grpc::ClientBidiReactor<v1::BarrierArrivals, v1::BarrierReleases>>
       barrier_stream;
 };
 
@@ -181,9 +186,11 @@ struct Call {
 
 class Clients {
  public:
+  enum class Protocol { kUnary, kStream, kShared };
+
   Clients(const std::string& target, int n, int first_index, int rounds,
-          int channels, bool stream)
-      : rounds_(rounds), stream_(stream), done_(n), sims_(n) {
+          int channels, Protocol protocol)
+      : rounds_(rounds), protocol_(protocol), done_(n), sims_(n) {
     for (int c = 0; c < channels; ++c) {
       grpc::ChannelArguments args;
       // A connection of its own per channel.
@@ -194,11 +201,16 @@ class Clients {
       ch->WaitForConnected(std::chrono::system_clock::now() +
                            std::chrono::seconds(10));
       stubs_.push_back(v1::WorkerService::NewStub(ch));
+      if (protocol == Protocol::kShared && rounds > 0) {
+        shared_.push_back(
+            std::make_unique<SharedBarrierStream>(this, stubs_.back().get()));
+      }
     }
     for (int i = 0; i < n; ++i) {
       sims_[i] = std::make_unique<Sim>();
       sims_[i]->index = first_index + i;
-      sims_[i]->stub = stubs_[i % channels].get();
+      sims_[i]->channel = i % channels;
+      sims_[i]->stub = stubs_[sims_[i]->channel].get();
       sims_[i]->bar_sent.assign(rounds, 0);
       sims_[i]->bar_done.assign(rounds, 0);
     }
@@ -229,6 +241,7 @@ class Clients {
                               });
     }
     left.Wait();
+    for (auto& stream : shared_) stream->Close();
   }
 
   void Write(const std::string& path) const {
@@ -336,8 +349,14 @@ class Clients {
                                        }
                                        s->rank = c->resp.rank();
                                        delete c;
-                                       if (stream_) return OpenBarrierStream(s);
-                                       Barrier(s, 0);
+                                       switch (protocol_) {
+                                         case Protocol::kStream:
+                                           return OpenBarrierStream(s);
+                                         case Protocol::kShared:
+                                           return JoinSharedStream(s);
+                                         case Protocol::kUnary:
+                                           return Barrier(s, 0);
+                                       }
                                      });
   }
 
@@ -367,12 +386,13 @@ class Clients {
   // r+1 is written once round r's release was read (and the previous write
   // completed: one write in flight at a time).
   class BarrierRounds final
-      : public grpc::ClientBidiReactor<v1::BarrierRequest, v1::BarrierRelease> {
+      : public grpc::ClientBidiReactor<v1::BarrierArrivals,
+                                       v1::BarrierReleases> {
    public:
     BarrierRounds(Clients* owner, Sim* s) : owner_(owner), s_(s) {
       SetDeadline<int>(ctx_, absl::Seconds(120));
       s->stub->async()->BarrierStream(&ctx_, this);
-      StartRead(&release_);
+      StartRead(&releases_);
       StartCall();
       Arrive();
     }
@@ -383,14 +403,14 @@ class Clients {
     void OnReadDone(bool ok) override {
       if (!ok) return;  // OnDone has the status.
       s_->bar_done[round_] = NowUs();
-      if (release_.code() != 0) {
-        error_ = absl::StrCat("barrier release: code ", release_.code(), " ",
-                              release_.message());
+      if (releases_.releases_size() != 1 || releases_.releases(0).code() != 0) {
+        error_ =
+            absl::StrCat("barrier release: ", releases_.ShortDebugString());
         ctx_.TryCancel();
         return;
       }
       ++round_;
-      if (round_ < owner_->rounds_) StartRead(&release_);
+      if (round_ < owner_->rounds_) StartRead(&releases_);
       if (--turns_ == 0) Next();
     }
     void OnWritesDoneDone(bool) override {}
@@ -413,23 +433,164 @@ class Clients {
     }
     void Arrive() {
       turns_ = 2;  // The write's completion and the release.
-      req_.set_job_id(s_->job_id);
-      req_.set_generation(s_->generation);
-      req_.set_rank(s_->rank);
-      req_.set_name(absl::StrCat("bench-", round_));
-      req_.set_timeout_ms(60000);
+      arrivals_.Clear();
+      *arrivals_.add_arrivals() = ArrivalOf(*s_, round_);
       s_->bar_sent[round_] = NowUs();
-      StartWrite(&req_);
+      StartWrite(&arrivals_);
     }
     Clients* const owner_;
     Sim* const s_;
     grpc::ClientContext ctx_;
-    v1::BarrierRequest req_;
-    v1::BarrierRelease release_;
+    v1::BarrierArrivals arrivals_;
+    v1::BarrierReleases releases_;
     int round_ = 0;
     std::atomic<int> turns_{0};
     std::string error_;
   };
+
+  static v1::BarrierRequest ArrivalOf(const Sim& s, int round) {
+    v1::BarrierRequest req;
+    req.set_job_id(s.job_id);
+    req.set_generation(s.generation);
+    req.set_rank(s.rank);
+    req.set_name(absl::StrCat("bench-", round));
+    req.set_timeout_ms(60000);
+    return req;
+  }
+
+  // One BarrierStream per connection, carrying the barrier rounds of every
+  // worker of this process on that connection: what a host agent serving
+  // its local ranks would do. A worker's arrival at round r+1 is queued as
+  // soon as its release of round r is read; queued arrivals leave together
+  // in the next write (one write in flight at a time), and the coordinator
+  // coalesces the releases of a round likewise.
+  class SharedBarrierStream final
+      : public grpc::ClientBidiReactor<v1::BarrierArrivals,
+                                       v1::BarrierReleases> {
+   public:
+    SharedBarrierStream(Clients* owner, v1::WorkerService::Stub* stub)
+        : owner_(owner) {
+      SetDeadline<int>(ctx_, absl::Seconds(600));
+      stub->async()->BarrierStream(&ctx_, this);
+      AddHold();  // Until Close: workers may still join.
+      StartRead(&releases_);
+      StartCall();
+    }
+
+    // A worker holding its rank starts its rounds on this stream.
+    void Join(Sim* s) {
+      absl::ReleasableMutexLock lock(&mu_);
+      if (ended_) {
+        lock.Release();
+        return owner_->Fail(s, "barrier stream", status_);
+      }
+      by_rank_[s->rank] = s;
+      Queue(s);
+      Flush(lock);
+    }
+
+    // Every worker is done with its rounds and left: ends the call (cancels
+    // it: nothing is in flight any more).
+    void Close() {
+      RemoveHold();
+      ctx_.TryCancel();
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(&done_));
+    }
+
+    void OnWriteDone(bool ok) override {
+      absl::ReleasableMutexLock lock(&mu_);
+      writing_ = false;
+      if (ok) Flush(lock);
+    }
+
+    void OnReadDone(bool ok) override {
+      if (!ok) return;  // OnDone has the status.
+      const int64_t now = NowUs();
+      int finished = 0;
+      std::vector<std::pair<Sim*, std::string>> failed;
+      absl::ReleasableMutexLock lock(&mu_);
+      for (const v1::BarrierRelease& r : releases_.releases()) {
+        auto it = by_rank_.find(r.rank());
+        if (it == by_rank_.end()) continue;  // Not ours: cannot happen.
+        Sim* s = it->second;
+        s->bar_done[s->round] = now;
+        if (r.code() != 0) {
+          failed.emplace_back(s, absl::StrCat("barrier release: code ",
+                                              r.code(), " ", r.message()));
+          by_rank_.erase(it);
+          continue;
+        }
+        if (++s->round < owner_->rounds_) {
+          Queue(s);
+        } else {
+          ++finished;
+          by_rank_.erase(it);
+        }
+      }
+      Flush(lock);
+      StartRead(&releases_);  // Fails once the call ends.
+      for (int i = 0; i < finished; ++i) owner_->done_.DecrementCount();
+      for (auto& [s, why] : failed) {
+        owner_->Fail(s, why, grpc::Status::OK);
+      }
+    }
+
+    void OnDone(const grpc::Status& st) override {
+      std::vector<Sim*> stranded;
+      {
+        absl::MutexLock lock(&mu_);
+        ended_ = true;
+        status_ = st.ok() ? grpc::Status(grpc::StatusCode::INTERNAL,
+                                         "the barrier stream ended")
+                          : st;
+        for (auto& [rank, s] : by_rank_) stranded.push_back(s);
+        by_rank_.clear();
+      }
+      for (Sim* s : stranded) owner_->Fail(s, "barrier stream", st);
+      absl::MutexLock lock(&mu_);
+      done_ = true;
+    }
+
+   private:
+    void Queue(Sim* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      s->bar_sent[s->round] = NowUs();
+      *pending_.add_arrivals() = ArrivalOf(*s, s->round);
+    }
+    // Writes what is queued unless a write is in flight (its completion
+    // writes what queued meanwhile). Releases `lock`.
+    void Flush(absl::ReleasableMutexLock& lock)
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      if (writing_ || pending_.arrivals_size() == 0 || ended_) {
+        return lock.Release();
+      }
+      writing_ = true;
+      arrivals_.Swap(&pending_);
+      pending_.Clear();
+      lock.Release();
+      StartWrite(&arrivals_);  // Only the writer touches arrivals_.
+    }
+
+    Clients* const owner_;
+    grpc::ClientContext ctx_;
+    v1::BarrierReleases releases_;
+    v1::BarrierArrivals arrivals_;
+    absl::Mutex mu_;
+    v1::BarrierArrivals pending_ ABSL_GUARDED_BY(mu_);
+    absl::flat_hash_map<int32_t, Sim*> by_rank_ ABSL_GUARDED_BY(mu_);
+    bool writing_ ABSL_GUARDED_BY(mu_) = false;
+    bool ended_ ABSL_GUARDED_BY(mu_) = false;
+    bool done_ ABSL_GUARDED_BY(mu_) = false;
+    grpc::Status status_ ABSL_GUARDED_BY(mu_);
+  };
+
+  void JoinSharedStream(Sim* s) {
+    if (rounds_ == 0) {
+      done_.DecrementCount();
+      return;
+    }
+    shared_[s->channel]->Join(s);
+  }
 
   void OpenBarrierStream(Sim* s) {
     if (rounds_ == 0) {
@@ -440,19 +601,29 @@ class Clients {
   }
 
   const int rounds_;
-  const bool stream_;
+  const Protocol protocol_;
   int64_t heartbeat_us_ = 1000000;
   absl::BlockingCounter done_;
   std::vector<std::unique_ptr<v1::WorkerService::Stub>> stubs_;
+  std::vector<std::unique_ptr<SharedBarrierStream>> shared_;
   std::vector<std::unique_ptr<Sim>> sims_;
   Scheduler sched_;
 };
 
 int ClientsMain() {
-  Clients clients(
-      absl::GetFlag(FLAGS_coordinator), absl::GetFlag(FLAGS_workers),
-      absl::GetFlag(FLAGS_first_index), absl::GetFlag(FLAGS_rounds),
-      absl::GetFlag(FLAGS_channels), absl::GetFlag(FLAGS_barrier) == "stream");
+  const std::string name = absl::GetFlag(FLAGS_barrier);
+  std::optional<Clients::Protocol> protocol;
+  if (name == "unary") protocol = Clients::Protocol::kUnary;
+  if (name == "stream") protocol = Clients::Protocol::kStream;
+  if (name == "shared") protocol = Clients::Protocol::kShared;
+  if (!protocol) {
+    std::cerr << "--barrier: '" << name << "' is not unary, stream or shared\n";
+    return 2;
+  }
+  Clients clients(absl::GetFlag(FLAGS_coordinator),
+                  absl::GetFlag(FLAGS_workers),
+                  absl::GetFlag(FLAGS_first_index), absl::GetFlag(FLAGS_rounds),
+                  absl::GetFlag(FLAGS_channels), *protocol);
   clients.Run(absl::GetFlag(FLAGS_start_at_us),
               absl::GetFlag(FLAGS_heartbeat_ms));
   clients.Write(absl::GetFlag(FLAGS_out));
@@ -569,11 +740,18 @@ absl::StatusOr<RunResult> RunOnce(int n, const std::string& barrier,
     kids.push_back(*std::move(kid));
     first += k;
   }
-  for (auto& k : kids) {
-    std::optional<int> rc = k->Wait(absl::Minutes(5));
+  for (size_t p = 0; p < kids.size(); ++p) {
+    std::optional<int> rc = kids[p]->Wait(absl::Minutes(5));
     if (!rc.has_value()) {
-      k->Kill(SIGKILL);
-      k->Wait(absl::Seconds(10));
+      kids[p]->Kill(SIGKILL);
+      kids[p]->Wait(absl::Seconds(10));
+    }
+    if ((!rc.has_value() || *rc != 0) && r.first_error.empty()) {
+      r.first_error =
+          absl::StrCat("client process ", p,
+                       rc.has_value() ? absl::StrCat(" exited with ", *rc)
+                                      : std::string(" hung past 5 min"),
+                       " (see ", dir, "/clients", p, ".log)");
     }
   }
   const double cpu1 = ProcessCpuSeconds(cpid);
@@ -646,8 +824,8 @@ int DriverMain(const char* argv0) {
   std::vector<std::string> protocols =
       absl::StrSplit(absl::GetFlag(FLAGS_barriers), ',', absl::SkipEmpty());
   for (const std::string& p : protocols) {
-    if (p != "stream" && p != "unary") {
-      std::cerr << "--barriers: '" << p << "' is neither stream nor unary\n";
+    if (p != "shared" && p != "stream" && p != "unary") {
+      std::cerr << "--barriers: '" << p << "' is not shared, stream or unary\n";
       return 2;
     }
   }
@@ -710,9 +888,11 @@ int DriverMain(const char* argv0) {
       "the last rank's release received\", \"coordinator_cpu_s\": "
       "\"utime+stime of the "
       "coordinator while the clients ran (register, heartbeats, rendezvous, "
-      "barriers, leave)\", \"barrier\": \"stream: arrivals and releases on "
-      "one WorkerService.BarrierStream per worker; unary: one "
-      "WorkerService.Barrier call per arrival\"},\n  \"anchor\": "
+      "barriers, leave)\", \"barrier\": \"shared: one "
+      "WorkerService.BarrierStream per connection, carrying the arrivals and "
+      "releases of every worker on it (as a host agent would); stream: one "
+      "BarrierStream per worker; unary: one WorkerService.Barrier call per "
+      "arrival\"},\n  \"anchor\": "
       "{\"torchelastic_4000_hosts_s\": 10, "
       "\"torchelastic_4000_hosts_before_fix_s\": 373},\n  \"targets\": "
       "{\"rendezvous_4096_s\": 2, \"barrier_p50_256_ms\": 2},\n  \"sizes\": [");
@@ -778,7 +958,7 @@ int DriverMain(const char* argv0) {
           "  N=256: %s barrier p50 %.2f ms%s (target "
           "< 2 ms: %s)\n",
           f.barrier, p50,
-          f.barrier == "stream" && unary_p50.count(256)
+          f.barrier != "unary" && unary_p50.count(256)
               ? absl::StrFormat(", %.1fx faster than unary",
                                 unary_p50[256] / p50)
               : "",
