@@ -7,7 +7,9 @@
 #   - PyTorch DDP (bench/train_ddp.py: Debian's python3-torch, Gloo, same
 #     model, global batch and optimizer, one thread per rank), as a user runs
 #     it, and again with glibc malloc told to keep freed memory (the setting
-#     ringleader-worker applies itself; see worker/malloc_tuning.h);
+#     ringleader-worker applies itself; see worker/malloc_tuning.h), and for
+#     the CNN once more written as the worker runs it on CPU (--nhwc:
+#     channels-last activations, ReLU after pooling);
 #   - the compute limit: the worker's step loop with no communication at all
 #     (ringleader-compute-limit) at the per-rank batch, times
 #     min(ranks, cores); it also measures the CPU cost of progress reports.
@@ -105,6 +107,12 @@ print(json.dumps(r))' "$M" "$GB" "$W" "$B" "$CORES" >> "$OUT"
         timeout 600 "$PY" bench/train_ddp.py --model "$M" --world "$W" \
         --global_batch "$GB" --epochs "$EPOCHS" --impl pytorch-ddp-kept-memory \
         >> "$OUT" || echo "pytorch-ddp-kept-memory $M $GB $W: failed or timed out" >&2
+      # PyTorch with the CNN written as Ringleader runs it (channels-last,
+      # ReLU after pooling) and kept memory: what is left is the runtime.
+      [[ $M == cnn ]] && { MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 \
+        timeout 600 "$PY" bench/train_ddp.py --model "$M" --world "$W" \
+        --global_batch "$GB" --epochs "$EPOCHS" --impl pytorch-ddp-nhwc --nhwc \
+        >> "$OUT" || echo "pytorch-ddp-nhwc $M $GB $W: failed or timed out" >&2; }
       tail -n 5 "$OUT" | cut -c1-160
     done
   done

@@ -58,6 +58,22 @@ class Cnn(nn.Module):
         return self.fc2(F.relu(self.fc1(x)))
 
 
+class NhwcCnn(Cnn):
+    """The CNN as Ringleader's worker runs it on CPU (--nhwc): the input in
+    channels-last strides, so every activation is channels-last, and ReLU
+    after each pooling (the same values and gradients)."""
+
+    def forward(self, x):
+        n, c, h, w = x.shape
+        if c == 1 and x.is_contiguous():
+            x = x.as_strided(x.shape, (h * w, 1, w, 1))
+        else:
+            x = x.contiguous(memory_format=torch.channels_last)
+        x = F.relu(F.max_pool2d(self.conv1(x), 2))
+        x = F.relu(F.max_pool2d(self.conv2(x), 2)).flatten(1)
+        return self.fc2(F.relu(self.fc1(x)))
+
+
 def run(rank, args, port):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
@@ -69,7 +85,8 @@ def run(rank, args, port):
     test_images = test_images.sub_(0.2860).div_(0.3530).unsqueeze(1)
     test_labels = torch.from_numpy(idx(f"{DATA}/t10k-labels-idx1-ubyte.gz").astype(np.int64))
     torch.manual_seed(1)
-    model = nn.parallel.DistributedDataParallel(Mlp() if args.model == "mlp" else Cnn())
+    net = Mlp() if args.model == "mlp" else NhwcCnn() if args.nhwc else Cnn()
+    model = nn.parallel.DistributedDataParallel(net)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     sampler = torch.utils.data.distributed.DistributedSampler(
         torch.utils.data.TensorDataset(images, labels), num_replicas=args.world,
@@ -133,6 +150,9 @@ def main():
     p.add_argument("--max_steps", type=int, default=0)
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--impl", default="pytorch-ddp", help="name in the output")
+    p.add_argument("--nhwc", action="store_true",
+                   help="CNN: channels-last activations and ReLU after pooling, "
+                        "as Ringleader's worker runs it on CPU")
     args = p.parse_args()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -5,7 +5,9 @@ runs it, over DDP with glibc malloc keeping freed memory, and over the
 compute limit; time to 85% test accuracy for both. "lim/ddp" is the compute
 limit over DDP: the most any implementation of the same arithmetic on the
 same kernels could get over DDP in that configuration (where it is below
-1.5, a 1.5x-DDP target cannot be met there).
+1.5, a 1.5x-DDP target cannot be met there). "rl/nhwc" (CNN) is Ringleader
+over DDP with the CNN written as Ringleader's worker runs it on CPU
+(channels-last, ReLU after pooling) and kept memory: the runtime alone.
     train_summary.py RESULTS.jsonl [PLOT.png]
 """
 import json
@@ -24,7 +26,8 @@ def main(path, png=None):
         by[(r["model"], r["global_batch"], r["world"])][r["impl"]] = r
     print(f"{'model':>5} {'batch':>5} {'ranks':>5} {'ringleader':>10} {'rl-gloo':>8} "
           f"{'ddp':>7} {'rl/ddp':>6} {'ddp-km':>7} {'rl/km':>6} {'limit':>7} "
-          f"{'rl/lim':>6} {'lim/ddp':>7} {'rl t85':>6} {'ddp t85':>7}   (samples/s; t85 in s)")
+          f"{'rl/lim':>6} {'lim/ddp':>7} {'rl/nhwc':>7} {'rl t85':>6} {'ddp t85':>7}"
+          "   (samples/s; t85 in s)")
     for key in sorted(by):
         d = by[key]
         get = lambda impl, f="samples_per_s": d.get(impl, {}).get(f)
@@ -35,6 +38,7 @@ def main(path, png=None):
               f"{fmt(ddp, '7.0f')} {fmt(ratio(rl, ddp), '6.2f')} {fmt(km, '7.0f')} "
               f"{fmt(ratio(rl, km), '6.2f')} {fmt(lim, '7.0f')} {fmt(ratio(rl, lim), '6.2f')} "
               f"{fmt(ratio(lim, ddp), '7.2f')} "
+              f"{fmt(ratio(rl, get('pytorch-ddp-nhwc')), '7.2f')} "
               f"{fmt(get('ringleader', 'seconds_to_85'), '6.1f')} "
               f"{fmt(get('pytorch-ddp', 'seconds_to_85'), '7.1f')}")
     costs = [(k, d["compute-limit"]) for k, d in sorted(by.items()) if "compute-limit" in d]
@@ -59,14 +63,15 @@ def main(path, png=None):
         except ImportError:
             print("python3-matplotlib missing: no plot")
             return
-        impls = ["compute-limit", "ringleader", "ringleader-gloo", "pytorch-ddp-kept-memory",
-                 "pytorch-ddp"]
+        impls = ["compute-limit", "ringleader", "ringleader-gloo", "pytorch-ddp-nhwc",
+                 "pytorch-ddp-kept-memory", "pytorch-ddp"]
         keys = sorted(by)
         fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
         for ax, model in zip(axes, ["mlp", "cnn"]):
             ks = [k for k in keys if k[0] == model]
-            width = 0.8 / len(impls)
-            for i, impl in enumerate(impls):
+            shown = [i for i in impls if any(i in by[k] for k in ks)]
+            width = 0.8 / len(shown)
+            for i, impl in enumerate(shown):
                 ax.bar([j + i * width for j in range(len(ks))],
                        [by[k].get(impl, {}).get("samples_per_s", 0) for k in ks], width,
                        label=impl)

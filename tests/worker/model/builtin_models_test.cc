@@ -104,6 +104,41 @@ TEST(BuiltinModelsTest, CnnShapesAndParameterOrder) {
   EXPECT_EQ(out->sizes().vec(), (std::vector<int64_t>{3, 10}));
 }
 
+// The CNN runs channels-last with ReLU after pooling (for speed); its
+// outputs and gradients are those of the textbook NCHW conv-relu-pool.
+TEST(BuiltinModelsTest, CnnComputesTheTextbookConvReluPool) {
+  auto m = Cnn(5);
+  const std::vector<at::Tensor> p = m->Parameters();
+  auto reference = [&](const at::Tensor& images) {
+    at::Tensor x = at::max_pool2d(at::conv2d(images, p[0], p[1]).relu(), 2);
+    x = at::max_pool2d(at::conv2d(x, p[2], p[3]).relu(), 2).flatten(1);
+    x = at::linear(x, p[4], p[5]).relu();
+    return at::linear(x, p[6], p[7]);
+  };
+  for (int64_t batch : {1, 7, 64}) {
+    SCOPED_TRACE(batch);
+    const at::Tensor images = Images(batch);
+    const at::Tensor labels = torch::randint(0, 10, {batch}, torch::kLong);
+    auto grads = [&](const at::Tensor& logits) {
+      for (const at::Tensor& t : p) t.mutable_grad() = at::Tensor();
+      torch::nn::functional::cross_entropy(logits, labels).backward();
+      std::vector<at::Tensor> g;
+      for (const at::Tensor& t : p) g.push_back(t.grad().clone());
+      return g;
+    };
+    absl::StatusOr<at::Tensor> out = m->Forward(images);
+    ASSERT_TRUE(out.ok()) << out.status();
+    const at::Tensor want = reference(images);
+    EXPECT_TRUE(torch::allclose(*out, want, 1e-4, 1e-5));
+    const std::vector<at::Tensor> got_grads = grads(*out);
+    const std::vector<at::Tensor> want_grads = grads(want);
+    for (size_t i = 0; i < p.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(got_grads[i], want_grads[i], 1e-4, 1e-5))
+          << "gradient of parameter " << i;
+    }
+  }
+}
+
 TEST(BuiltinModelsTest, SameSeedSameParametersOtherSeedOthers) {
   EXPECT_TRUE(SameParameters(*Mlp({64}, 7), *Mlp({64}, 7)));
   EXPECT_FALSE(SameParameters(*Mlp({64}, 7), *Mlp({64}, 8)));
