@@ -39,12 +39,13 @@ a.set_title("Rendezvous, min = max = N")
 a.legend(fontsize=7)
 a.grid(True, which="both", alpha=0.3)
 
-styles = {"stream": ("o-", "s-"), "unary": ("o:", "s:")}
+styles = {"shared": ("o-", "s-"), "stream": ("o--", "s--"), "unary": ("o:", "s:")}
 for proto, rs in sorted(by_proto.items()):
     m = [r["n"] for r in rs]
     p50, p99 = styles.get(proto, ("o-", "s-"))
-    b.plot(m, [r["barrier_p50_ms"] for r in rs], p50, label="%s: p50 (per rank)" % proto)
-    b.plot(m, [r["barrier_p99_ms"] for r in rs], p99, label="%s: p99 (per rank)" % proto)
+    color = {"shared": "C0", "stream": "C1", "unary": "C2"}.get(proto)
+    b.plot(m, [r["barrier_p50_ms"] for r in rs], p50, color=color, label="%s: p50 (per rank)" % proto)
+    b.plot(m, [r["barrier_p99_ms"] for r in rs], p99, color=color, alpha=0.5, label="%s: p99 (per rank)" % proto)
 b.axhline(2, color="gray", linestyle=":", label="target at 256: 2 ms")
 b.set_xscale("log", base=2)
 b.set_yscale("log")
