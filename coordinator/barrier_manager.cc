@@ -22,6 +22,7 @@ void BarrierManager::Arrive(const GenerationKey& gen, const std::string& name,
   }
   std::vector<Callback> release;
   absl::Duration took;
+  absl::Status refusal;
   {
     absl::MutexLock lock(&mu_);
     Rounds& rounds = barriers_[gen];
@@ -32,17 +33,16 @@ void BarrierManager::Arrive(const GenerationKey& gen, const std::string& name,
       round.round_id = next_round_id_++;
       if (clock_ != nullptr) round.first_arrival = clock_->Now();
     } else if (round.world_size != world_size) {
-      done(absl::FailedPreconditionError(
+      refusal = absl::FailedPreconditionError(
           absl::StrCat("barrier '", name, "' has world size ", round.world_size,
-                       ", not ", world_size)));
-      return;
+                       ", not ", world_size));
+    } else if (round.ranks.contains(rank)) {
+      refusal = absl::AlreadyExistsError(absl::StrCat(
+          "rank ", rank, " already waits at barrier '", name, "'"));
     }
-    if (round.ranks.contains(rank)) {
-      done(absl::AlreadyExistsError(absl::StrCat(
-          "rank ", rank, " already waits at barrier '", name, "'")));
-      return;
-    }
-    if (static_cast<int32_t>(round.ranks.size()) + 1 == world_size) {
+    if (!refusal.ok()) {
+      // Answered below, without the lock.
+    } else if (static_cast<int32_t>(round.ranks.size()) + 1 == world_size) {
       for (auto& [r, arrival] : round.ranks) {
         timers_->Cancel(arrival.timer);
         release.push_back(std::move(arrival.done));
@@ -58,6 +58,10 @@ void BarrierManager::Arrive(const GenerationKey& gen, const std::string& name,
                                     OnTimeout(gen, name, id, rank);
                                   });
     }
+  }
+  if (!refusal.ok()) {
+    done(std::move(refusal));
+    return;
   }
   if (!release.empty() && on_latency_) on_latency_(took);
   for (auto& cb : release) cb(absl::OkStatus());
