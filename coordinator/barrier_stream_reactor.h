@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "coordinator/barrier_outbox.h"
 #include "coordinator/coordinator.h"
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
@@ -21,14 +22,17 @@ namespace ringleader {
 //
 // The call ends OK once the client has half-closed and every arrival it made
 // has been answered; INVALID_ARGUMENT at the first message that is no
-// BarrierArrivals; CANCELLED if the client goes away. Pending arrivals of a
+// BarrierArrivals or carries more than 4096 arrivals (one arrival with a
+// string that is not UTF-8 thus ends the stream for every rank on it);
+// RESOURCE_EXHAUSTED when more than limits.max_outstanding of its arrivals
+// would wait at once; CANCELLED if the client goes away. Pending arrivals of a
 // stream that ended stay at their barriers until released or timed out, as a
 // cancelled Barrier call's do.
 //
 // Creates itself for the call and deletes itself in OnDone.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 NewBarrierStreamReactor(grpc::CallbackServerContext* ctx,
-                        Coordinator* coordinator);
+                        Coordinator* coordinator, BarrierOutbox::Limits limits);
 
 }  // namespace ringleader
 

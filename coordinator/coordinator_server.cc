@@ -38,8 +38,11 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   RegisterCoordinatorMetrics(s->coordinator_.get(), RealClock::Get(),
                              &s->metrics_);
   if (absl::Status st = s->coordinator_->Start(); !st.ok()) return st;
-  s->worker_service_ =
-      std::make_unique<WorkerServiceImpl>(s->coordinator_.get());
+  BarrierOutbox::Limits barrier_stream;
+  barrier_stream.max_message_bytes =
+      static_cast<size_t>(config.max_message_bytes);
+  s->worker_service_ = std::make_unique<WorkerServiceImpl>(
+      s->coordinator_.get(), barrier_stream);
   s->auth_ = std::make_unique<BearerTokenCheck>(config.auth_token);
   s->user_service_ =
       std::make_unique<UserServiceImpl>(s->coordinator_.get(), s->auth_.get());

@@ -79,7 +79,7 @@ ServerUnaryReactor* WorkerServiceImpl::Barrier(CallbackServerContext* ctx,
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 WorkerServiceImpl::BarrierStream(CallbackServerContext* ctx) {
-  return NewBarrierStreamReactor(ctx, coordinator_);
+  return NewBarrierStreamReactor(ctx, coordinator_, barrier_stream_);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::GetShard(CallbackServerContext* ctx,

@@ -1,6 +1,7 @@
 #ifndef RINGLEADER_COORDINATOR_WORKER_SERVICE_IMPL_H_
 #define RINGLEADER_COORDINATOR_WORKER_SERVICE_IMPL_H_
 
+#include "coordinator/barrier_outbox.h"
 #include "coordinator/coordinator.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 
@@ -31,8 +32,11 @@ using Base = WS::WithCallbackMethod_Register<WS::WithCallbackMethod_Heartbeat<
 // callbacks, so a waiting call holds no thread. Thread-safe.
 class WorkerServiceImpl final : public worker_service_internal::Base {
  public:
-  explicit WorkerServiceImpl(Coordinator* coordinator)
-      : coordinator_(coordinator) {}
+  // `barrier_stream` bounds each BarrierStream call (its messages must fit
+  // the server's send limit).
+  explicit WorkerServiceImpl(Coordinator* coordinator,
+                             BarrierOutbox::Limits barrier_stream = {})
+      : coordinator_(coordinator), barrier_stream_(barrier_stream) {}
 
   grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx,
                                      const v1::RegisterRequest* req,
@@ -81,6 +85,7 @@ class WorkerServiceImpl final : public worker_service_internal::Base {
 
  private:
   Coordinator* const coordinator_;
+  const BarrierOutbox::Limits barrier_stream_;
 };
 
 }  // namespace ringleader

@@ -351,6 +351,17 @@ TEST_F(BarrierStreamTest, ArrivalsOfOneMessageAreAnsweredEachOnTheirOwn) {
   EXPECT_TRUE(a.stream->Finish().ok());
 }
 
+TEST_F(BarrierStreamTest, TooManyArrivalsInOneMessageEndTheCall) {
+  Form(2);
+  Open a = OpenStream(0);
+  ASSERT_TRUE(a.Arrive(std::vector<v1::BarrierRequest>(4097, Arrival(0, "x"))));
+  EXPECT_EQ(a.Next().code(), -1);  // No release: the call ended.
+  grpc::Status st = a.stream->Finish();
+  EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(st.error_message().find("4097 arrivals"), std::string::npos)
+      << st.error_message();
+}
+
 // Bytes that are no BarrierArrivals end the call with INVALID_ARGUMENT.
 class RawStream final
     : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {

@@ -1,0 +1,125 @@
+#include "coordinator/barrier_outbox.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/impl/codegen/proto_utils.h"
+
+namespace ringleader {
+namespace {
+
+// Per release in a batch: its field tag and length prefix (at most 1 + 3
+// bytes below 2 MiB), rounded up.
+constexpr size_t kFramingBytes = 8;
+
+}  // namespace
+
+BarrierOutbox::BarrierOutbox(Stream* stream, Limits limits)
+    : stream_(stream),
+      limits_(limits),
+      batch_bytes_(std::min<size_t>(size_t{1} << 20,
+                                    limits.max_message_bytes * 3 / 4)) {}
+
+bool BarrierOutbox::ArrivalStarted() {
+  absl::ReleasableMutexLock lock(&mu_);
+  if (failed_ || finished_ || closed_) {
+    lock.Release();
+    return false;
+  }
+  if (outstanding_ >= limits_.max_outstanding) {
+    Fail(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      absl::StrCat("a BarrierStream may have at most ",
+                                   limits_.max_outstanding,
+                                   " arrivals waiting for their release")));
+    Drive(lock);
+    return false;
+  }
+  ++outstanding_;
+  lock.Release();
+  return true;
+}
+
+void BarrierOutbox::Post(v1::BarrierRelease release) {
+  absl::ReleasableMutexLock lock(&mu_);
+  if (closed_) return lock.Release();
+  --outstanding_;
+  if (failed_) return lock.Release();  // The call ends without it.
+  queue_.push_back(std::move(release));
+  Drive(lock);
+}
+
+void BarrierOutbox::ReadsDone(grpc::Status status) {
+  absl::ReleasableMutexLock lock(&mu_);
+  reads_done_ = true;
+  if (!status.ok()) Fail(std::move(status));
+  Drive(lock);
+}
+
+void BarrierOutbox::WriteDone(bool ok) {
+  absl::ReleasableMutexLock lock(&mu_);
+  driving_ = false;
+  if (!ok) {
+    Fail(grpc::Status(grpc::StatusCode::CANCELLED, "the barrier stream broke"));
+  }
+  Drive(lock);
+}
+
+void BarrierOutbox::Close() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  queue_.clear();
+}
+
+void BarrierOutbox::Fail(grpc::Status status) {
+  if (failed_) return;
+  failed_ = true;
+  end_status_ = std::move(status);
+  queue_.clear();  // Nobody is left to read them.
+}
+
+void BarrierOutbox::Drive(absl::ReleasableMutexLock& lock) {
+  if (driving_ || finished_ || closed_) return lock.Release();
+  if (!failed_ && !queue_.empty()) {
+    driving_ = true;
+    // What is queued, up to the batch size (at least one release: one
+    // fits, since a release's strings are bounded by the reactor).
+    v1::BarrierReleases batch;
+    size_t bytes = 0;
+    while (!queue_.empty()) {
+      const size_t next = queue_.front().ByteSizeLong() + kFramingBytes;
+      if (batch.releases_size() > 0 && bytes + next > batch_bytes_) break;
+      bytes += next;
+      *batch.add_releases() = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    lock.Release();
+    // Serialized off the lock.
+    bool own_buffer = false;
+    writing_.Clear();  // The previous write's bytes are done with.
+    if (!grpc::SerializationTraits<v1::BarrierReleases>::Serialize(
+             batch, &writing_, &own_buffer)
+             .ok()) {
+      absl::ReleasableMutexLock relock(&mu_);
+      driving_ = false;
+      Fail(grpc::Status(grpc::StatusCode::INTERNAL,
+                        "cannot serialize barrier releases"));
+      Drive(relock);
+      return;
+    }
+    stream_->StartWrite(&writing_);
+    return;
+  }
+  const bool drained = queue_.empty() && outstanding_ == 0;
+  if (failed_ || (reads_done_ && drained)) {
+    finished_ = true;
+    driving_ = true;  // For good: nothing is started after Finish.
+    grpc::Status status = end_status_;
+    lock.Release();
+    stream_->Finish(std::move(status));
+    return;
+  }
+  lock.Release();
+}
+
+}  // namespace ringleader
