@@ -499,13 +499,16 @@ class Clients {
     }
 
     void OnWriteDone(bool ok) override {
+      if (!ok) return Broke("a write failed");
       absl::ReleasableMutexLock lock(&mu_);
       writing_ = false;
-      if (ok) Flush(lock);
+      Flush(lock);
     }
 
     void OnReadDone(bool ok) override {
-      if (!ok) return;  // OnDone has the status.
+      // OnDone waits for Close's RemoveHold, which waits for every worker:
+      // the workers still on the stream fail now.
+      if (!ok) return Broke("the stream ended");
       const int64_t now = NowUs();
       int finished = 0;
       std::vector<std::pair<Sim*, std::string>> failed;
@@ -553,6 +556,22 @@ class Clients {
     }
 
    private:
+    // The call is over (Close has not run): fails the workers on it, and
+    // any that join later.
+    void Broke(const std::string& why) {
+      const grpc::Status status(grpc::StatusCode::UNAVAILABLE, why);
+      std::vector<Sim*> stranded;
+      {
+        absl::MutexLock lock(&mu_);
+        if (ended_) return;
+        ended_ = true;
+        status_ = status;
+        for (auto& [rank, s] : by_rank_) stranded.push_back(s);
+        by_rank_.clear();
+      }
+      for (Sim* s : stranded) owner_->Fail(s, "barrier stream", status);
+    }
+
     void Queue(Sim* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       s->bar_sent[s->round] = NowUs();
       *pending_.add_arrivals() = ArrivalOf(*s, s->round);
