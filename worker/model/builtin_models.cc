@@ -57,22 +57,6 @@ class MlpImpl : public torch::nn::Module {
   std::vector<torch::nn::Linear> layers_;
 };
 
-// On CPU, oneDNN runs the convolutions and, above all, max_pool2d much
-// faster on channels-last (NHWC) tensors than on NCHW: the whole CNN step is
-// 1.35-1.5x faster at batch 43..512 on one thread, in fp32, with the same
-// results (bench/README.md). Convolutions keep their input's layout, so an
-// NHWC input makes every activation NHWC. A 1-channel NCHW batch is laid out
-// as NHWC already and contiguous(ChannelsLast) would return it unchanged: it
-// only needs NHWC strides. GPUs keep NCHW, cuDNN's fp32 layout.
-at::Tensor ChannelsLastOnCpu(const at::Tensor& images) {
-  if (!images.is_cpu() || images.dim() != 4) return images;
-  if (images.size(1) == 1 && images.is_contiguous()) {
-    const int64_t h = images.size(2), w = images.size(3);
-    return images.as_strided(images.sizes(), {h * w, 1, w, 1});
-  }
-  return images.contiguous(at::MemoryFormat::ChannelsLast);
-}
-
 // LeNet-like rather than PyTorch's MNIST example (conv 32/64 3x3, fc 9216):
 // that one costs about 35 M multiply-adds per sample forward and backward,
 // 365-550 samples/s on one CPU core here, too slow to train or test on CPU.
@@ -167,6 +151,18 @@ absl::StatusOr<std::unique_ptr<Model>> Build(uint64_t seed,
 }
 
 }  // namespace
+
+// The whole CNN step is 1.35-1.6x faster this way at batch 43..512 on one
+// thread (bench/README.md): LibTorch 1.13's NCHW max_pool2d is a scalar
+// loop. GPUs keep NCHW, cuDNN's fp32 layout.
+at::Tensor ChannelsLastOnCpu(const at::Tensor& images) {
+  if (!images.is_cpu() || images.dim() != 4) return images;
+  if (images.size(1) == 1 && images.is_contiguous()) {
+    const int64_t h = images.size(2), w = images.size(3);
+    return images.as_strided(images.sizes(), {h * w, 1, w, 1});
+  }
+  return images.contiguous(at::MemoryFormat::ChannelsLast);
+}
 
 absl::StatusOr<std::unique_ptr<Model>> MakeMlp(
     const std::vector<int64_t>& hidden_sizes, uint64_t seed) {

@@ -37,7 +37,17 @@ absl::StatusOr<std::unique_ptr<Model>> MakeMlp(
 // ReLU - fc2 (->10). 80,202 parameters, about 1.1 M multiply-adds per image
 // forward (PyTorch's MNIST example CNN needs ten times that and trains at a
 // few hundred samples/s per CPU core).
+// On CPU it runs channels-last, with ReLU after each pooling (the same
+// values and gradients; see ChannelsLastOnCpu).
 absl::StatusOr<std::unique_ptr<Model>> MakeCnn(uint64_t seed);
+
+// A CPU NCHW image batch as channels-last (NHWC), which oneDNN's convolutions
+// and pooling run much faster, and which each layer then keeps. A
+// contiguous 1-channel batch is NHWC in memory already: it becomes a view
+// with NHWC strides (contiguous(ChannelsLast) would return it unchanged).
+// Anything else is copied; tensors not on the CPU or not 4-D are returned
+// as they are.
+at::Tensor ChannelsLastOnCpu(const at::Tensor& images);
 
 }  // namespace ringleader
 
