@@ -74,12 +74,12 @@ def main(path, png=None):
             for i, impl in enumerate(shown):
                 ax.bar([j + i * width for j in range(len(ks))],
                        [by[k].get(impl, {}).get("samples_per_s", 0) for k in ks], width,
-                       label=impl)
+                       label=impl, color=f"C{impls.index(impl)}")
             ax.set_xticks([j + 0.4 - width / 2 for j in range(len(ks))])
             ax.set_xticklabels([f"batch {k[1]}\n{k[2]} rank{'s' if k[2] > 1 else ''}" for k in ks])
             ax.set_ylabel("training samples/s")
             ax.set_title(f"{model.upper()} on Fashion-MNIST, 2 cores")
-        axes[0].legend(fontsize=8)
+            ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(png, dpi=110)
         print(f"plot: {png}")

@@ -152,7 +152,7 @@ absl::StatusOr<std::unique_ptr<Model>> Build(uint64_t seed,
 
 }  // namespace
 
-// The whole CNN step is 1.35-1.6x faster this way at batch 43..512 on one
+// The whole CNN step is 1.3-1.7x faster this way at batch 42..512 on one
 // thread (bench/README.md): LibTorch 1.13's NCHW max_pool2d is a scalar
 // loop. GPUs keep NCHW, cuDNN's fp32 layout.
 at::Tensor ChannelsLastOnCpu(const at::Tensor& images) {
