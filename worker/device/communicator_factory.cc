@@ -1,11 +1,25 @@
 #include "worker/device/communicator_factory.h"
 
+#include <sched.h>
+
+#include "glog/logging.h"
 #include "worker/comm/gloo_communicator.h"
 #include "worker/comm/grpc_kv_client.h"
 #include "worker/comm/shm_communicator.h"
 #include "worker/device/cuda_backend.h"
 
 namespace ringleader {
+namespace {
+
+// CPUs this process may run on.
+int UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+  return CPU_COUNT(&set);
+}
+
+}  // namespace
 
 absl::Status CheckDevice(const std::string& device) {
   absl::StatusOr<Device> d = ParseDevice(device);
@@ -35,6 +49,17 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
     shm = *shared;
   }
   if (shm) {
+    // Every rank is on this host. More ranks than CPUs train, but each step
+    // goes at the pace of the ranks that share a core, and the kernel tends
+    // to keep an uneven placement (3 ranks on 2 cores: two on one core, one
+    // alone) for the whole run.
+    if (const int cpus = UsableCpus(); cpus > 0 && request.world_size > cpus) {
+      LOG_IF(WARNING, request.rank == 0)
+          << request.world_size << " ranks share a host with " << cpus
+          << " usable CPUs: ranks that share a core set every step's pace "
+             "(bench/README.md, training at 3 ranks on 2 cores); run at most "
+          << cpus << " CPU workers here";
+    }
     ShmCommunicator::Options options;
     options.timeout = request.timeout;
     absl::StatusOr<std::unique_ptr<ShmCommunicator>> comm =
