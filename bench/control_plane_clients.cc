@@ -285,11 +285,7 @@ class Clients {
       return;
     }
     auto* c = new Call<v1::BarrierRequest, v1::BarrierResponse>();
-    c->req.set_job_id(s->job_id);
-    c->req.set_generation(s->generation);
-    c->req.set_rank(s->rank);
-    c->req.set_name(absl::StrCat("bench-", round));
-    c->req.set_timeout_ms(60000);
+    c->req = ArrivalOf(*s, round);
     SetDeadline(c->ctx, absl::Seconds(70));
     s->bar_sent[round] = NowUs();
     s->stub->async()->Barrier(&c->ctx, &c->req, &c->resp,
