@@ -361,8 +361,8 @@ absl::Status Trainer::Run() {
         env_.metrics->step->Set(static_cast<double>(step));
       }
       ++window_steps;
-      if (progress.Due(step, absl::Now())) {
-        const double secs = absl::ToDoubleSeconds(absl::Now() - window_start);
+      if (const absl::Time now = absl::Now(); progress.Due(step, now)) {
+        const double secs = absl::ToDoubleSeconds(now - window_start);
         v1::ReportProgressRequest p;
         p.set_job_id(job_id_);
         p.set_generation(generation);
