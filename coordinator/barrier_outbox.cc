@@ -23,10 +23,7 @@ BarrierOutbox::BarrierOutbox(Stream* stream, Limits limits)
 
 bool BarrierOutbox::ArrivalStarted() {
   absl::ReleasableMutexLock lock(&mu_);
-  if (failed_ || finished_ || closed_) {
-    lock.Release();
-    return false;
-  }
+  if (failed_ || finished_ || closed_) return false;
   if (outstanding_ >= limits_.max_outstanding) {
     Fail(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                       absl::StrCat("a BarrierStream may have at most ",
@@ -36,15 +33,14 @@ bool BarrierOutbox::ArrivalStarted() {
     return false;
   }
   ++outstanding_;
-  lock.Release();
   return true;
 }
 
 void BarrierOutbox::Post(v1::BarrierRelease release) {
   absl::ReleasableMutexLock lock(&mu_);
-  if (closed_) return lock.Release();
+  if (closed_) return;
   --outstanding_;
-  if (failed_) return lock.Release();  // The call ends without it.
+  if (failed_) return;  // The call ends without it.
   queue_.push_back(std::move(release));
   Drive(lock);
 }
