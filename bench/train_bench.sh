@@ -58,6 +58,21 @@ ddp { cpu_transport: CPU_TRANSPORT_$6 }
 SPEC
 }
 
+# run_ddp IMPL [ARGS...]: bench/train_ddp.py for this configuration ($M, $W,
+# $GB, $EPOCHS), its line appended to $OUT as IMPL; KEPT_MEMORY=1 tells
+# glibc malloc to keep freed memory. Bounded: a DDP rank that dies leaves the
+# others in Gloo's 30-minute timeout. A run that fails or hangs is reported
+# and left out.
+run_ddp() {
+  local impl="$1"; shift
+  local malloc=()
+  [[ -n "${KEPT_MEMORY:-}" ]] &&
+    malloc=(MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824)
+  env "${malloc[@]}" timeout 600 "$PY" bench/train_ddp.py --model "$M" \
+    --world "$W" --global_batch "$GB" --epochs "$EPOCHS" --impl "$impl" "$@" \
+    >> "$OUT" || echo "$impl $M $GB $W: failed or timed out" >&2
+}
+
 : > "$OUT"
 for M in $MODELS; do
   ARCH=MODEL_ARCH_MLP; EPOCHS=$EPOCHS_MLP; LIMIT_STEPS=100
@@ -98,22 +113,12 @@ r.update(impl="compute-limit", model=sys.argv[1], global_batch=int(sys.argv[2]),
          per_rank_samples_per_s=r["samples_per_s"])
 print(json.dumps(r))' "$M" "$GB" "$W" "$B" "$CORES" >> "$OUT"
       kill "$COORD" 2>/dev/null; wait "$COORD" 2>/dev/null || true
-      # Bounded: a DDP rank that dies leaves the others in Gloo's 30-minute
-      # timeout. A run that fails or hangs is reported and left out.
-      timeout 600 "$PY" bench/train_ddp.py --model "$M" --world "$W" \
-        --global_batch "$GB" --epochs "$EPOCHS" >> "$OUT" ||
-        echo "pytorch-ddp $M $GB $W: failed or timed out" >&2
-      MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 \
-        timeout 600 "$PY" bench/train_ddp.py --model "$M" --world "$W" \
-        --global_batch "$GB" --epochs "$EPOCHS" --impl pytorch-ddp-kept-memory \
-        >> "$OUT" || echo "pytorch-ddp-kept-memory $M $GB $W: failed or timed out" >&2
+      run_ddp pytorch-ddp
+      KEPT_MEMORY=1 run_ddp pytorch-ddp-kept-memory
       # PyTorch with the CNN written as Ringleader runs it (channels-last,
       # ReLU after pooling) and kept memory: what is left is the runtime.
-      [[ $M == cnn ]] && { MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824 \
-        timeout 600 "$PY" bench/train_ddp.py --model "$M" --world "$W" \
-        --global_batch "$GB" --epochs "$EPOCHS" --impl pytorch-ddp-nhwc --nhwc \
-        >> "$OUT" || echo "pytorch-ddp-nhwc $M $GB $W: failed or timed out" >&2; }
-      tail -n 5 "$OUT" | cut -c1-160
+      if [[ $M == cnn ]]; then KEPT_MEMORY=1 run_ddp pytorch-ddp-nhwc --nhwc; fi
+      tail -n 6 "$OUT" | cut -c1-160
     done
   done
 done
