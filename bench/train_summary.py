@@ -70,6 +70,9 @@ def main(path, png=None):
         for ax, model in zip(axes, ["mlp", "cnn"]):
             ks = [k for k in keys if k[0] == model]
             shown = [i for i in impls if any(i in by[k] for k in ks)]
+            if not shown:  # A run of the other model only.
+                ax.set_visible(False)
+                continue
             width = 0.8 / len(shown)
             for i, impl in enumerate(shown):
                 ax.bar([j + i * width for j in range(len(ks))],
