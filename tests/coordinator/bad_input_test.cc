@@ -8,7 +8,6 @@
 #include <limits>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
+#include "tests/testing/form_generation.h"
 #include "tests/testing/in_process_coordinator.h"
 #include "tests/testing/job_specs.h"
 
@@ -145,29 +145,11 @@ class BadInputTest : public ::testing::Test {
   Formed Form(int world, int first_pid = 100) {
     Formed f;
     f.job = Submit(world);
-    std::vector<std::string> ids;
-    for (int i = 0; i < world; ++i) {
-      ids.push_back(Register(first_pid + i));
-      EXPECT_EQ(Assign(ids.back()), f.job);
-    }
-    std::vector<v1::JoinRendezvousResponse> joined(world);
-    std::vector<grpc::Status> status(world);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < world; ++i) {
-      threads.emplace_back([&, i] {
-        status[i] = workers().JoinRendezvous(
-            Ctx().get(), JoinRequest(f.job, ids[i]), &joined[i]);
-      });
-    }
-    for (std::thread& t : threads) t.join();
-    f.workers.resize(world);
-    for (int i = 0; i < world; ++i) {
-      EXPECT_TRUE(status[i].ok()) << status[i].error_message();
-      f.generation = joined[i].generation();
-      if (joined[i].rank() >= 0 && joined[i].rank() < world) {
-        f.workers[joined[i].rank()] = ids[i];
-      }
-    }
+    testing::FormedGeneration g = testing::FormGeneration(
+        std::vector<v1::WorkerService::Stub*>(world, &workers()), f.job,
+        "bad-host", first_pid, kWaitMs);
+    f.workers = std::move(g.worker_by_rank);
+    f.generation = g.generation;
     return f;
   }
 

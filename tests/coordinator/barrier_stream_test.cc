@@ -6,7 +6,6 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
+#include "tests/testing/form_generation.h"
 #include "tests/testing/in_process_coordinator.h"
 #include "tests/testing/job_specs.h"
 
@@ -44,48 +44,20 @@ class BarrierStreamTest : public ::testing::Test {
                     .SubmitJob(testing::ClientContext().get(), sub, &sresp)
                     .ok());
     job_ = sresp.job_id();
-    std::vector<std::string> ids;
+    std::vector<std::unique_ptr<v1::WorkerService::Stub>> stubs;
+    std::vector<v1::WorkerService::Stub*> raw;
     for (int i = 0; i < world; ++i) {
-      stubs_.push_back(v1::WorkerService::NewStub(coordinator_->NewChannel()));
-      v1::RegisterRequest reg;
-      reg.set_hostname("host");
-      reg.set_pid(100 + i);
-      reg.set_device("cpu");
-      reg.set_address("127.0.0.1");
-      v1::RegisterResponse rr;
-      ASSERT_TRUE(
-          stubs_[i]->Register(testing::ClientContext().get(), reg, &rr).ok());
-      v1::HeartbeatRequest hb;
-      hb.set_worker_id(rr.worker_id());
-      v1::HeartbeatResponse hr;
-      ASSERT_TRUE(
-          stubs_[i]->Heartbeat(testing::ClientContext().get(), hb, &hr).ok());
-      ASSERT_EQ(hr.assignment().job_id(), job_);
-      ids.push_back(rr.worker_id());
+      stubs.push_back(v1::WorkerService::NewStub(coordinator_->NewChannel()));
+      raw.push_back(stubs.back().get());
     }
-    std::vector<v1::JoinRendezvousResponse> joined(world);
-    std::vector<std::thread> threads;
-    for (int i = 0; i < world; ++i) {
-      threads.emplace_back([&, i] {
-        v1::JoinRendezvousRequest req;
-        req.set_job_id(job_);
-        req.set_worker_id(ids[i]);
-        req.set_timeout_ms(20000);
-        EXPECT_TRUE(stubs_[i]
-                        ->JoinRendezvous(testing::ClientContext().get(), req,
-                                         &joined[i])
-                        .ok());
-      });
-    }
-    for (auto& t : threads) t.join();
+    testing::FormedGeneration g =
+        testing::FormGeneration(raw, job_, "host", 100, 20000);
+    ASSERT_FALSE(HasFailure());
     // Index the stubs by rank.
-    std::vector<std::unique_ptr<v1::WorkerService::Stub>> by_rank(world);
-    for (int i = 0; i < world; ++i) {
-      ASSERT_GE(joined[i].rank(), 0);
-      by_rank[joined[i].rank()] = std::move(stubs_[i]);
+    for (int rank = 0; rank < world; ++rank) {
+      stubs_.push_back(std::move(stubs[g.stub_by_rank[rank]]));
     }
-    stubs_ = std::move(by_rank);
-    generation_ = joined[0].generation();
+    generation_ = g.generation;
   }
 
   // One BarrierStream, its releases read one by one.
