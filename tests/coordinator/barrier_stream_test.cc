@@ -330,6 +330,28 @@ TEST_F(BarrierStreamTest, TooManyArrivalsInOneMessageEndTheCall) {
       << st.error_message();
 }
 
+// A client that keeps arriving at new barriers without their rounds ever
+// completing is stopped at 65536 waiting arrivals, not followed without
+// bound.
+TEST_F(BarrierStreamTest, TooManyWaitingArrivalsEndTheCall) {
+  Form(2);
+  Open a = OpenStream(0);
+  constexpr int kLimit = 1 << 16;  // BarrierOutbox::Limits' default.
+  for (int sent = 0; sent <= kLimit;) {
+    std::vector<v1::BarrierRequest> batch;
+    for (int i = 0; i < 4096 && sent <= kLimit; ++i, ++sent) {
+      batch.push_back(Arrival(0, absl::StrCat("n", sent)));
+    }
+    if (!a.Arrive(std::move(batch))) break;  // The call already ended.
+  }
+  EXPECT_EQ(a.Next().code(), -1);  // Nothing is released: the call ended.
+  grpc::Status st = a.stream->Finish();
+  EXPECT_EQ(st.error_code(), StatusCode::RESOURCE_EXHAUSTED)
+      << st.error_message();
+  EXPECT_NE(st.error_message().find("at most 65536"), std::string::npos)
+      << st.error_message();
+}
+
 // Bytes that are no BarrierArrivals end the call with INVALID_ARGUMENT.
 class RawStream final
     : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
