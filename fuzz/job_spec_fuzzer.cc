@@ -21,7 +21,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -47,54 +46,18 @@ namespace {
     }                                                                       \
   } while (0)
 
-// -0.0 becomes +0.0 in every float and double field. The same job either
-// way, but proto3 counts -0.0 as set and +0.0 as unset, and the JSON parser
-// reads "-0" (which the printer writes for -0.0) as +0.0.
-void UnsignZeros(google::protobuf::Message* m) {
-  const google::protobuf::Reflection* r = m->GetReflection();
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  r->ListFields(*m, &fields);
-  using FD = google::protobuf::FieldDescriptor;
-  for (const FD* f : fields) {
-    if (f->cpp_type() == FD::CPPTYPE_MESSAGE) {
-      if (f->is_repeated()) {
-        for (int i = 0; i < r->FieldSize(*m, f); ++i) {
-          UnsignZeros(r->MutableRepeatedMessage(m, f, i));
-        }
-      } else {
-        UnsignZeros(r->MutableMessage(m, f));
-      }
-    } else if (f->cpp_type() == FD::CPPTYPE_DOUBLE) {
-      if (f->is_repeated()) {
-        for (int i = 0; i < r->FieldSize(*m, f); ++i) {
-          if (r->GetRepeatedDouble(*m, f, i) == 0)
-            r->SetRepeatedDouble(m, f, i, 0);
-        }
-      } else if (r->GetDouble(*m, f) == 0) {
-        r->SetDouble(m, f, 0);
-      }
-    } else if (f->cpp_type() == FD::CPPTYPE_FLOAT) {
-      if (f->is_repeated()) {
-        for (int i = 0; i < r->FieldSize(*m, f); ++i) {
-          if (r->GetRepeatedFloat(*m, f, i) == 0)
-            r->SetRepeatedFloat(m, f, i, 0);
-        }
-      } else if (r->GetFloat(*m, f) == 0) {
-        r->SetFloat(m, f, 0);
-      }
-    }
-  }
-}
-
+// The same job: fields compare by value, an unset field as its default.
+// JobSpec has no explicit-presence fields, so presence carries no meaning,
+// and proto3 counts -0.0 as set and +0.0 as unset (the JSON parser also
+// reads the printer's "-0" back as +0.0). NaN equals NaN.
 bool Same(const v1::JobSpec& a, const v1::JobSpec& b) {
-  v1::JobSpec ca = a, cb = b;
-  UnsignZeros(&ca);
-  UnsignZeros(&cb);
   google::protobuf::util::DefaultFieldComparator comparator;
   comparator.set_treat_nan_as_equal(true);
   google::protobuf::util::MessageDifferencer differencer;
   differencer.set_field_comparator(&comparator);
-  return differencer.Compare(ca, cb);
+  differencer.set_message_field_comparison(
+      google::protobuf::util::MessageDifferencer::EQUIVALENT);
+  return differencer.Compare(a, b);
 }
 
 bool IsUtf8(absl::string_view s) {
