@@ -198,147 +198,110 @@ void JobManager::Deliver(const Notice& notice) {
   if (notice.finished && on_finished_) on_finished_(notice.snapshot);
 }
 
-absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
+absl::Status JobManager::Update(
+    const std::string& job_id,
+    absl::FunctionRef<absl::StatusOr<bool>(Entry&)> change, v1::Job* after) {
   Notice notice;
   {
     absl::MutexLock lock(&mu_);
     absl::StatusOr<Entry*> e = FindLocked(job_id);
     if (!e.ok()) return e.status();
-    if (IsTerminal((*e)->job.state())) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("job ", job_id, " is already ",
-                       v1::JobState_Name((*e)->job.state())));
-    }
-    if (absl::Status s =
-            TransitionLocked(**e, v1::JOB_STATE_CANCELLED, "cancelled by user");
-        !s.ok()) {
-      return s;
+    absl::StatusOr<bool> changed = change(**e);
+    if (!changed.ok()) return changed.status();
+    if (!*changed) {
+      if (after != nullptr) *after = (*e)->job;
+      return absl::OkStatus();
     }
     notice = NoticeLocked(**e);
   }
   Deliver(notice);
-  return notice.snapshot;
+  if (after != nullptr) *after = std::move(notice.snapshot);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
+  v1::Job after;
+  if (absl::Status s = Update(
+          job_id,
+          [&](Entry& e) -> absl::StatusOr<bool> {
+            if (IsTerminal(e.job.state())) {
+              return absl::FailedPreconditionError(
+                  absl::StrCat("job ", job_id, " is already ",
+                               v1::JobState_Name(e.job.state())));
+            }
+            return Changed(TransitionLocked(e, v1::JOB_STATE_CANCELLED,
+                                            "cancelled by user"));
+          },
+          &after);
+      !s.ok()) {
+    return s;
+  }
+  return after;
 }
 
 absl::Status JobManager::Fail(const std::string& job_id,
                               const std::string& message) {
-  Notice notice;
-  {
-    absl::MutexLock lock(&mu_);
-    absl::StatusOr<Entry*> e = FindLocked(job_id);
-    if (!e.ok()) return e.status();
-    if (IsTerminal((*e)->job.state())) return absl::OkStatus();
-    if (absl::Status s = TransitionLocked(**e, v1::JOB_STATE_FAILED, message);
-        !s.ok()) {
-      return s;
-    }
-    notice = NoticeLocked(**e);
-  }
-  Deliver(notice);
-  return absl::OkStatus();
+  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
+    if (IsTerminal(e.job.state())) return false;
+    return Changed(TransitionLocked(e, v1::JOB_STATE_FAILED, message));
+  });
 }
 
 absl::Status JobManager::OnJoin(const std::string& job_id) {
-  Notice notice;
-  {
-    absl::MutexLock lock(&mu_);
-    absl::StatusOr<Entry*> e = FindLocked(job_id);
-    if (!e.ok()) return e.status();
-    const v1::JobState state = (*e)->job.state();
+  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
+    const v1::JobState state = e.job.state();
     if (IsTerminal(state)) {
       return absl::FailedPreconditionError(
           absl::StrCat("job ", job_id, " is ", v1::JobState_Name(state)));
     }
-    if (state != v1::JOB_STATE_PENDING) return absl::OkStatus();
-    if (absl::Status s =
-            TransitionLocked(**e, v1::JOB_STATE_RENDEZVOUS, "workers joining");
-        !s.ok()) {
-      return s;
-    }
-    notice = NoticeLocked(**e);
-  }
-  Deliver(notice);
-  return absl::OkStatus();
+    if (state != v1::JOB_STATE_PENDING) return false;
+    return Changed(
+        TransitionLocked(e, v1::JOB_STATE_RENDEZVOUS, "workers joining"));
+  });
 }
 
 absl::Status JobManager::OnGenerationFormed(const std::string& job_id,
                                             int64_t generation,
                                             int32_t world_size) {
-  Notice notice;
-  {
-    absl::MutexLock lock(&mu_);
-    absl::StatusOr<Entry*> e = FindLocked(job_id);
-    if (!e.ok()) return e.status();
-    Entry& entry = **e;
-    entry.job.set_generation(generation);
-    entry.job.set_world_size(world_size);
-    entry.progress.Reset();
-    entry.job.mutable_progress()->clear_ranks();
-    if (absl::Status s =
-            TransitionLocked(entry, v1::JOB_STATE_RUNNING,
-                             absl::StrCat("generation ", generation, " with ",
-                                          world_size, " workers"));
-        !s.ok()) {
-      return s;
-    }
-    notice = NoticeLocked(entry);
-  }
-  Deliver(notice);
-  return absl::OkStatus();
+  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
+    e.job.set_generation(generation);
+    e.job.set_world_size(world_size);
+    e.progress.Reset();
+    e.job.mutable_progress()->clear_ranks();
+    return Changed(
+        TransitionLocked(e, v1::JOB_STATE_RUNNING,
+                         absl::StrCat("generation ", generation, " with ",
+                                      world_size, " workers")));
+  });
 }
 
 absl::Status JobManager::OnGenerationEnded(const std::string& job_id,
                                            int64_t generation,
                                            const std::string& reason) {
-  Notice notice;
-  {
-    absl::MutexLock lock(&mu_);
-    absl::StatusOr<Entry*> e = FindLocked(job_id);
-    if (!e.ok()) return e.status();
-    Entry& entry = **e;
-    if (IsTerminal(entry.job.state())) return absl::OkStatus();
-    entry.job.set_restarts(entry.job.restarts() + 1);
-    if (entry.job.restarts() > entry.job.spec().max_restarts()) {
-      if (absl::Status s =
-              TransitionLocked(entry, v1::JOB_STATE_FAILED,
-                               absl::StrCat("restart budget of ",
-                                            entry.job.spec().max_restarts(),
-                                            " spent; last failure: ", reason));
-          !s.ok()) {
-        return s;
-      }
-    } else if (absl::Status s = TransitionLocked(
-                   entry, v1::JOB_STATE_RESTARTING,
-                   absl::StrCat("generation ", generation, " ended: ", reason));
-               !s.ok()) {
-      return s;
+  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
+    if (IsTerminal(e.job.state())) return false;
+    e.job.set_restarts(e.job.restarts() + 1);
+    if (e.job.restarts() > e.job.spec().max_restarts()) {
+      return Changed(TransitionLocked(
+          e, v1::JOB_STATE_FAILED,
+          absl::StrCat("restart budget of ", e.job.spec().max_restarts(),
+                       " spent; last failure: ", reason)));
     }
-    notice = NoticeLocked(entry);
-  }
-  Deliver(notice);
-  return absl::OkStatus();
+    return Changed(TransitionLocked(
+        e, v1::JOB_STATE_RESTARTING,
+        absl::StrCat("generation ", generation, " ended: ", reason)));
+  });
 }
 
 absl::Status JobManager::OnGenerationResized(const std::string& job_id,
                                              int64_t generation,
                                              const std::string& reason) {
-  Notice notice;
-  {
-    absl::MutexLock lock(&mu_);
-    absl::StatusOr<Entry*> e = FindLocked(job_id);
-    if (!e.ok()) return e.status();
-    Entry& entry = **e;
-    if (IsTerminal(entry.job.state())) return absl::OkStatus();
-    if (absl::Status s = TransitionLocked(
-            entry, v1::JOB_STATE_RESTARTING,
-            absl::StrCat("generation ", generation, " resized: ", reason));
-        !s.ok()) {
-      return s;
-    }
-    notice = NoticeLocked(entry);
-  }
-  Deliver(notice);
-  return absl::OkStatus();
+  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
+    if (IsTerminal(e.job.state())) return false;
+    return Changed(TransitionLocked(
+        e, v1::JOB_STATE_RESTARTING,
+        absl::StrCat("generation ", generation, " resized: ", reason)));
+  });
 }
 
 absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
@@ -351,36 +314,27 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
     return absl::InvalidArgumentError(
         "progress report has a negative, non-finite or inconsistent value");
   }
-  Notice notice;
-  {
-    absl::MutexLock lock(&mu_);
-    absl::StatusOr<Entry*> e = FindLocked(r.job_id());
-    if (!e.ok()) return e.status();
-    Entry& entry = **e;
-    if (entry.job.state() != v1::JOB_STATE_RUNNING ||
-        entry.job.generation() != r.generation()) {
+  return Update(r.job_id(), [&](Entry& e) -> absl::StatusOr<bool> {
+    if (e.job.state() != v1::JOB_STATE_RUNNING ||
+        e.job.generation() != r.generation()) {
       return absl::AbortedError(absl::StrCat(
           "job ", r.job_id(), " is not running generation ", r.generation()));
     }
-    entry.progress.Add(r, worker_id, absl::ToUnixMillis(clock_->Now()));
-    const bool evaluated = entry.progress.Combine(entry.job.world_size(),
-                                                  entry.job.mutable_progress());
-    if (entry.progress.AllFinished(entry.job.world_size())) {
-      if (absl::Status s = TransitionLocked(entry, v1::JOB_STATE_SUCCEEDED,
-                                            "all ranks finished");
-          !s.ok()) {
-        return s;
-      }
-    } else if (r.finished() || evaluated) {
+    e.progress.Add(r, worker_id, absl::ToUnixMillis(clock_->Now()));
+    const bool evaluated =
+        e.progress.Combine(e.job.world_size(), e.job.mutable_progress());
+    if (e.progress.AllFinished(e.job.world_size())) {
+      return Changed(
+          TransitionLocked(e, v1::JOB_STATE_SUCCEEDED, "all ranks finished"));
+    }
+    if (r.finished() || evaluated) {
       // A rank's final report must outlive a coordinator restart: the rank
       // has gone idle and will not send it again. So must an epoch's
       // evaluation: the ranks have moved on.
-      if (absl::Status s = PersistLocked(entry); !s.ok()) return s;
+      return Changed(PersistLocked(e));
     }
-    notice = NoticeLocked(entry);
-  }
-  Deliver(notice);
-  return absl::OkStatus();
+    return true;
+  });
 }
 
 bool JobManager::WorkerFinished(const std::string& job_id,
@@ -392,22 +346,18 @@ bool JobManager::WorkerFinished(const std::string& job_id,
 
 absl::StatusOr<v1::CheckpointRecord> JobManager::CommitCheckpoint(
     const std::string& job_id, v1::CheckpointRecord record) {
-  Notice notice;
-  {
-    absl::MutexLock lock(&mu_);
-    absl::StatusOr<Entry*> e = FindLocked(job_id);
-    if (!e.ok()) return e.status();
-    Entry& entry = **e;
-    if (IsTerminal(entry.job.state())) {
+  absl::Status s = Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
+    if (IsTerminal(e.job.state())) {
       return absl::FailedPreconditionError(
           absl::StrCat("job ", job_id, " is finished"));
     }
-    const v1::CheckpointRecord& last = entry.job.last_checkpoint();
+    const v1::CheckpointRecord& last = e.job.last_checkpoint();
     if (last.checkpoint_id() != 0 && record.step() == last.step() &&
         record.path() == last.path()) {
       // A retry of a commit whose answer was lost (the coordinator
       // restarted): the same record, not a second one.
-      return last;
+      record = last;
+      return false;
     }
     if (record.step() < last.step()) {
       return absl::FailedPreconditionError(
@@ -416,15 +366,14 @@ absl::StatusOr<v1::CheckpointRecord> JobManager::CommitCheckpoint(
     }
     record.set_commit_time_ms(absl::ToUnixMillis(clock_->Now()));
     absl::StatusOr<int64_t> id =
-        store_->AddCheckpoint(job_id, entry.job.spec().name(), record);
+        store_->AddCheckpoint(job_id, e.job.spec().name(), record);
     if (!id.ok()) return id.status();
     record.set_checkpoint_id(*id);
-    *entry.job.mutable_last_checkpoint() = record;
-    if (absl::Status s = PersistLocked(entry); !s.ok()) return s;
-    notice = NoticeLocked(entry);
-  }
-  Deliver(notice);
-  return notice.snapshot.last_checkpoint();
+    *e.job.mutable_last_checkpoint() = record;
+    return Changed(PersistLocked(e));
+  });
+  if (!s.ok()) return s;
+  return record;
 }
 
 absl::StatusOr<std::vector<v1::CheckpointRecord>> JobManager::ResumeCandidates(
@@ -459,22 +408,14 @@ absl::Status JobManager::ResumedFrom(
       return s;
     }
   }
-  Notice notice;
-  {
-    absl::MutexLock lock(&mu_);
-    absl::StatusOr<Entry*> e = FindLocked(job_id);
-    if (!e.ok()) return e.status();
-    Entry& entry = **e;
-    if (IsTerminal(entry.job.state()) ||
-        entry.job.last_checkpoint().checkpoint_id() == chosen.checkpoint_id()) {
-      return absl::OkStatus();
+  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
+    if (IsTerminal(e.job.state()) ||
+        e.job.last_checkpoint().checkpoint_id() == chosen.checkpoint_id()) {
+      return false;
     }
-    *entry.job.mutable_last_checkpoint() = chosen;
-    if (absl::Status s = PersistLocked(entry); !s.ok()) return s;
-    notice = NoticeLocked(entry);
-  }
-  Deliver(notice);
-  return absl::OkStatus();
+    *e.job.mutable_last_checkpoint() = chosen;
+    return Changed(PersistLocked(e));
+  });
 }
 
 absl::StatusOr<uint64_t> JobManager::Watch(const std::string& job_id,

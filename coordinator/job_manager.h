@@ -9,6 +9,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -118,6 +119,18 @@ class JobManager {
   absl::Status PersistLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Notice NoticeLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Deliver(const Notice& notice);
+  // Finds the job and runs `change` on it under mu_ (so it may call the
+  // *Locked helpers). `change` says whether it changed the job; if so, the
+  // job's watchers and the finished hook see the result outside the lock.
+  // `after`, when given, gets the job as it is afterwards.
+  absl::Status Update(const std::string& job_id,
+                      absl::FunctionRef<absl::StatusOr<bool>(Entry&)> change,
+                      v1::Job* after = nullptr);
+  // For `change`: a change that ends in `s` (a transition or persisting it).
+  static absl::StatusOr<bool> Changed(const absl::Status& s) {
+    if (!s.ok()) return s;
+    return true;
+  }
 
   StateStore* const store_;
   Clock* const clock_;
