@@ -40,55 +40,79 @@ def parse(lines):
             FIELD.findall(trace))
 
 
+def initial_state(events):
+    """What ran on each CPU, and where each thread was, when the trace began:
+    read from each one's first event (a CPU's first switch names what it
+    ran; a thread first switched out was running, first switched in without
+    a wakeup was queued, first woken was asleep)."""
+    running, threads = {}, {}
+    for _, cpu, event, f in events:
+        if event == "sched_switch":
+            running.setdefault(cpu, f["prev_pid"])
+            threads.setdefault(f["prev_pid"], ("running", cpu))
+            threads.setdefault(f["next_pid"], ("waiting", cpu))
+        elif event == "sched_wakeup":
+            threads.setdefault(f["pid"], ("sleeping", None))
+    return running, threads
+
+
 def busiest(events, comm, count):
     """The `count` threads named comm* with the most CPU time."""
-    running, since, names = {}, {}, {}
+    running, _ = initial_state(events)
+    since = {cpu: events[0][0] for cpu in running}
+    names = {}
     busy = collections.Counter()
     for t, cpu, event, f in events:
         if event != "sched_switch":
             continue
-        if cpu in running:
-            busy[running[cpu]] += t - since[cpu]
+        busy[running[cpu]] += t - since[cpu]
         running[cpu], since[cpu] = f["next_pid"], t
+        names[f["prev_pid"]] = f["prev_comm"]
         names[f["next_pid"]] = f["next_comm"]
-    ranked = [p for p, _ in busy.most_common() if names[p].startswith(comm)]
+    ranked = [p for p, _ in busy.most_common()
+              if names.get(p, "").startswith(comm)]
     return ranked[:count]
 
 
 def account(events, threads):
-    state = {p: "sleeping" for p in threads}
-    running = {}  # cpu -> pid on it ("0" is the idle task)
+    running, first = initial_state(events)
+    # pid -> (state, cpu): running on cpu, queued on cpu, or sleeping.
+    state = {p: first.get(p, ("sleeping", None)) for p in threads}
     per_cpu = collections.defaultdict(float)  # (pid, cpu) -> seconds
     migrations = collections.Counter()
     idle = collections.Counter()
-    last = None
+    last = events[0][0]
     for t, cpu, event, f in events:
-        if last is not None:
-            dt = t - last
-            for c, pid in running.items():
-                if pid in threads:
-                    per_cpu[(pid, c)] += dt
-                elif pid == "0":
-                    if any(s == "waiting" for s in state.values()):
-                        idle["balance"] += dt
-                    elif any(s == "running" for s in state.values()):
-                        idle["tail"] += dt
-                    else:
-                        idle["all-wait"] += dt
+        dt = t - last
         last = t
+        for c, pid in running.items():
+            if pid in threads:
+                per_cpu[(pid, c)] += dt
+            elif pid == "0":
+                # A thread queued on this idle CPU is about to run here
+                # (the wake-up's latency), not waiting for a balance.
+                if any(s == "waiting" and q != c for s, q in state.values()):
+                    idle["balance"] += dt
+                elif any(s == "running" for s, _ in state.values()):
+                    idle["tail"] += dt
+                else:
+                    idle["all-wait"] += dt
         if event == "sched_switch":
             prev, nxt = f["prev_pid"], f["next_pid"]
             if prev in threads:
                 preempted = f["prev_state"].startswith("R")
-                state[prev] = "waiting" if preempted else "sleeping"
+                state[prev] = ("waiting", cpu) if preempted else (
+                    "sleeping", None)
             if nxt in threads:
-                state[nxt] = "running"
+                state[nxt] = ("running", cpu)
             running[cpu] = nxt
         elif event == "sched_wakeup" and f["pid"] in threads:
-            if state[f["pid"]] == "sleeping":
-                state[f["pid"]] = "waiting"
+            if state[f["pid"]][0] == "sleeping":
+                state[f["pid"]] = ("waiting", int(f["target_cpu"]))
         elif event == "sched_migrate_task" and f["pid"] in threads:
             migrations[f["pid"]] += 1
+            if state[f["pid"]][0] == "waiting":
+                state[f["pid"]] = ("waiting", int(f["dest_cpu"]))
     return per_cpu, migrations, idle
 
 

@@ -223,15 +223,16 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
   v1::Job after;
   if (absl::Status s = Update(
           job_id,
-          [&](Entry& e) -> absl::StatusOr<bool> {
-            if (IsTerminal(e.job.state())) {
-              return absl::FailedPreconditionError(
-                  absl::StrCat("job ", job_id, " is already ",
-                               v1::JobState_Name(e.job.state())));
-            }
-            return Changed(TransitionLocked(e, v1::JOB_STATE_CANCELLED,
-                                            "cancelled by user"));
-          },
+          [&](Entry& e)
+              ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+                if (IsTerminal(e.job.state())) {
+                  return absl::FailedPreconditionError(
+                      absl::StrCat("job ", job_id, " is already ",
+                                   v1::JobState_Name(e.job.state())));
+                }
+                return Changed(TransitionLocked(e, v1::JOB_STATE_CANCELLED,
+                                                "cancelled by user"));
+              },
           &after);
       !s.ok()) {
     return s;
@@ -241,67 +242,77 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
 
 absl::Status JobManager::Fail(const std::string& job_id,
                               const std::string& message) {
-  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
-    if (IsTerminal(e.job.state())) return false;
-    return Changed(TransitionLocked(e, v1::JOB_STATE_FAILED, message));
-  });
+  return Update(
+      job_id,
+      [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        if (IsTerminal(e.job.state())) return false;
+        return Changed(TransitionLocked(e, v1::JOB_STATE_FAILED, message));
+      });
 }
 
 absl::Status JobManager::OnJoin(const std::string& job_id) {
-  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
-    const v1::JobState state = e.job.state();
-    if (IsTerminal(state)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("job ", job_id, " is ", v1::JobState_Name(state)));
-    }
-    if (state != v1::JOB_STATE_PENDING) return false;
-    return Changed(
-        TransitionLocked(e, v1::JOB_STATE_RENDEZVOUS, "workers joining"));
-  });
+  return Update(job_id,
+                [&](Entry& e)
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+                      const v1::JobState state = e.job.state();
+                      if (IsTerminal(state)) {
+                        return absl::FailedPreconditionError(absl::StrCat(
+                            "job ", job_id, " is ", v1::JobState_Name(state)));
+                      }
+                      if (state != v1::JOB_STATE_PENDING) return false;
+                      return Changed(TransitionLocked(
+                          e, v1::JOB_STATE_RENDEZVOUS, "workers joining"));
+                    });
 }
 
 absl::Status JobManager::OnGenerationFormed(const std::string& job_id,
                                             int64_t generation,
                                             int32_t world_size) {
-  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
-    e.job.set_generation(generation);
-    e.job.set_world_size(world_size);
-    e.progress.Reset();
-    e.job.mutable_progress()->clear_ranks();
-    return Changed(
-        TransitionLocked(e, v1::JOB_STATE_RUNNING,
-                         absl::StrCat("generation ", generation, " with ",
-                                      world_size, " workers")));
-  });
+  return Update(job_id,
+                [&](Entry& e)
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+                      e.job.set_generation(generation);
+                      e.job.set_world_size(world_size);
+                      e.progress.Reset();
+                      e.job.mutable_progress()->clear_ranks();
+                      return Changed(TransitionLocked(
+                          e, v1::JOB_STATE_RUNNING,
+                          absl::StrCat("generation ", generation, " with ",
+                                       world_size, " workers")));
+                    });
 }
 
 absl::Status JobManager::OnGenerationEnded(const std::string& job_id,
                                            int64_t generation,
                                            const std::string& reason) {
-  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
-    if (IsTerminal(e.job.state())) return false;
-    e.job.set_restarts(e.job.restarts() + 1);
-    if (e.job.restarts() > e.job.spec().max_restarts()) {
-      return Changed(TransitionLocked(
-          e, v1::JOB_STATE_FAILED,
-          absl::StrCat("restart budget of ", e.job.spec().max_restarts(),
-                       " spent; last failure: ", reason)));
-    }
-    return Changed(TransitionLocked(
-        e, v1::JOB_STATE_RESTARTING,
-        absl::StrCat("generation ", generation, " ended: ", reason)));
-  });
+  return Update(
+      job_id,
+      [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        if (IsTerminal(e.job.state())) return false;
+        e.job.set_restarts(e.job.restarts() + 1);
+        if (e.job.restarts() > e.job.spec().max_restarts()) {
+          return Changed(TransitionLocked(
+              e, v1::JOB_STATE_FAILED,
+              absl::StrCat("restart budget of ", e.job.spec().max_restarts(),
+                           " spent; last failure: ", reason)));
+        }
+        return Changed(TransitionLocked(
+            e, v1::JOB_STATE_RESTARTING,
+            absl::StrCat("generation ", generation, " ended: ", reason)));
+      });
 }
 
 absl::Status JobManager::OnGenerationResized(const std::string& job_id,
                                              int64_t generation,
                                              const std::string& reason) {
-  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
-    if (IsTerminal(e.job.state())) return false;
-    return Changed(TransitionLocked(
-        e, v1::JOB_STATE_RESTARTING,
-        absl::StrCat("generation ", generation, " resized: ", reason)));
-  });
+  return Update(
+      job_id,
+      [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        if (IsTerminal(e.job.state())) return false;
+        return Changed(TransitionLocked(
+            e, v1::JOB_STATE_RESTARTING,
+            absl::StrCat("generation ", generation, " resized: ", reason)));
+      });
 }
 
 absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
@@ -314,27 +325,30 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
     return absl::InvalidArgumentError(
         "progress report has a negative, non-finite or inconsistent value");
   }
-  return Update(r.job_id(), [&](Entry& e) -> absl::StatusOr<bool> {
-    if (e.job.state() != v1::JOB_STATE_RUNNING ||
-        e.job.generation() != r.generation()) {
-      return absl::AbortedError(absl::StrCat(
-          "job ", r.job_id(), " is not running generation ", r.generation()));
-    }
-    e.progress.Add(r, worker_id, absl::ToUnixMillis(clock_->Now()));
-    const bool evaluated =
-        e.progress.Combine(e.job.world_size(), e.job.mutable_progress());
-    if (e.progress.AllFinished(e.job.world_size())) {
-      return Changed(
-          TransitionLocked(e, v1::JOB_STATE_SUCCEEDED, "all ranks finished"));
-    }
-    if (r.finished() || evaluated) {
-      // A rank's final report must outlive a coordinator restart: the rank
-      // has gone idle and will not send it again. So must an epoch's
-      // evaluation: the ranks have moved on.
-      return Changed(PersistLocked(e));
-    }
-    return true;
-  });
+  return Update(
+      r.job_id(),
+      [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        if (e.job.state() != v1::JOB_STATE_RUNNING ||
+            e.job.generation() != r.generation()) {
+          return absl::AbortedError(absl::StrCat("job ", r.job_id(),
+                                                 " is not running generation ",
+                                                 r.generation()));
+        }
+        e.progress.Add(r, worker_id, absl::ToUnixMillis(clock_->Now()));
+        const bool evaluated =
+            e.progress.Combine(e.job.world_size(), e.job.mutable_progress());
+        if (e.progress.AllFinished(e.job.world_size())) {
+          return Changed(TransitionLocked(e, v1::JOB_STATE_SUCCEEDED,
+                                          "all ranks finished"));
+        }
+        if (r.finished() || evaluated) {
+          // A rank's final report must outlive a coordinator restart: the rank
+          // has gone idle and will not send it again. So must an epoch's
+          // evaluation: the ranks have moved on.
+          return Changed(PersistLocked(e));
+        }
+        return true;
+      });
 }
 
 bool JobManager::WorkerFinished(const std::string& job_id,
@@ -346,32 +360,34 @@ bool JobManager::WorkerFinished(const std::string& job_id,
 
 absl::StatusOr<v1::CheckpointRecord> JobManager::CommitCheckpoint(
     const std::string& job_id, v1::CheckpointRecord record) {
-  absl::Status s = Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
-    if (IsTerminal(e.job.state())) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("job ", job_id, " is finished"));
-    }
-    const v1::CheckpointRecord& last = e.job.last_checkpoint();
-    if (last.checkpoint_id() != 0 && record.step() == last.step() &&
-        record.path() == last.path()) {
-      // A retry of a commit whose answer was lost (the coordinator
-      // restarted): the same record, not a second one.
-      record = last;
-      return false;
-    }
-    if (record.step() < last.step()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("checkpoint at step ", record.step(),
-                       " is older than the committed ", last.step()));
-    }
-    record.set_commit_time_ms(absl::ToUnixMillis(clock_->Now()));
-    absl::StatusOr<int64_t> id =
-        store_->AddCheckpoint(job_id, e.job.spec().name(), record);
-    if (!id.ok()) return id.status();
-    record.set_checkpoint_id(*id);
-    *e.job.mutable_last_checkpoint() = record;
-    return Changed(PersistLocked(e));
-  });
+  absl::Status s = Update(
+      job_id,
+      [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        if (IsTerminal(e.job.state())) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("job ", job_id, " is finished"));
+        }
+        const v1::CheckpointRecord& last = e.job.last_checkpoint();
+        if (last.checkpoint_id() != 0 && record.step() == last.step() &&
+            record.path() == last.path()) {
+          // A retry of a commit whose answer was lost (the coordinator
+          // restarted): the same record, not a second one.
+          record = last;
+          return false;
+        }
+        if (record.step() < last.step()) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("checkpoint at step ", record.step(),
+                           " is older than the committed ", last.step()));
+        }
+        record.set_commit_time_ms(absl::ToUnixMillis(clock_->Now()));
+        absl::StatusOr<int64_t> id =
+            store_->AddCheckpoint(job_id, e.job.spec().name(), record);
+        if (!id.ok()) return id.status();
+        record.set_checkpoint_id(*id);
+        *e.job.mutable_last_checkpoint() = record;
+        return Changed(PersistLocked(e));
+      });
   if (!s.ok()) return s;
   return record;
 }
@@ -408,14 +424,16 @@ absl::Status JobManager::ResumedFrom(
       return s;
     }
   }
-  return Update(job_id, [&](Entry& e) -> absl::StatusOr<bool> {
-    if (IsTerminal(e.job.state()) ||
-        e.job.last_checkpoint().checkpoint_id() == chosen.checkpoint_id()) {
-      return false;
-    }
-    *e.job.mutable_last_checkpoint() = chosen;
-    return Changed(PersistLocked(e));
-  });
+  return Update(
+      job_id,
+      [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        if (IsTerminal(e.job.state()) ||
+            e.job.last_checkpoint().checkpoint_id() == chosen.checkpoint_id()) {
+          return false;
+        }
+        *e.job.mutable_last_checkpoint() = chosen;
+        return Changed(PersistLocked(e));
+      });
 }
 
 absl::StatusOr<uint64_t> JobManager::Watch(const std::string& job_id,

@@ -47,9 +47,11 @@ namespace {
   } while (0)
 
 // The same job: fields compare by value, an unset field as its default.
-// JobSpec has no explicit-presence fields, so presence carries no meaning,
-// and proto3 counts -0.0 as set and +0.0 as unset (the JSON parser also
-// reads the printer's "-0" back as +0.0). NaN equals NaN.
+// Presence means nothing to the job: JobSpec has no optional, oneof or map
+// fields, and no reader looks at has_*() of its messages (an empty `ddp {}`
+// is the same job as none). It matters here because proto3 counts -0.0 as
+// set and +0.0 as unset, and the JSON parser reads the printer's "-0" back
+// as +0.0. NaN equals NaN.
 bool Same(const v1::JobSpec& a, const v1::JobSpec& b) {
   google::protobuf::util::DefaultFieldComparator comparator;
   comparator.set_treat_nan_as_equal(true);
