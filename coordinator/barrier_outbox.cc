@@ -22,43 +22,60 @@ BarrierOutbox::BarrierOutbox(Stream* stream, Limits limits)
                                     limits.max_message_bytes * 3 / 4)) {}
 
 bool BarrierOutbox::ArrivalStarted() {
-  absl::ReleasableMutexLock lock(&mu_);
-  if (failed_ || finished_ || closed_) return false;
-  if (outstanding_ >= limits_.max_outstanding) {
+  Step step;
+  {
+    absl::MutexLock lock(&mu_);
+    if (failed_ || finished_ || closed_) return false;
+    if (outstanding_ < limits_.max_outstanding) {
+      ++outstanding_;
+      return true;
+    }
     Fail(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                       absl::StrCat("a BarrierStream may have at most ",
                                    limits_.max_outstanding,
                                    " arrivals waiting for their release")));
-    Drive(lock);
-    return false;
+    step = NextStepLocked();
   }
-  ++outstanding_;
-  return true;
+  Perform(std::move(step));
+  return false;
 }
 
 void BarrierOutbox::Post(v1::BarrierRelease release) {
-  absl::ReleasableMutexLock lock(&mu_);
-  if (closed_) return;
-  --outstanding_;
-  if (failed_) return;  // The call ends without it.
-  queue_.push_back(std::move(release));
-  Drive(lock);
+  Step step;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return;
+    --outstanding_;
+    if (failed_) return;  // The call ends without it.
+    queue_.push_back(std::move(release));
+    step = NextStepLocked();
+  }
+  Perform(std::move(step));
 }
 
 void BarrierOutbox::ReadsDone(grpc::Status status) {
-  absl::ReleasableMutexLock lock(&mu_);
-  reads_done_ = true;
-  if (!status.ok()) Fail(std::move(status));
-  Drive(lock);
+  Step step;
+  {
+    absl::MutexLock lock(&mu_);
+    reads_done_ = true;
+    if (!status.ok()) Fail(std::move(status));
+    step = NextStepLocked();
+  }
+  Perform(std::move(step));
 }
 
 void BarrierOutbox::WriteDone(bool ok) {
-  absl::ReleasableMutexLock lock(&mu_);
-  driving_ = false;
-  if (!ok) {
-    Fail(grpc::Status(grpc::StatusCode::CANCELLED, "the barrier stream broke"));
+  Step step;
+  {
+    absl::MutexLock lock(&mu_);
+    driving_ = false;
+    if (!ok) {
+      Fail(grpc::Status(grpc::StatusCode::CANCELLED,
+                        "the barrier stream broke"));
+    }
+    step = NextStepLocked();
   }
-  Drive(lock);
+  Perform(std::move(step));
 }
 
 void BarrierOutbox::Close() {
@@ -74,48 +91,55 @@ void BarrierOutbox::Fail(grpc::Status status) {
   queue_.clear();  // Nobody is left to read them.
 }
 
-void BarrierOutbox::Drive(absl::ReleasableMutexLock& lock) {
-  if (driving_ || finished_ || closed_) return lock.Release();
+BarrierOutbox::Step BarrierOutbox::NextStepLocked() {
+  Step step;
+  if (driving_ || finished_ || closed_) return step;
   if (!failed_ && !queue_.empty()) {
     driving_ = true;
     // What is queued, up to the batch size (at least one release: one
     // fits, since a release's strings are bounded by the reactor).
-    v1::BarrierReleases batch;
+    step.kind = Step::kWrite;
     size_t bytes = 0;
     while (!queue_.empty()) {
       const size_t next = queue_.front().ByteSizeLong() + kFramingBytes;
-      if (batch.releases_size() > 0 && bytes + next > batch_bytes_) break;
+      if (step.batch.releases_size() > 0 && bytes + next > batch_bytes_) break;
       bytes += next;
-      *batch.add_releases() = std::move(queue_.front());
+      *step.batch.add_releases() = std::move(queue_.front());
       queue_.pop_front();
     }
-    lock.Release();
-    // Serialized off the lock.
-    bool own_buffer = false;
-    writing_.Clear();  // The previous write's bytes are done with.
-    if (!grpc::SerializationTraits<v1::BarrierReleases>::Serialize(
-             batch, &writing_, &own_buffer)
-             .ok()) {
-      absl::ReleasableMutexLock relock(&mu_);
-      driving_ = false;
-      Fail(grpc::Status(grpc::StatusCode::INTERNAL,
-                        "cannot serialize barrier releases"));
-      Drive(relock);
-      return;
-    }
-    stream_->StartWrite(&writing_);
-    return;
+    return step;
   }
   const bool drained = queue_.empty() && outstanding_ == 0;
   if (failed_ || (reads_done_ && drained)) {
     finished_ = true;
     driving_ = true;  // For good: nothing is started after Finish.
-    grpc::Status status = end_status_;
-    lock.Release();
-    stream_->Finish(std::move(status));
-    return;
+    step.kind = Step::kFinish;
+    step.status = end_status_;
   }
-  lock.Release();
+  return step;
+}
+
+void BarrierOutbox::Perform(Step step) {
+  if (step.kind == Step::kWrite) {
+    // Serialized off the lock. Only the turn's holder touches writing_.
+    bool own_buffer = false;
+    writing_.Clear();  // The previous write's bytes are done with.
+    if (grpc::SerializationTraits<v1::BarrierReleases>::Serialize(
+            step.batch, &writing_, &own_buffer)
+            .ok()) {
+      stream_->StartWrite(&writing_);
+      return;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      driving_ = false;
+      Fail(grpc::Status(grpc::StatusCode::INTERNAL,
+                        "cannot serialize barrier releases"));
+      step = NextStepLocked();
+    }
+    // Failed, so the next step is to finish (or nothing, if closed).
+  }
+  if (step.kind == Step::kFinish) stream_->Finish(std::move(step.status));
 }
 
 }  // namespace ringleader

@@ -67,11 +67,20 @@ class BarrierOutbox {
   void Close();
 
  private:
+  // What the turn's holder does once it has released the lock.
+  struct Step {
+    enum Kind { kNothing, kWrite, kFinish } kind = kNothing;
+    v1::BarrierReleases batch;  // kWrite
+    grpc::Status status;        // kFinish
+  };
+
   void Fail(grpc::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes the turn if nobody has it and there is something to do: write
-  // what is queued, or finish the call. Releases `lock` either way.
-  void Drive(absl::ReleasableMutexLock& lock)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // what is queued, or finish the call.
+  Step NextStepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Does `step` off the lock (a batch that cannot be serialized fails the
+  // call, which then finishes).
+  void Perform(Step step) ABSL_LOCKS_EXCLUDED(mu_);
 
   Stream* const stream_;
   const Limits limits_;
