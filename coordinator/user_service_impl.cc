@@ -28,7 +28,10 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::Job> {
     absl::StatusOr<uint64_t> token = coordinator_->WatchJob(
         job_id_, [cell](const v1::Job& job, uint64_t version) {
           absl::MutexLock lock(&cell->mu);
-          if (cell->reactor != nullptr) cell->reactor->Offer(job, version);
+          if (cell->reactor == nullptr) return;
+          // The reactor's cell is this one: tells the lock analysis so.
+          cell->reactor->cell_->mu.AssertHeld();
+          cell->reactor->Offer(job, version);
         });
     absl::MutexLock lock(&cell_->mu);
     if (!token.ok()) {
