@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <thread>
 #include <utility>
@@ -394,14 +395,19 @@ class Clients {
 
     // A worker holding its rank starts its rounds on this stream.
     void Join(Sim* s) {
-      absl::ReleasableMutexLock lock(&mu_);
-      if (ended_) {
-        lock.Release();
-        return owner_->Fail(s, "barrier stream", status_);
+      std::optional<grpc::Status> ended;
+      {
+        absl::MutexLock lock(&mu_);
+        if (ended_) {
+          ended = status_;
+        } else {
+          by_rank_[s->rank] = s;
+          Queue(s);
+          if (!TakeWriteLocked()) return;
+        }
       }
-      by_rank_[s->rank] = s;
-      Queue(s);
-      Flush(lock);
+      if (ended.has_value()) return owner_->Fail(s, "barrier stream", *ended);
+      StartWrite(&arrivals_);
     }
 
     // Every worker is done with its rounds and left: ends the call (cancels
@@ -415,9 +421,13 @@ class Clients {
 
     void OnWriteDone(bool ok) override {
       if (!ok) return Broke("a write failed");
-      absl::ReleasableMutexLock lock(&mu_);
-      writing_ = false;
-      Flush(lock);
+      bool write;
+      {
+        absl::MutexLock lock(&mu_);
+        writing_ = false;
+        write = TakeWriteLocked();
+      }
+      if (write) StartWrite(&arrivals_);
     }
 
     void OnReadDone(bool ok) override {
@@ -427,26 +437,30 @@ class Clients {
       const int64_t now = NowUs();
       int finished = 0;
       std::vector<std::pair<Sim*, std::string>> failed;
-      absl::ReleasableMutexLock lock(&mu_);
-      for (const v1::BarrierRelease& r : releases_.releases()) {
-        auto it = by_rank_.find(r.rank());
-        if (it == by_rank_.end()) continue;  // Not ours: cannot happen.
-        Sim* s = it->second;
-        s->bar_done[s->round] = now;
-        if (r.code() != 0) {
-          failed.emplace_back(s, absl::StrCat("barrier release: code ",
-                                              r.code(), " ", r.message()));
-          by_rank_.erase(it);
-          continue;
+      bool write;
+      {
+        absl::MutexLock lock(&mu_);
+        for (const v1::BarrierRelease& r : releases_.releases()) {
+          auto it = by_rank_.find(r.rank());
+          if (it == by_rank_.end()) continue;  // Not ours: cannot happen.
+          Sim* s = it->second;
+          s->bar_done[s->round] = now;
+          if (r.code() != 0) {
+            failed.emplace_back(s, absl::StrCat("barrier release: code ",
+                                                r.code(), " ", r.message()));
+            by_rank_.erase(it);
+            continue;
+          }
+          if (++s->round < owner_->rounds_) {
+            Queue(s);
+          } else {
+            ++finished;
+            by_rank_.erase(it);
+          }
         }
-        if (++s->round < owner_->rounds_) {
-          Queue(s);
-        } else {
-          ++finished;
-          by_rank_.erase(it);
-        }
+        write = TakeWriteLocked();
       }
-      Flush(lock);
+      if (write) StartWrite(&arrivals_);
       StartRead(&releases_);  // Fails once the call ends.
       for (int i = 0; i < finished; ++i) owner_->done_.DecrementCount();
       for (auto& [s, why] : failed) {
@@ -491,18 +505,15 @@ class Clients {
       s->bar_sent[s->round] = NowUs();
       *pending_.add_arrivals() = ArrivalOf(*s, s->round);
     }
-    // Writes what is queued unless a write is in flight (its completion
-    // writes what queued meanwhile). Releases `lock`.
-    void Flush(absl::ReleasableMutexLock& lock)
-        ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      if (writing_ || pending_.arrivals_size() == 0 || ended_) {
-        return lock.Release();
-      }
+    // Takes what is queued into arrivals_ for the caller to write, off the
+    // lock, unless a write is in flight (its completion writes what queued
+    // meanwhile). Only the writer touches arrivals_.
+    bool TakeWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      if (writing_ || pending_.arrivals_size() == 0 || ended_) return false;
       writing_ = true;
       arrivals_.Swap(&pending_);
       pending_.Clear();
-      lock.Release();
-      StartWrite(&arrivals_);  // Only the writer touches arrivals_.
+      return true;
     }
 
     Clients* const owner_;
