@@ -1,10 +1,14 @@
 // BarrierOutbox against a fake stream that records what the outbox starts:
 // releases coalesce while a write is in flight, batches fit the message
 // limit, the call finishes only when drained and never with a write in
-// flight, and the limits end the call with a clear status.
+// flight, the limits end the call with a clear status, and the stream is
+// never called with the outbox's lock held.
 #include "coordinator/barrier_outbox.h"
 
+#include <chrono>
+#include <future>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -175,6 +179,48 @@ TEST(BarrierOutboxTest, NothingIsStartedAfterClose) {
   EXPECT_TRUE(s.writes.empty());
   EXPECT_FALSE(s.finished);
   EXPECT_FALSE(o.ArrivalStarted());
+}
+
+// gRPC may run the write's reaction (OnWriteDone, hence WriteDone) on
+// another thread before StartWrite returns. Each StartWrite here completes
+// its write from a second thread and waits for it, bounded: an outbox that
+// called StartWrite under its lock would keep that thread waiting.
+class CompletesOnAnotherThread final : public BarrierOutbox::Stream {
+ public:
+  void StartWrite(const grpc::ByteBuffer*) override {
+    ++writes;
+    std::future<void> done =
+        std::async(std::launch::async, [this] { outbox->WriteDone(true); });
+    if (done.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      called_under_lock = true;
+      // Joined when the test ends, once the lock is let go.
+      stuck.push_back(std::move(done));
+    }
+  }
+  void Finish(grpc::Status s) override {
+    ++finishes;
+    status = std::move(s);
+  }
+
+  BarrierOutbox* outbox = nullptr;
+  int writes = 0;
+  int finishes = 0;
+  bool called_under_lock = false;
+  grpc::Status status;
+  std::vector<std::future<void>> stuck;
+};
+
+TEST(BarrierOutboxTest, CallsTheStreamOffItsLock) {
+  CompletesOnAnotherThread s;
+  BarrierOutbox o(&s, {});
+  s.outbox = &o;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(o.ArrivalStarted());
+  for (int r = 0; r < 3; ++r) o.Post(Release(r));  // Each written at once.
+  EXPECT_EQ(s.writes, 3);
+  o.ReadsDone(grpc::Status::OK);
+  EXPECT_EQ(s.finishes, 1);
+  EXPECT_TRUE(s.status.ok()) << s.status.error_message();
+  EXPECT_FALSE(s.called_under_lock);
 }
 
 }  // namespace
