@@ -19,35 +19,14 @@ seconds="${1:-${FUZZ_SECONDS:-60}}"
 xml="${FUZZ_XML:-}"
 key="$(pwd | md5sum | cut -c1-12)"
 output_base="${FUZZ_OUTPUT_BASE:-$HOME/.cache/ringleader-fuzz-base/$key}"
-started=$(date +%s)
 
 # One JUnit case for the whole run: count_tests.py reads it like Bazel's.
-report() {  # report PASSED|FAILED MESSAGE
-  [[ -n "$xml" ]] || return 0
-  mkdir -p "$(dirname "$xml")"
-  local elapsed=$(($(date +%s) - started)) body=""
-  if [[ $1 == FAILED ]]; then
-    body="<failure message=\"$(printf '%s' "$2" | sed 's/&/\&amp;/g; s/"/\&quot;/g; s/</\&lt;/g')\"/>"
-  fi
-  cat >"$xml" <<XML
-<?xml version="1.0" encoding="UTF-8"?>
-<testsuites tests="1" failures="$([[ $1 == FAILED ]] && echo 1 || echo 0)">
-  <testsuite name="fuzz" tests="1">
-    <testcase classname="fuzz" name="job_spec_fuzzer_${seconds}s" time="$elapsed">$body</testcase>
-  </testsuite>
-</testsuites>
-XML
-}
+. scripts/junit.sh
+check_begin "$xml" fuzz "job_spec_fuzzer_${seconds}s" fuzz
 
-fail() {
-  echo "fuzz: $1" >&2
-  report FAILED "$1"
-  exit 1
-}
-
-command -v clang >/dev/null || fail "clang is not installed (scripts/setup.sh installs it)"
+command -v clang >/dev/null || check_fail "clang is not installed (scripts/setup.sh installs it)"
 ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
-  fail "libclang_rt.fuzzer is not installed (scripts/setup.sh installs libclang-rt-dev)"
+  check_fail "libclang_rt.fuzzer is not installed (scripts/setup.sh installs libclang-rt-dev)"
 
 san="-fsanitize=address,undefined"
 flags=(
@@ -66,9 +45,9 @@ bazel_fuzz() {
 }
 echo "fuzz: building //fuzz:job_spec_fuzzer with clang (output base $output_base)"
 bazel_fuzz build "${flags[@]}" //fuzz:job_spec_fuzzer ||
-  fail "clang build of //fuzz:job_spec_fuzzer failed"
+  check_fail "clang build of //fuzz:job_spec_fuzzer failed"
 bin="$(bazel_fuzz info "${flags[@]}" bazel-bin 2>/dev/null)/fuzz/job_spec_fuzzer"
-[[ -x "$bin" ]] || fail "no fuzzer binary at $bin"
+[[ -x "$bin" ]] || check_fail "no fuzzer binary at $bin"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/ringleader-fuzz.XXXXXX")"
 mkdir -p "$work/corpus" "$work/artifacts"
@@ -88,9 +67,9 @@ grep -E '^(#[0-9]+ *(INITED|DONE)|stat::|Done )' "$work/fuzz.log" | tail -12
 if [[ $rc -ne 0 ]]; then
   tail -40 "$work/fuzz.log" >&2
   artifacts=$(ls "$work/artifacts" 2>/dev/null | tr '\n' ' ')
-  fail "fuzzer exited $rc; reproducer(s) in $work/artifacts: ${artifacts:-none}; log $work/fuzz.log"
+  check_fail "fuzzer exited $rc; reproducer(s) in $work/artifacts: ${artifacts:-none}; log $work/fuzz.log"
 fi
 corpus=$(ls "$work/corpus" | wc -l)
 echo "fuzz: no crash in $seconds s; corpus $seeds -> $corpus inputs"
-report PASSED ""
+check_pass
 rm -rf "$work"

@@ -12,36 +12,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 xml="${TSA_XML:-}"
-started=$(date +%s)
 
-report() {  # report PASSED|FAILED MESSAGE
-  [[ -n "$xml" ]] || return 0
-  mkdir -p "$(dirname "$xml")"
-  local elapsed=$(($(date +%s) - started)) body=""
-  if [[ $1 == FAILED ]]; then
-    body="<failure message=\"$(printf '%s' "$2" | sed 's/&/\&amp;/g; s/"/\&quot;/g; s/</\&lt;/g')\"/>"
-  fi
-  cat >"$xml" <<XML
-<?xml version="1.0" encoding="UTF-8"?>
-<testsuites tests="1" failures="$([[ $1 == FAILED ]] && echo 1 || echo 0)">
-  <testsuite name="thread_safety" tests="1">
-    <testcase classname="thread_safety" name="clang_thread_safety_analysis" time="$elapsed">$body</testcase>
-  </testsuite>
-</testsuites>
-XML
-}
-
-fail() {
-  echo "thread_safety: $1" >&2
-  report FAILED "$1"
-  exit 1
-}
+. scripts/junit.sh
+check_begin "$xml" thread_safety clang_thread_safety_analysis thread_safety
 
 command -v clang++ >/dev/null ||
-  fail "clang++ is not installed (scripts/setup.sh installs clang)"
-bin="$(bazel info bazel-bin 2>/dev/null)" || fail "bazel info failed"
+  check_fail "clang++ is not installed (scripts/setup.sh installs clang)"
+bin="$(bazel info bazel-bin 2>/dev/null)" || check_fail "bazel info failed"
 [[ -d "$bin/proto/ringleader" ]] ||
-  fail "no generated headers under $bin (run bazel build //... first)"
+  check_fail "no generated headers under $bin (run bazel build //... first)"
 
 torch_includes=(-isystem /usr/include/torch/csrc/api/include)
 if [[ -n "${LIBTORCH:-}" ]]; then
@@ -55,7 +34,7 @@ flags=(-std=c++17 -fsyntax-only -Wthread-safety -Werror=thread-safety
 mapfile -t files < <(git ls-files -- '*.cc' | grep -E \
   '^(coordinator|worker|common|cli|bench|tests|fuzz)/' |
   xargs grep -lE 'absl::Mutex|ABSL_(GUARDED_BY|EXCLUSIVE_LOCKS_REQUIRED|LOCKS_EXCLUDED)')
-((${#files[@]} > 0)) || fail "found no source files to check"
+((${#files[@]} > 0)) || check_fail "found no source files to check"
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
@@ -65,7 +44,7 @@ printf '%s\0' "${files[@]}" |
     _ "${flags[@]}" >"$log"
 if grep -q "^FAILED: " "$log"; then
   cat "$log" >&2
-  fail "$(grep -c '^FAILED: ' "$log") of ${#files[@]} files fail the analysis or do not parse: $(grep '^FAILED: ' "$log" | cut -d' ' -f2 | tr '\n' ' ')"
+  check_fail "$(grep -c '^FAILED: ' "$log") of ${#files[@]} files fail the analysis or do not parse: $(grep '^FAILED: ' "$log" | cut -d' ' -f2 | tr '\n' ' ')"
 fi
 echo "thread_safety: ${#files[@]} files pass clang's -Wthread-safety"
-report PASSED ""
+check_pass
