@@ -56,9 +56,10 @@ def initial_state(events):
     return running, threads
 
 
-def busiest(events, comm, count):
-    """The `count` threads named comm* with the most CPU time."""
-    running, _ = initial_state(events)
+def busiest(events, start, comm, count):
+    """The `count` threads named comm* with the most CPU time; `start` is
+    initial_state(events)."""
+    running = dict(start[0])
     since = {cpu: events[0][0] for cpu in running}
     names = {}
     busy = collections.Counter()
@@ -74,8 +75,8 @@ def busiest(events, comm, count):
     return ranked[:count]
 
 
-def account(events, threads):
-    running, first = initial_state(events)
+def account(events, start, threads):
+    running, first = dict(start[0]), start[1]
     # pid -> (state, cpu): running on cpu, queued on cpu, or sleeping.
     state = {p: first.get(p, ("sleeping", None)) for p in threads}
     per_cpu = collections.defaultdict(float)  # (pid, cpu) -> seconds
@@ -127,11 +128,12 @@ def main():
     events = list(parse(sys.stdin))
     if not events:
         sys.exit("sched_idle: no sched tracepoint events on stdin")
-    threads = busiest(events, args.comm, args.ranks)
+    start = initial_state(events)
+    threads = busiest(events, start, args.comm, args.ranks)
     if len(threads) < args.ranks:
         sys.exit(f"sched_idle: found {len(threads)} threads named "
                  f"{args.comm}*, expected {args.ranks}")
-    per_cpu, migrations, idle = account(events, set(threads))
+    per_cpu, migrations, idle = account(events, start, set(threads))
     span = events[-1][0] - events[0][0]
     cpus = sorted({c for _, c in per_cpu} | {e[1] for e in events})
     result = {
