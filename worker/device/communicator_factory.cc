@@ -50,9 +50,9 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
   }
   if (shm) {
     // Every rank is on this host. More ranks than CPUs train, but each step
-    // goes at the pace of the ranks that share a core, and the kernel tends
-    // to keep an uneven placement (3 ranks on 2 cores: two on one core, one
-    // alone) for the whole run.
+    // goes at the pace of the ranks that share a core, and the kernel moves
+    // a queued rank to a core that went idle only late (3 ranks on 2 cores:
+    // 8-16% of the CPUs' time idle that way, bench/README.md).
     if (const int cpus = UsableCpus(); cpus > 0 && request.world_size > cpus) {
       LOG_IF(WARNING, request.rank == 0)
           << request.world_size << " ranks share a host with " << cpus
