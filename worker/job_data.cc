@@ -15,7 +15,10 @@ absl::StatusOr<JobData> LoadJobData(const v1::DatasetSpec& spec,
       for (Split split : {Split::kTrain, Split::kTest}) {
         absl::StatusOr<IdxDataset> idx = LoadIdxSplit(spec.path(), split);
         if (!idx.ok()) return idx.status();
-        auto ds = InMemoryImageDataset::Create(*std::move(idx));
+        auto ds = InMemoryImageDataset::Create(
+            *std::move(idx), kFashionMnistNormalization, 10,
+            absl::StrCat(split == Split::kTrain ? "train" : "test",
+                         " split of the IDX files in ", spec.path()));
         if (!ds.ok()) return ds.status();
         (split == Split::kTrain ? out.train : out.test) = *std::move(ds);
       }

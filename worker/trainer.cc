@@ -249,11 +249,11 @@ absl::Status Trainer::Run() {
     torch::NoGradGuard no_grad;
     while (std::optional<Batch> batch = (*loader)->Next()) {
       absl::StatusOr<at::Tensor> out_logits =
-          (*model)->Forward(batch->images.to(device));
+          (*model)->Forward(batch->inputs[0].to(device));
       if (!out_logits.ok()) return out_logits.status();
       torch::Tensor pred = out_logits->argmax(1).cpu();
-      out.correct += pred.eq(batch->labels).sum().item<int64_t>();
-      out.samples += batch->labels.size(0);
+      out.correct += pred.eq(batch->targets).sum().item<int64_t>();
+      out.samples += batch->targets.size(0);
     }
     if (!(*loader)->status().ok()) return (*loader)->status();
     return out;
@@ -321,10 +321,10 @@ absl::Status Trainer::Run() {
         {
           TimelineSpan span(&timeline, "forward");
           absl::StatusOr<at::Tensor> out =
-              (*model)->Forward(batch->images.to(device));
+              (*model)->Forward(batch->inputs[0].to(device));
           if (!out.ok()) return out.status();
           loss = torch::nn::functional::cross_entropy(*out,
-                                                      batch->labels.to(device));
+                                                      batch->targets.to(device));
         }
         TimelineSpan span(&timeline, "backward");
         (loss / accumulate).backward();
@@ -344,7 +344,7 @@ absl::Status Trainer::Run() {
       epoch_loss += l;
       ++window_batches;
       ++epoch_batches;
-      window_samples += batch->labels.size(0);
+      window_samples += batch->targets.size(0);
       if (!sync) continue;
       {
         TimelineSpan span(&timeline, "optimizer");

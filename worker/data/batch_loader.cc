@@ -61,24 +61,43 @@ BatchLoader::~BatchLoader() {
   thread_.join();
 }
 
+namespace {
+
+at::ScalarType TorchType(ElementType t) {
+  return t == ElementType::kInt64 ? at::kLong : at::kFloat;
+}
+
+at::Tensor EmptyBatchTensor(int64_t n, const FieldShape& field) {
+  std::vector<int64_t> sizes = {n};
+  sizes.insert(sizes.end(), field.dims.begin(), field.dims.end());
+  return at::Tensor(at::detail::empty_cpu(sizes, TorchType(field.type)));
+}
+
+}  // namespace
+
 absl::StatusOr<Batch> BatchLoader::MakeBatch(int64_t b) const {
   const int64_t begin = b * batch_size_;
   const int64_t n = std::min<int64_t>(
       batch_size_, indices_.size() - static_cast<size_t>(begin));
   Batch batch;
   batch.index = b;
+  batch.sample_ids.assign(indices_.begin() + begin,
+                          indices_.begin() + begin + n);
+  std::vector<void*> input_buffers;
   try {
-    batch.images = at::Tensor(at::detail::empty_cpu(
-        {n, 1, dataset_.image_rows(), dataset_.image_cols()}, at::kFloat));
-    batch.labels = at::Tensor(at::detail::empty_cpu({n}, at::kLong));
+    for (const FieldShape& field : dataset_.input_fields()) {
+      batch.inputs.push_back(EmptyBatchTensor(n, field));
+      input_buffers.push_back(batch.inputs.back().data_ptr());
+    }
+    batch.targets = EmptyBatchTensor(n, dataset_.target_field());
   } catch (const c10::Error& e) {
     // Allocation failure is the one way torch throws here.
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot allocate batch ", b, ": ", e.what_without_backtrace()));
   }
-  if (absl::Status s = dataset_.Gather(
-          indices_.data() + begin, static_cast<size_t>(n),
-          batch.images.data_ptr<float>(), batch.labels.data_ptr<int64_t>());
+  if (absl::Status s =
+          dataset_.GatherFields(indices_.data() + begin, static_cast<size_t>(n),
+                                input_buffers, batch.targets.data_ptr());
       !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("batch ", b, ": ", s.message()));
   }

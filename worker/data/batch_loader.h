@@ -27,9 +27,15 @@
 namespace ringleader {
 
 struct Batch {
-  at::Tensor images;  // float [B, 1, rows, cols], CPU, contiguous.
-  at::Tensor labels;  // int64 [B].
-  int64_t index = 0;  // Position of this batch in the epoch, from 0.
+  // One per model input: [B, field dims...], CPU, contiguous, of the
+  // dataset's input_fields().
+  std::vector<at::Tensor> inputs;
+  at::Tensor targets;  // [B, target dims...].
+  int64_t index = 0;   // Position of this batch in the epoch, from 0.
+  // The dataset index of each sample, for error messages.
+  std::vector<int64_t> sample_ids;
+
+  int64_t size() const { return targets.defined() ? targets.size(0) : 0; }
 };
 
 // Thread-safety: Next() is for one consumer thread; status(), data_wait()

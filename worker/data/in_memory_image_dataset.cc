@@ -16,7 +16,7 @@ namespace ringleader {
 
 absl::StatusOr<std::unique_ptr<InMemoryImageDataset>>
 InMemoryImageDataset::Create(IdxDataset data, Normalization normalization,
-                             int64_t num_classes) {
+                             int64_t num_classes, std::string description) {
   if (num_classes < 1 || num_classes > 256) {
     return absl::InvalidArgumentError(
         absl::StrCat("num_classes must be in [1, 256], got ", num_classes));
@@ -41,13 +41,17 @@ InMemoryImageDataset::Create(IdxDataset data, Normalization normalization,
     }
   }
   return std::unique_ptr<InMemoryImageDataset>(
-      new InMemoryImageDataset(std::move(data), normalization, num_classes));
+      new InMemoryImageDataset(std::move(data), normalization, num_classes,
+                               std::move(description)));
 }
 
 InMemoryImageDataset::InMemoryImageDataset(IdxDataset data,
                                            Normalization normalization,
-                                           int64_t num_classes)
-    : data_(std::move(data)), num_classes_(num_classes) {
+                                           int64_t num_classes,
+                                           std::string description)
+    : data_(std::move(data)),
+      num_classes_(num_classes),
+      description_(std::move(description)) {
   for (int x = 0; x < 256; ++x) {
     lut_[x] = (static_cast<float>(x) / 255.0f - normalization.mean) /
               normalization.stddev;

@@ -69,6 +69,7 @@ SyntheticDataset::SyntheticDataset(int64_t size, uint64_t seed, Split split,
                                    int64_t num_classes, int64_t rows,
                                    int64_t cols)
     : size_(size),
+      split_(split),
       num_classes_(num_classes),
       rows_(rows),
       cols_(cols),
@@ -88,6 +89,11 @@ SyntheticDataset::SyntheticDataset(int64_t size, uint64_t seed, Split split,
     lut_[x] = (static_cast<float>(x) / 255.0f - kSyntheticNormalization.mean) /
               kSyntheticNormalization.stddev;
   }
+}
+
+std::string SyntheticDataset::Describe() const {
+  return absl::StrCat(split_ == Split::kTrain ? "train" : "test",
+                      " split of the synthetic dataset");
 }
 
 int64_t SyntheticDataset::Label(int64_t index) const {

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,7 +30,7 @@ namespace ringleader {
 inline constexpr Normalization kSyntheticNormalization{0.4990f, 0.2050f};
 
 // Immutable after Create; thread-safe. Costs num_classes x rows x cols bytes.
-class SyntheticDataset final : public Dataset {
+class SyntheticDataset final : public ImageDataset {
  public:
   // InvalidArgument unless size >= 0, num_classes in [1, 256], rows and cols
   // in [1, 4096].
@@ -41,6 +42,7 @@ class SyntheticDataset final : public Dataset {
   int64_t image_rows() const override { return rows_; }
   int64_t image_cols() const override { return cols_; }
   int64_t num_classes() const override { return num_classes_; }
+  std::string Describe() const override;
   absl::Status Gather(const int64_t* indices, size_t n, float* images_out,
                       int64_t* labels_out) const override;
 
@@ -54,6 +56,7 @@ class SyntheticDataset final : public Dataset {
                    int64_t num_classes, int64_t rows, int64_t cols);
 
   const int64_t size_;
+  const Split split_;
   const int64_t num_classes_;
   const int64_t rows_;
   const int64_t cols_;

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <optional>
 #include <thread>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -34,7 +35,7 @@ using ::testing::HasSubstr;
 // 2x2 images whose pixels and label are the sample index, so a batch shows
 // exactly which samples it holds. Optionally blocks gathers until released,
 // fails the gather with a given ordinal, and checks the prefetch bound.
-class ProbeDataset final : public Dataset {
+class ProbeDataset final : public ImageDataset {
  public:
   explicit ProbeDataset(int64_t size) : size_(size) {}
 
@@ -42,6 +43,7 @@ class ProbeDataset final : public Dataset {
   int64_t image_rows() const override { return 2; }
   int64_t image_cols() const override { return 2; }
   int64_t num_classes() const override { return size_; }
+  std::string Describe() const override { return "probe dataset"; }
 
   absl::Status Gather(const int64_t* indices, size_t n, float* images_out,
                       int64_t* labels_out) const override {
@@ -99,8 +101,8 @@ class ProbeDataset final : public Dataset {
 };
 
 std::vector<int64_t> Labels(const Batch& b) {
-  const int64_t* p = b.labels.data_ptr<int64_t>();
-  return std::vector<int64_t>(p, p + b.labels.numel());
+  const int64_t* p = b.targets.data_ptr<int64_t>();
+  return std::vector<int64_t>(p, p + b.targets.numel());
 }
 
 std::unique_ptr<BatchLoader> MustCreate(const Dataset& ds,
@@ -125,15 +127,15 @@ TEST(BatchLoaderTest, YieldsExactlyTheIndicesInOrderWithPartialLastBatch) {
     std::optional<Batch> batch = loader->Next();
     if (!batch.has_value()) break;
     EXPECT_EQ(batch->index, b);
-    const int64_t n = batch->labels.size(0);
+    const int64_t n = batch->targets.size(0);
     sizes.push_back(n);
-    EXPECT_EQ(batch->images.scalar_type(), at::kFloat);
-    EXPECT_EQ(batch->labels.scalar_type(), at::kLong);
-    EXPECT_EQ(batch->images.dim(), 4);
-    EXPECT_THAT(batch->images.sizes().vec(),
+    EXPECT_EQ(batch->inputs[0].scalar_type(), at::kFloat);
+    EXPECT_EQ(batch->targets.scalar_type(), at::kLong);
+    EXPECT_EQ(batch->inputs[0].dim(), 4);
+    EXPECT_THAT(batch->inputs[0].sizes().vec(),
                 ElementsAreArray(std::vector<int64_t>{n, 1, 2, 2}));
-    EXPECT_TRUE(batch->images.is_contiguous());
-    const float* pixels = batch->images.data_ptr<float>();
+    EXPECT_TRUE(batch->inputs[0].is_contiguous());
+    const float* pixels = batch->inputs[0].data_ptr<float>();
     for (int64_t i = 0; i < n; ++i) {
       for (int p = 0; p < 4; ++p) {
         EXPECT_EQ(pixels[4 * i + p], Labels(*batch)[i]);

@@ -34,8 +34,8 @@ double Accuracy(Model& model, const Dataset& data) {
   auto loader = BatchLoader::Create(data, all, 500).value();
   int64_t correct = 0;
   while (std::optional<Batch> b = loader->Next()) {
-    at::Tensor logits = model.Forward(b->images).value();
-    correct += logits.argmax(1).eq(b->labels).sum().item<int64_t>();
+    at::Tensor logits = model.Forward(b->inputs[0]).value();
+    correct += logits.argmax(1).eq(b->targets).sum().item<int64_t>();
   }
   model.Train(true);
   return static_cast<double>(correct) / data.size();
@@ -67,7 +67,7 @@ TEST(TrainingSanityTest, MlpLearnsSyntheticDataWithSgd) {
     while (std::optional<Batch> b = loader->Next()) {
       opt->zero_grad();
       at::Tensor loss = torch::nn::functional::cross_entropy(
-          model->Forward(b->images).value(), b->labels);
+          model->Forward(b->inputs[0]).value(), b->targets);
       loss.backward();
       opt->step();
     }
