@@ -32,7 +32,7 @@
 #include "worker/malloc_tuning.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
-#include "worker/progress_reporter.h"
+#include "worker/train/progress_reporter.h"
 #include "worker/torch_threads.h"
 
 ABSL_FLAG(std::string, coordinator, "127.0.0.1:50051", "host:port");
@@ -113,9 +113,9 @@ int Run() {
   auto one_step = [&](bool report) -> absl::Status {
     std::optional<Batch> b = (*loader)->Next();
     if (!b.has_value()) return (*loader)->status();
-    absl::StatusOr<at::Tensor> out = (*model)->Forward(b->images);
+    absl::StatusOr<at::Tensor> out = (*model)->Forward(b->inputs[0]);
     if (!out.ok()) return out.status();
-    torch::Tensor loss = torch::nn::functional::cross_entropy(*out, b->labels);
+    torch::Tensor loss = torch::nn::functional::cross_entropy(*out, b->targets);
     (*optimizer)->zero_grad();
     loss.backward();
     (*optimizer)->step();

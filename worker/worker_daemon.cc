@@ -6,7 +6,8 @@
 #include "glog/logging.h"
 #include "worker/device/communicator_factory.h"
 #include "worker/job_data.h"
-#include "worker/trainer.h"
+#include "worker/train/job_error.h"
+#include "worker/train/trainer.h"
 
 namespace ringleader {
 
@@ -79,17 +80,27 @@ absl::Status WorkerDaemon::Run() {
   return absl::OkStatus();
 }
 
+absl::Status WorkerDaemon::FailJob(const std::string& job_id,
+                                   const absl::Status& error) {
+  // Missing, truncated or malformed data fails the same way on every try:
+  // the job fails at once with the reason (retrying would spend restarts
+  // and leave the reason in this log). The report needs a rank, so the
+  // worker joins the generation first.
+  absl::StatusOr<v1::JoinRendezvousResponse> gen =
+      client_->Join(job_id, config_.rendezvous_timeout);
+  if (!gen.ok()) return error;
+  const absl::Status marked = JobError(error, "loading the data");
+  LOG(ERROR) << "job " << job_id << " cannot go on: " << marked.message();
+  ReportJobError(*client_, job_id, gen->generation(), gen->rank(), marked);
+  return marked;
+}
+
 absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
   const std::string& job_id = assignment.job_id();
   LOG(INFO) << "assigned job " << job_id;
   absl::StatusOr<JobData> data =
       LoadJobData(assignment.spec().dataset(), assignment.spec().seed());
-  if (!data.ok()) {
-    // A worker that cannot read the data must not hold up the others.
-    client_->Leave(std::string(data.status().message())).IgnoreError();
-    client_->Register().IgnoreError();
-    return data.status();
-  }
+  if (!data.ok()) return FailJob(job_id, data.status());
   // Each generation: join, connect, train; an ended generation means rejoin.
   // The coordinator counts the restarts (failures, not scale-ups: each join
   // says how many the job spent) and fails the job past its budget, which

@@ -56,6 +56,9 @@ class WorkerDaemon {
 
  private:
   absl::Status RunJob(const v1::JobAssignment& assignment);
+  // Fails the job with `error` (the job's own, such as unreadable data):
+  // joins its generation and reports the error as this rank's.
+  absl::Status FailJob(const std::string& job_id, const absl::Status& error);
   void OnAbort(const v1::GenerationAbort& abort);
 
   const WorkerConfig config_;

@@ -2,7 +2,7 @@
 
 #include "common/distributed_sampler.h"
 #include "gtest/gtest.h"
-#include "worker/checkpoint.h"
+#include "worker/train/checkpoint.h"
 #include "worker/data/synthetic_dataset.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "worker/comm/communicator.h"
 #include "worker/ddp/bucket_plan.h"
-#include "worker/timeline.h"
+#include "worker/train/timeline.h"
 
 namespace ringleader {
 

@@ -1,8 +1,8 @@
 #ifndef RINGLEADER_WORKER_MODEL_BUILTIN_MODELS_H_
 #define RINGLEADER_WORKER_MODEL_BUILTIN_MODELS_H_
 
-// The models Ringleader ships, as torch::nn modules, for 28x28 grey images
-// and 10 classes. Both are deterministic: no dropout, and initialization
+// The models Ringleader ships, as torch::nn modules, for float image
+// inputs of any size (ModelShape: 28x28 grey and 10 classes by default). Both are deterministic: no dropout, and initialization
 // from torch's default CPU generator seeded with `seed`, in the order a
 // Python script would construct the same layers (so
 // `torch.manual_seed(seed)` + the same nn.Linear/nn.Conv2d sequence in
@@ -25,21 +25,26 @@ namespace ringleader {
 // larger request is a mistake in the spec, not something to try to allocate.
 inline constexpr int64_t kMaxBuiltinParameters = int64_t{1} << 28;
 
-// flatten 784 -> hidden_sizes[0] -> ... -> 10, ReLU between layers; layers
-// named fc0, fc1, ... (empty `hidden_sizes`: one linear layer, fc0).
-// InvalidArgument when a width is < 1, there are more than 16 hidden layers,
-// or the model exceeds kMaxBuiltinParameters.
+// flatten (784 for 1x28x28) -> hidden_sizes[0] -> ... -> num_classes, ReLU
+// between layers; layers named fc0, fc1, ... (empty `hidden_sizes`: one
+// linear layer, fc0). InvalidArgument when a width or the shape is < 1,
+// there are more than 16 hidden layers, or the model exceeds
+// kMaxBuiltinParameters.
 absl::StatusOr<std::unique_ptr<Model>> MakeMlp(
-    const std::vector<int64_t>& hidden_sizes, uint64_t seed);
+    const std::vector<int64_t>& hidden_sizes, uint64_t seed,
+    const ModelShape& shape = {});
 
-// A small LeNet-style CNN: conv1 (1->16, 5x5) - ReLU - max-pool 2 -
-// conv2 (16->32, 5x5) - ReLU - max-pool 2 - flatten 512 - fc1 (->128) -
-// ReLU - fc2 (->10). 80,202 parameters, about 1.1 M multiply-adds per image
-// forward (PyTorch's MNIST example CNN needs ten times that and trains at a
-// few hundred samples/s per CPU core).
+// A small LeNet-style CNN: conv1 (C->16, 5x5) - ReLU - max-pool 2 -
+// conv2 (16->32, 5x5) - ReLU - max-pool 2 - flatten (512 for 28x28) - fc1
+// (->128) - ReLU - fc2 (->num_classes). For 1x28x28 and 10 classes, 80,202
+// parameters, about 1.1 M multiply-adds per image forward (PyTorch's MNIST
+// example CNN needs ten times that and trains at a few hundred samples/s per
+// CPU core). InvalidArgument unless the input is [C, H, W] with H and W of at
+// least 16 (two 5x5 convolutions and poolings).
 // On CPU it runs channels-last, with ReLU after each pooling (the same
 // values and gradients; see ChannelsLastOnCpu).
-absl::StatusOr<std::unique_ptr<Model>> MakeCnn(uint64_t seed);
+absl::StatusOr<std::unique_ptr<Model>> MakeCnn(uint64_t seed,
+                                               const ModelShape& shape = {});
 
 // A CPU NCHW image batch as channels-last (NHWC), which oneDNN's convolutions
 // and pooling run much faster, and which each layer then keeps. A

@@ -119,29 +119,35 @@ absl::Status ReadTree(const Node& node, torch::serialize::InputArchive& archive,
 
 }  // namespace
 
-absl::StatusOr<at::Tensor> Model::Forward(const at::Tensor& images) {
-  if (!images.defined() || images.dim() != 4 || images.size(0) < 1 ||
-      images.size(1) != kImageChannels || images.size(2) != kImageSize ||
-      images.size(3) != kImageSize || images.scalar_type() != at::kFloat) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model input must be Float [B, 1, 28, 28], got ",
-        images.defined() ? TensorString(images) : "an undefined tensor"));
-  }
+absl::StatusOr<ModelOutput> Model::Forward(
+    const std::vector<at::Tensor>& inputs, const at::Tensor& targets) {
   try {
-    absl::StatusOr<at::Tensor> out = ForwardUnchecked(images);
+    absl::StatusOr<ModelOutput> out = ForwardUnchecked(inputs, targets);
     if (!out.ok()) return out.status();
-    if (!out->defined() || out->dim() != 2 || out->size(0) != images.size(0) ||
-        out->size(1) != kNumClasses || out->scalar_type() != at::kFloat) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          Describe(), ": output must be Float [", images.size(0), ", ",
-          kNumClasses, "], got ",
-          out->defined() ? TensorString(*out) : "an undefined tensor"));
+    if (!out->output.defined() && !out->loss.defined()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Describe(), ": forward returned no tensor"));
+    }
+    if (out->loss.defined() && out->loss.numel() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Describe(), ": the loss forward returned is ",
+                       TensorString(out->loss), ", not a scalar"));
     }
     return out;
   } catch (const std::exception& e) {
     return TorchErrorToStatus(absl::StatusCode::kInvalidArgument,
                               absl::StrCat(Describe(), " forward failed"), e);
   }
+}
+
+absl::StatusOr<at::Tensor> Model::Forward(const at::Tensor& x) {
+  absl::StatusOr<ModelOutput> out = Forward(std::vector<at::Tensor>{x});
+  if (!out.ok()) return out.status();
+  if (!out->output.defined()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Describe(), ": forward returned only a loss"));
+  }
+  return out->output;
 }
 
 std::vector<at::Tensor> Model::Parameters() const {

@@ -24,11 +24,21 @@ class OutputArchive;
 
 namespace ringleader {
 
-// Every model maps images [B, 1, 28, 28] (float, normalized) to logits
-// [B, kNumClasses].
-inline constexpr int64_t kImageChannels = 1;
-inline constexpr int64_t kImageSize = 28;
-inline constexpr int64_t kNumClasses = 10;
+// What a built-in model is built for: one sample's input shape (one float
+// input) and the number of classes it scores. TorchScript models bring their
+// own. The default is the 28x28 grey ten-class shape of (Fashion-)MNIST.
+struct ModelShape {
+  std::vector<int64_t> input_dims = {1, 28, 28};
+  int64_t num_classes = 10;
+};
+
+// What one forward pass gives the task: the model's output (logits [B, C]
+// or [B, T, C], or regression values) and, when the model computes its own
+// loss, that scalar. Either may be undefined, not both.
+struct ModelOutput {
+  at::Tensor output;
+  at::Tensor loss;
+};
 
 struct NamedTensor {
   std::string name;  // Dotted path, as torch names it ("fc0.weight").
@@ -41,10 +51,16 @@ class Model {
  public:
   virtual ~Model() = default;
 
-  // Logits for `images`. InvalidArgument when the input is not a float
-  // [B, 1, 28, 28] tensor (B >= 1) or the module fails or returns anything
-  // but a float [B, 10] tensor; the message carries torch's reason.
-  absl::StatusOr<at::Tensor> Forward(const at::Tensor& images);
+  // Runs forward(inputs...), or forward(inputs..., targets) when `targets`
+  // is defined (the model computes its loss: it must return the scalar
+  // loss, a tuple (output, loss) as nanoGPT does, or a dict with "loss" and
+  // optionally "logits" as Hugging Face models do). InvalidArgument, with
+  // torch's reason on one line, when forward fails or returns anything
+  // else.
+  absl::StatusOr<ModelOutput> Forward(const std::vector<at::Tensor>& inputs,
+                                      const at::Tensor& targets = {});
+  // The one-input form for models that return their output: forward(x).
+  absl::StatusOr<at::Tensor> Forward(const at::Tensor& x);
 
   // All parameters, in registration order: the order DDP buckets and
   // broadcasts them in, identical on every rank.
@@ -69,6 +85,10 @@ class Model {
   // One line for logs: "mlp 784-256-128-10".
   virtual std::string Describe() const = 0;
 
+  // The model with its current weights as a TorchScript file that
+  // torch.jit.load in Python runs (atomically: a temporary file renamed).
+  virtual absl::Status SaveTorchScript(const std::string& path) const = 0;
+
   // Parameters and buffers into `archive`, nested by their dotted names the
   // way torch::nn::Module::save lays them out (so torch::load can read a
   // built-in model's entries too).
@@ -79,9 +99,9 @@ class Model {
   absl::Status Load(torch::serialize::InputArchive& archive);
 
  protected:
-  // The module's own forward; may throw (Forward catches).
-  virtual absl::StatusOr<at::Tensor> ForwardUnchecked(
-      const at::Tensor& images) = 0;
+  // The module's own forward (see Forward); may throw (Forward catches).
+  virtual absl::StatusOr<ModelOutput> ForwardUnchecked(
+      const std::vector<at::Tensor>& inputs, const at::Tensor& targets) = 0;
 };
 
 }  // namespace ringleader

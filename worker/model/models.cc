@@ -15,7 +15,8 @@
 namespace ringleader {
 
 absl::StatusOr<std::shared_ptr<Model>> BuildModel(const v1::ModelSpec& spec,
-                                                  uint64_t seed) {
+                                                  uint64_t seed,
+                                                  const ModelShape& shape) {
   const bool mlp = spec.arch() == v1::MODEL_ARCH_MLP;
   const bool script = spec.arch() == v1::MODEL_ARCH_TORCHSCRIPT;
   if (!mlp && spec.hidden_sizes_size() > 0) {
@@ -32,11 +33,11 @@ absl::StatusOr<std::shared_ptr<Model>> BuildModel(const v1::ModelSpec& spec,
       std::vector<int64_t> hidden(spec.hidden_sizes().begin(),
                                   spec.hidden_sizes().end());
       if (hidden.empty()) hidden = {256, 128};
-      model = MakeMlp(hidden, seed);
+      model = MakeMlp(hidden, seed, shape);
       break;
     }
     case v1::MODEL_ARCH_CNN:
-      model = MakeCnn(seed);
+      model = MakeCnn(seed, shape);
       break;
     case v1::MODEL_ARCH_TORCHSCRIPT:
       if (spec.torchscript_path().empty()) {

@@ -1,7 +1,5 @@
 #include "worker/model/torchscript_model.h"
 
-#include <ATen/core/grad_mode.h>
-#include <ATen/ops/zeros.h>
 #include <sys/stat.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/serialization/import.h>
@@ -9,6 +7,7 @@
 #include <cerrno>
 #include <exception>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "worker/model/model.h"
+#include "worker/model/script_module.h"
 #include "worker/model/torch_status.h"
 
 namespace ringleader {
@@ -27,9 +27,14 @@ class TorchScriptModel final : public Model {
   TorchScriptModel(torch::jit::Module module, std::string path)
       : module_(std::move(module)), description_("torchscript " + path) {}
 
+  // A parameter shared by two modules (tied embedding and output weights)
+  // counts once, under its first name, as torch.nn.Module's does: the
+  // reducer and the optimizer must see each tensor once.
   std::vector<NamedTensor> NamedParameters() const override {
     std::vector<NamedTensor> out;
+    std::set<const void*> seen;
     for (const auto& item : module_.named_parameters(/*recurse=*/true)) {
+      if (!seen.insert(item.value.unsafeGetTensorImpl()).second) continue;
       out.push_back({item.name, item.value});
     }
     return out;
@@ -55,16 +60,59 @@ class TorchScriptModel final : public Model {
   }
   std::string Describe() const override { return description_; }
 
+  absl::Status SaveTorchScript(const std::string& path) const override {
+    return SaveScriptModule(module_, path);
+  }
+
  protected:
-  absl::StatusOr<at::Tensor> ForwardUnchecked(
-      const at::Tensor& images) override {
-    c10::IValue out = module_.forward({images});
-    if (!out.isTensor()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(description_, ": forward returned ", out.tagKind(),
-                       ", not a Tensor"));
+  absl::StatusOr<ModelOutput> ForwardUnchecked(
+      const std::vector<at::Tensor>& inputs,
+      const at::Tensor& targets) override {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].defined()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(description_, ": input ", i, " is undefined"));
+      }
     }
-    return out.toTensor();
+    std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+    if (targets.defined()) args.emplace_back(targets);
+    return ParseOutput(module_.forward(std::move(args)), targets.defined());
+  }
+
+ private:
+  // What forward returned, as the task needs it: a Tensor (the output, or
+  // the loss when the model computes it), a tuple (output, loss) as nanoGPT
+  // returns, or a dict with "loss" / "logits" as Hugging Face models do.
+  absl::StatusOr<ModelOutput> ParseOutput(const c10::IValue& out,
+                                          bool with_loss) const {
+    if (out.isTensor()) {
+      if (with_loss) return ModelOutput{at::Tensor(), out.toTensor()};
+      return ModelOutput{out.toTensor(), at::Tensor()};
+    }
+    if (with_loss && out.isTuple()) {
+      const auto& items = out.toTupleRef().elements();
+      if (items.size() == 2 && items[0].isTensor() && items[1].isTensor()) {
+        return ModelOutput{items[0].toTensor(), items[1].toTensor()};
+      }
+    }
+    if (with_loss && out.isGenericDict()) {
+      ModelOutput parsed;
+      for (const auto& entry : out.toGenericDict()) {
+        if (!entry.key().isString() || !entry.value().isTensor()) continue;
+        if (entry.key().toStringRef() == "loss") {
+          parsed.loss = entry.value().toTensor();
+        } else if (entry.key().toStringRef() == "logits") {
+          parsed.output = entry.value().toTensor();
+        }
+      }
+      if (parsed.loss.defined()) return parsed;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        description_, ": forward returned ", out.tagKind(),
+        with_loss ? "; with the loss computed by the model (LOSS_KIND_MODEL), "
+                    "forward(inputs..., targets) must return the scalar loss, "
+                    "(logits, loss), or a dict with \"loss\""
+                  : ", not a Tensor"));
   }
 
  private:
@@ -107,21 +155,6 @@ absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": the TorchScript module has no parameters to train"));
   }
-  // Probe the contract once here, so a wrong model fails at job start with
-  // a clear reason rather than at the first training step.
-  model->Train(false);
-  {
-    at::NoGradGuard no_grad;
-    absl::StatusOr<at::Tensor> out = model->Forward(
-        at::zeros({2, kImageChannels, kImageSize, kImageSize}, at::kFloat));
-    if (!out.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path,
-          ": the module must map Float [B, 1, 28, 28] images to Float [B, ",
-          kNumClasses, "] logits: ", out.status().message()));
-    }
-  }
-  model->Train(true);
   return std::unique_ptr<Model>(std::move(model));
 }
 

@@ -13,11 +13,11 @@
 namespace ringleader {
 
 // Loads `path` onto the CPU and checks it can serve as a Model: a module with
-// a forward method, at least one parameter that takes gradients, and, tried
-// on zeros in eval mode without gradients (so no state changes), mapping
-// Float [2, 1, 28, 28] to Float [2, 10]. The model is returned in training
-// mode. NotFound when the file does not exist; InvalidArgument naming the
-// file and the reason otherwise (not TorchScript, no forward, wrong shapes).
+// a forward method and at least one parameter that takes gradients. Whether
+// it fits the data is the trainer's check, on a real batch (model_probe).
+// The model is returned in training mode. NotFound when the file does not
+// exist; InvalidArgument naming the file and the reason otherwise (not
+// TorchScript, no forward, no parameters).
 // Its parameters are whatever the file holds: the trainer broadcasts rank
 // 0's anyway. Thread-safe (distinct calls share nothing); the model is not.
 absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(

@@ -98,7 +98,7 @@ TEST(BuiltinModelsTest, CnnShapesAndParameterOrder) {
                                                            {10, 128},
                                                            {10}}));
   EXPECT_EQ(m->NumParameters(), 416 + 12832 + 65664 + 1290);
-  EXPECT_EQ(m->Describe(), "cnn conv16-pool-conv32-pool-fc128-fc10");
+  EXPECT_EQ(m->Describe(), "cnn 1x28x28 conv16-pool-conv32-pool-fc128-fc10");
   absl::StatusOr<at::Tensor> out = m->Forward(Images(3));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->sizes().vec(), (std::vector<int64_t>{3, 10}));

@@ -32,6 +32,8 @@ std::string TempPath(const std::string& name) {
 // compiles the TorchScript source), so the tests need no Python.
 torch::jit::Module Linear(int64_t in, const std::string& forward_body) {
   torch::jit::Module m("Linear");
+  // As torch.jit.script gives every module (train()/eval() set it).
+  m.register_attribute("training", c10::BoolType::get(), true);
   // Trainable, as nn.Parameter is in Python.
   m.register_parameter("weight",
                        (torch::randn({10, in}) * 0.01).requires_grad_(), false);
@@ -110,36 +112,85 @@ TEST(TorchScriptModelTest, NestedModulesSaveAndLoad) {
   EXPECT_TRUE(torch::equal(a->Parameters()[1], b->Parameters()[1]));
 }
 
-TEST(TorchScriptModelTest, WrongOutputShape) {
-  const std::string path =
-      Save(Linear(784, "    return torch.flatten(x, 1) + self.bias.sum()"),
-           "flat.pt");
-  EXPECT_THAT(LoadError(path),
-              HasSubstr("must map Float [B, 1, 28, 28] images to Float [B, "
-                        "10] logits: torchscript " +
-                        path +
-                        ": output must be Float [2, 10], got Float [2, "
-                        "784]"));
-}
-
-TEST(TorchScriptModelTest, WrongInputShapeInsideTheModule) {
+// Whether a model fits the data is checked on a real batch at job start
+// (tests/worker/train/model_probe_test.cc); loading only checks the module.
+TEST(TorchScriptModelTest, ForwardErrorsCarryTorchsReasonOnOneLine) {
   // Expects 100 features, gets 784: torch's own error is in the message.
   const std::string path = Save(Linear(100, kLinearForward), "narrow.pt");
-  const std::string error = LoadError(path);
-  EXPECT_THAT(error, HasSubstr(path + ": the module must map"));
-  EXPECT_THAT(error, HasSubstr("forward failed"));
+  auto m = MustLoad(path);
+  ASSERT_NE(m, nullptr);
+  absl::StatusOr<at::Tensor> out = m->Forward(torch::randn({2, 1, 28, 28}));
+  ASSERT_FALSE(out.ok());
+  const std::string error(out.status().message());
+  EXPECT_THAT(error, HasSubstr("torchscript " + path + " forward failed"));
   EXPECT_THAT(error, HasSubstr("cannot be multiplied"));
   EXPECT_EQ(error.find('\n'), std::string::npos) << error;
 }
 
-TEST(TorchScriptModelTest, ForwardReturningATuple) {
+TEST(TorchScriptModelTest, ForwardReturningATupleWithoutLoss) {
   const std::string path =
       Save(Linear(784,
                   "    y = torch.matmul(torch.flatten(x, 1), self.weight.t())\n"
                   "    return (y, y)"),
            "tuple.pt");
-  EXPECT_THAT(LoadError(path),
+  auto m = MustLoad(path);
+  ASSERT_NE(m, nullptr);
+  EXPECT_THAT(std::string(m->Forward(torch::randn({2, 1, 28, 28}))
+                              .status()
+                              .message()),
               HasSubstr("forward returned Tuple, not a Tensor"));
+}
+
+// LOSS_KIND_MODEL: forward(inputs..., targets) returns the loss alone,
+// (logits, loss) as nanoGPT does, or a dict as Hugging Face does.
+TEST(TorchScriptModelTest, ModelComputedLossForms) {
+  const std::string head =
+      "    y = torch.matmul(torch.flatten(x, 1), self.weight.t()) + self.bias\n"
+      "    loss = torch.mean(y) + torch.mean(t.float())\n";
+  struct Form {
+    std::string body;
+    bool has_logits;
+  };
+  const std::vector<Form> forms = {
+      {head + "    return loss", false},
+      {head + "    return (y, loss)", true},
+      {head + "    return {\"loss\": loss, \"logits\": y}", true},
+  };
+  for (size_t i = 0; i < forms.size(); ++i) {
+    SCOPED_TRACE(forms[i].body);
+    torch::jit::Module lin("Linear");
+    lin.register_parameter(
+        "weight", (torch::randn({10, 784}) * 0.01).requires_grad_(), false);
+    lin.register_parameter("bias", torch::zeros({10}).requires_grad_(), false);
+    lin.define("def forward(self, x, t):\n" + forms[i].body + "\n");
+    auto m = MustLoad(Save(lin, absl::StrCat("loss", i, ".pt")));
+    ASSERT_NE(m, nullptr);
+    const at::Tensor targets = torch::tensor({1, 2, 3}, torch::kLong);
+    absl::StatusOr<ModelOutput> out =
+        m->Forward({torch::randn({3, 1, 28, 28})}, targets);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_TRUE(out->loss.defined());
+    EXPECT_EQ(out->loss.numel(), 1);
+    EXPECT_EQ(out->output.defined(), forms[i].has_logits);
+  }
+}
+
+TEST(TorchScriptModelTest, ExportedTorchScriptKeepsTrainedWeights) {
+  const std::string path = Save(Linear(784, kLinearForward), "trained.pt");
+  auto m = MustLoad(path);
+  ASSERT_NE(m, nullptr);
+  {
+    torch::NoGradGuard no_grad;
+    m->Parameters()[1].fill_(0.5);  // "Training" changed the bias.
+  }
+  const std::string out_path = TempPath("exported.pt");
+  ASSERT_TRUE(m->SaveTorchScript(out_path).ok());
+  torch::jit::Module back = torch::jit::load(out_path);
+  EXPECT_FALSE(back.is_training());
+  const at::Tensor x = torch::randn({2, 1, 28, 28});
+  m->Train(false);
+  EXPECT_TRUE(torch::allclose(back.forward({x}).toTensor(),
+                              m->Forward(x).value()));
 }
 
 TEST(TorchScriptModelTest, ModuleWithoutForwardOrParameters) {

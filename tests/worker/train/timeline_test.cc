@@ -1,4 +1,4 @@
-#include "worker/timeline.h"
+#include "worker/train/timeline.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "worker/resume.h"
+#include "worker/train/resume.h"
 
 #include <algorithm>
 #include <filesystem>

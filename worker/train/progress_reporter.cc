@@ -1,4 +1,4 @@
-#include "worker/progress_reporter.h"
+#include "worker/train/progress_reporter.h"
 
 #include <utility>
 

@@ -1,5 +1,5 @@
-#ifndef RINGLEADER_WORKER_CHECKPOINT_H_
-#define RINGLEADER_WORKER_CHECKPOINT_H_
+#ifndef RINGLEADER_WORKER_TRAIN_CHECKPOINT_H_
+#define RINGLEADER_WORKER_TRAIN_CHECKPOINT_H_
 
 #include <cstdint>
 #include <string>
@@ -35,4 +35,4 @@ absl::StatusOr<CheckpointPosition> LoadCheckpoint(
 
 }  // namespace ringleader
 
-#endif  // RINGLEADER_WORKER_CHECKPOINT_H_
+#endif  // RINGLEADER_WORKER_TRAIN_CHECKPOINT_H_

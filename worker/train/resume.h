@@ -1,5 +1,5 @@
-#ifndef RINGLEADER_WORKER_RESUME_H_
-#define RINGLEADER_WORKER_RESUME_H_
+#ifndef RINGLEADER_WORKER_TRAIN_RESUME_H_
+#define RINGLEADER_WORKER_TRAIN_RESUME_H_
 
 // Where a generation resumes from, decided on every rank: the coordinator
 // offers the last few committed checkpoints newest first; each rank loads
@@ -70,4 +70,4 @@ absl::Status PruneCheckpointFiles(const std::string& dir,
 
 }  // namespace ringleader
 
-#endif  // RINGLEADER_WORKER_RESUME_H_
+#endif  // RINGLEADER_WORKER_TRAIN_RESUME_H_

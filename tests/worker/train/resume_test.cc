@@ -1,6 +1,6 @@
 // Choosing the checkpoint to resume from: the first readable of the offered
 // ones, the ranks' votes, and the pruning of old checkpoint files.
-#include "worker/resume.h"
+#include "worker/train/resume.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <set>
 
 #include "gtest/gtest.h"
-#include "worker/checkpoint_file.h"
+#include "worker/train/checkpoint_file.h"
 
 namespace ringleader {
 namespace {

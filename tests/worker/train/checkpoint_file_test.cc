@@ -1,4 +1,4 @@
-#include "worker/checkpoint_file.h"
+#include "worker/train/checkpoint_file.h"
 
 #include <cstdlib>
 #include <fstream>

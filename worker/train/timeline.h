@@ -1,5 +1,5 @@
-#ifndef RINGLEADER_WORKER_TIMELINE_H_
-#define RINGLEADER_WORKER_TIMELINE_H_
+#ifndef RINGLEADER_WORKER_TRAIN_TIMELINE_H_
+#define RINGLEADER_WORKER_TRAIN_TIMELINE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -120,4 +120,4 @@ class TimelineSpan {
 
 }  // namespace ringleader
 
-#endif  // RINGLEADER_WORKER_TIMELINE_H_
+#endif  // RINGLEADER_WORKER_TRAIN_TIMELINE_H_

@@ -1,4 +1,4 @@
-#include "worker/checkpoint_file.h"
+#include "worker/train/checkpoint_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

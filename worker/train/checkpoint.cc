@@ -1,11 +1,11 @@
-#include "worker/checkpoint.h"
+#include "worker/train/checkpoint.h"
 
 #include <torch/torch.h>
 
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "worker/checkpoint_file.h"
+#include "worker/train/checkpoint_file.h"
 
 namespace ringleader {
 

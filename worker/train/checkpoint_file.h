@@ -1,5 +1,5 @@
-#ifndef RINGLEADER_WORKER_CHECKPOINT_FILE_H_
-#define RINGLEADER_WORKER_CHECKPOINT_FILE_H_
+#ifndef RINGLEADER_WORKER_TRAIN_CHECKPOINT_FILE_H_
+#define RINGLEADER_WORKER_TRAIN_CHECKPOINT_FILE_H_
 
 #include <string>
 
@@ -21,4 +21,4 @@ absl::StatusOr<std::string> ReadCheckpointFile(const std::string& path);
 
 }  // namespace ringleader
 
-#endif  // RINGLEADER_WORKER_CHECKPOINT_FILE_H_
+#endif  // RINGLEADER_WORKER_TRAIN_CHECKPOINT_FILE_H_

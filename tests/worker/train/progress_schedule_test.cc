@@ -1,4 +1,4 @@
-#include "worker/progress_schedule.h"
+#include "worker/train/progress_schedule.h"
 
 #include <vector>
 

@@ -1,0 +1,77 @@
+#include "worker/train/model_probe.h"
+
+#include <ATen/core/grad_mode.h>
+
+#include <algorithm>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "worker/data/batch_loader.h"
+#include "worker/model/torch_status.h"
+
+namespace ringleader {
+namespace {
+
+// "float32 [3, 32, 32] -> int64 []".
+std::string FieldsString(const Dataset& data) {
+  std::vector<std::string> inputs;
+  for (const FieldShape& f : data.input_fields()) inputs.push_back(f.ToString());
+  return absl::StrCat(absl::StrJoin(inputs, ", "), " -> targets ",
+                      data.target_field().ToString());
+}
+
+absl::Status ForwardAndLoss(Model& model, const Task& task, const Batch& batch,
+                            const c10::Device& device) {
+  std::vector<at::Tensor> inputs;
+  for (const at::Tensor& t : batch.inputs) inputs.push_back(t.to(device));
+  const at::Tensor targets = batch.targets.to(device);
+  absl::StatusOr<ModelOutput> out = model.Forward(
+      inputs, task.model_computes_loss() ? targets : at::Tensor());
+  if (!out.ok()) return out.status();
+  try {
+    absl::StatusOr<at::Tensor> loss =
+        task.Loss(*out, targets, batch.sample_ids);
+    return loss.status();
+  } catch (const std::exception& e) {
+    return TorchErrorToStatus(absl::StatusCode::kInvalidArgument, "loss", e);
+  }
+}
+
+}  // namespace
+
+absl::Status ProbeModel(Model& model, const Task& task, const Dataset& data,
+                        const c10::Device& device) {
+  const int64_t n = std::min<int64_t>(2, data.size());
+  if (n == 0) return absl::OkStatus();
+  std::vector<int64_t> first(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) first[static_cast<size_t>(i)] = i;
+  absl::StatusOr<std::unique_ptr<BatchLoader>> loader =
+      BatchLoader::Create(data, std::move(first), n);
+  if (!loader.ok()) return loader.status();
+  std::optional<Batch> batch = (*loader)->Next();
+  if (!batch.has_value()) {
+    return absl::Status((*loader)->status().code(),
+                        absl::StrCat("reading the ", data.Describe(), ": ",
+                                     (*loader)->status().message()));
+  }
+  model.Train(false);
+  absl::Status s;
+  {
+    at::NoGradGuard no_grad;
+    s = ForwardAndLoss(model, task, *batch, device);
+  }
+  model.Train(true);
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the model does not fit the ", data.Describe(), " (inputs ",
+        FieldsString(data), "): ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ringleader

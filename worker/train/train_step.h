@@ -1,0 +1,59 @@
+#ifndef RINGLEADER_WORKER_TRAIN_TRAIN_STEP_H_
+#define RINGLEADER_WORKER_TRAIN_TRAIN_STEP_H_
+
+// One optimizer step of DDP, as micro-batches: buffers from rank 0
+// (broadcast_buffers), forward, the task's loss, backward with the reducer
+// all-reducing gradient buckets as they fill (or accumulating locally inside
+// no_sync), then the optimizer.
+
+#include <c10/core/Device.h>
+
+#include "absl/status/statusor.h"
+#include "worker/data/batch_loader.h"
+#include "worker/ddp/buffer_sync.h"
+#include "worker/ddp/reducer.h"
+#include "worker/model/model.h"
+#include "worker/train/task.h"
+#include "worker/train/timeline.h"
+
+namespace torch::optim {
+class Optimizer;
+}  // namespace torch::optim
+
+namespace ringleader {
+
+struct StepParts {
+  Model* model = nullptr;
+  const Task* task = nullptr;
+  Reducer* reducer = nullptr;
+  BufferSync* buffers = nullptr;  // May be null: no buffers.
+  torch::optim::Optimizer* optimizer = nullptr;
+  Timeline* timeline = nullptr;  // May be null.
+  c10::Device device = c10::Device(c10::kCPU);
+  const Dataset* data = nullptr;  // Named in errors.
+};
+
+// Not thread-safe: the training thread's.
+class TrainStep {
+ public:
+  // `accumulate` micro-batches per optimizer step (>= 1).
+  TrainStep(StepParts parts, int accumulate);
+
+  // Forward and backward of one micro-batch; when `sync`, its backward
+  // all-reduces the gradients accumulated since the last step. Returns the
+  // batch's loss. A job error when the model fails or does not fit the
+  // batch; ABORTED when a collective failed.
+  absl::StatusOr<double> Micro(const Batch& batch, bool sync);
+  // The optimizer step on the averaged gradients, then zeroed gradients.
+  void Apply();
+
+ private:
+  absl::StatusOr<at::Tensor> ForwardLoss(const Batch& batch);
+
+  const StepParts parts_;
+  const int accumulate_;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_WORKER_TRAIN_TRAIN_STEP_H_

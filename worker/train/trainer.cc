@@ -1,0 +1,379 @@
+#include "worker/train/trainer.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "common/distributed_sampler.h"
+#include "glog/logging.h"
+#include "worker/comm/metered_communicator.h"
+#include "worker/data/batch_loader.h"
+#include "worker/ddp/buffer_sync.h"
+#include "worker/ddp/reducer.h"
+#include "worker/export/model_export.h"
+#include "worker/model/models.h"
+#include "worker/model/optimizer.h"
+#include "worker/train/batch_source.h"
+#include "worker/train/checkpointer.h"
+#include "worker/train/evaluator.h"
+#include "worker/train/job_error.h"
+#include "worker/train/model_probe.h"
+#include "worker/train/progress_reporter.h"
+#include "worker/train/progress_schedule.h"
+#include "worker/train/progress_window.h"
+#include "worker/train/task.h"
+#include "worker/train/timeline.h"
+#include "worker/train/train_step.h"
+
+namespace ringleader {
+namespace {
+
+// What a built-in model is built for: the data's one float input and the
+// classes the spec or the data declare.
+absl::StatusOr<ModelShape> BuiltinShape(const v1::JobSpec& spec,
+                                        const Dataset& train) {
+  const std::vector<FieldShape> fields = train.input_fields();
+  if (fields.size() != 1 || fields[0].type != ElementType::kFloat32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the built-in models take one float input per sample; the ",
+        train.Describe(), " has ", fields.size(),
+        fields.size() == 1 ? absl::StrCat(" of ", fields[0].ToString())
+                           : std::string(" inputs")));
+  }
+  ModelShape shape;
+  shape.input_dims = fields[0].dims;
+  shape.num_classes = spec.task().num_classes() > 0 ? spec.task().num_classes()
+                                                     : train.num_classes();
+  if (shape.num_classes < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the number of classes is unknown for the ", train.Describe(),
+        ": set task.num_classes"));
+  }
+  return shape;
+}
+
+int64_t OptimizerStepsPerEpoch(const v1::JobSpec& spec, int64_t train_size,
+                      int32_t world) {
+  const int accumulate = std::max(1, spec.gradient_accumulation_steps());
+  return (StepsPerEpoch(train_size, world, spec.batch_size(),
+                        spec.dataset().drop_last()) +
+          accumulate - 1) /
+         accumulate;
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainerEnv env, std::string job_id,
+                 v1::JoinRendezvousResponse generation)
+    : env_(env),
+      job_id_(std::move(job_id)),
+      gen_(std::move(generation)),
+      device_(env_.device) {}
+
+Trainer::~Trainer() = default;
+
+absl::Status Trainer::Aborted() const {
+  return absl::AbortedError(absl::StrCat("generation ", gen_.generation(),
+                                         " of job ", job_id_, " ended"));
+}
+
+absl::Status Trainer::Broken(const absl::Status& s) const {
+  return *env_.aborted ? Aborted() : s;
+}
+
+void Trainer::FlushTimeline() {
+  if (timeline_ == nullptr || timeline_flushed_) return;
+  timeline_flushed_ = true;
+  if (absl::Status s = timeline_->Flush(); !s.ok()) LOG(WARNING) << s.message();
+}
+
+absl::Status Trainer::Run() {
+  absl::Status s = Train();
+  // Every bucket's all-reduce has completed once the reducer is gone, so
+  // the timeline records them all, however training ended.
+  reducer_.reset();
+  FlushTimeline();
+  if (IsJobError(s)) {
+    LOG(ERROR) << "job " << job_id_ << " cannot go on: " << s.message();
+    ReportJobError(*env_.client, job_id_, gen_.generation(), gen_.rank(), s);
+  }
+  return s;
+}
+
+absl::Status Trainer::BuildModelAndTask() {
+  const v1::JobSpec& spec = gen_.spec();
+  task_ = std::make_unique<Task>(spec.task());
+  ModelShape shape;
+  if (spec.model().arch() != v1::MODEL_ARCH_TORCHSCRIPT) {
+    absl::StatusOr<ModelShape> s = BuiltinShape(spec, *env_.data->train);
+    if (!s.ok()) return JobError(s.status());
+    shape = *s;
+  }
+  // The same seed on every rank; rank 0's weights are broadcast anyway.
+  torch::manual_seed(spec.seed());
+  absl::StatusOr<std::shared_ptr<Model>> model =
+      BuildModel(spec.model(), spec.seed(), shape);
+  if (!model.ok()) return JobError(model.status(), "building the model");
+  model_ = *std::move(model);
+  if (absl::Status s = model_->To(device_); !s.ok()) return s;
+  if (absl::Status s =
+          ProbeModel(*model_, *task_, *env_.data->train, device_);
+      !s.ok()) {
+    return JobError(s);
+  }
+  absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> optimizer =
+      BuildOptimizer(spec.optimizer(), model_->Parameters());
+  if (!optimizer.ok()) return JobError(optimizer.status());
+  optimizer_ = *std::move(optimizer);
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::SetUpReplicas() {
+  const v1::JobSpec& spec = gen_.spec();
+  absl::StatusOr<ResumePoint> resumed =
+      ResumeFromOffered(gen_, *model_, *optimizer_, *env_.comm, device_);
+  if (!resumed.ok()) return Broken(resumed.status());
+  resumed_epoch_ = resumed->position.epoch;
+  step_ = resumed->position.step;
+  resumed_checkpoint_id_ = resumed->checkpoint_id;
+
+  timeline_ = std::make_unique<Timeline>(
+      spec.timeline_dir().empty()
+          ? std::string()
+          : Timeline::PathFor(spec.timeline_dir(), job_id_, gen_.rank()),
+      gen_.rank(), spec.timeline_steps());
+  timeline_->SetMetadata("job_id", job_id_);
+  timeline_->SetMetadata("generation", absl::StrCat(gen_.generation()));
+  Reducer::Options ropts;
+  ropts.timeline = timeline_.get();
+  if (spec.ddp().bucket_cap_bytes() > 0) {
+    ropts.bucket_cap_bytes = spec.ddp().bucket_cap_bytes();
+  }
+  if (spec.ddp().first_bucket_bytes() > 0) {
+    ropts.first_bucket_bytes = spec.ddp().first_bucket_bytes();
+  }
+  ropts.overlap = !spec.ddp().allreduce_after_backward();
+  Communicator* reducer_comm = env_.comm;
+  if (env_.metrics != nullptr) {
+    metered_ = std::make_unique<MeteredCommunicator>(
+        env_.comm, env_.metrics->allreduce_bytes,
+        env_.metrics->allreduce_seconds);
+    reducer_comm = metered_.get();
+    env_.metrics->rank->Set(gen_.rank());
+    env_.metrics->world_size->Set(gen_.world_size());
+  }
+  absl::StatusOr<std::unique_ptr<Reducer>> reducer =
+      Reducer::Create(reducer_comm, model_->Parameters(), ropts);
+  if (!reducer.ok()) return reducer.status();
+  reducer_ = *std::move(reducer);
+  std::vector<at::Tensor> buffers;
+  for (const NamedTensor& b : model_->NamedBuffers()) buffers.push_back(b.tensor);
+  if (absl::Status s = reducer_->BroadcastParameters(buffers); !s.ok()) {
+    return Broken(CollectiveFailed(s));
+  }
+  reducer_->ZeroGrad();
+  absl::StatusOr<std::unique_ptr<BufferSync>> sync =
+      BufferSync::Create(env_.comm, std::move(buffers));
+  if (!sync.ok()) return sync.status();
+  buffers_ = *std::move(sync);
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::Train() {
+  const v1::JobSpec& spec = gen_.spec();
+  if (absl::Status s = BuildModelAndTask(); !s.ok()) return s;
+  if (absl::Status s = SetUpReplicas(); !s.ok()) return s;
+  source_ = std::make_unique<BatchSource>(env_.client, env_.data, job_id_,
+                                          gen_, resumed_checkpoint_id_);
+  StepParts parts;
+  parts.model = model_.get();
+  parts.task = task_.get();
+  parts.reducer = reducer_.get();
+  parts.buffers = buffers_.get();
+  parts.optimizer = optimizer_.get();
+  parts.timeline = timeline_.get();
+  parts.device = device_;
+  parts.data = env_.data->train.get();
+  step_runner_ = std::make_unique<TrainStep>(
+      parts, spec.gradient_accumulation_steps());
+  checkpointer_ = std::make_unique<Checkpointer>(
+      env_.client, job_id_, gen_, model_.get(), optimizer_.get());
+  reporter_ = std::make_unique<ProgressReporter>(
+      [this](const v1::ReportProgressRequest& r) {
+        return env_.client->ReportProgress(r);
+      });
+  // Reporting waits out progress_min_interval_ms (0 in a spec that skipped
+  // WithDefaults: by steps alone).
+  const absl::Time now = absl::Now();
+  schedule_ = std::make_unique<ProgressSchedule>(
+      spec.progress_every_steps(),
+      absl::Milliseconds(spec.progress_min_interval_ms()), now);
+  steps_per_epoch_ =
+      OptimizerStepsPerEpoch(spec, env_.data->train->size(), gen_.world_size());
+  window_ = std::make_unique<ProgressWindow>(
+      job_id_, gen_.generation(), gen_.rank(),
+      steps_per_epoch_ * spec.epochs(), now);
+  for (int64_t epoch = resumed_epoch_; epoch < spec.epochs(); ++epoch) {
+    if (absl::Status s = RunEpoch(epoch); !s.ok()) return s;
+  }
+  return Finish();
+}
+
+absl::Status Trainer::RunEpoch(int64_t epoch) {
+  absl::StatusOr<BatchSource::Epoch> e = source_->Train(epoch);
+  if (!e.ok()) return e.status();
+  if (env_.metrics != nullptr) {
+    env_.metrics->epoch->Set(static_cast<double>(epoch));
+    env_.metrics->total_steps->Set(
+        static_cast<double>(steps_per_epoch_ * gen_.spec().epochs()));
+  }
+  const int accumulate = std::max(1, gen_.spec().gradient_accumulation_steps());
+  const int64_t num_batches = e->loader->num_batches();
+  double epoch_loss = 0;
+  int64_t epoch_batches = 0;
+  step_start_ = absl::Now();
+  for (int64_t b = 0; b < num_batches; ++b) {
+    if (*env_.aborted) return Aborted();
+    timeline_->SetStep(step_ + 1);
+    std::optional<Batch> batch;
+    {
+      TimelineSpan span(timeline_.get(), "data_wait");
+      batch = e->loader->Next();
+    }
+    if (!batch.has_value()) {
+      return JobError(e->loader->status(),
+                      absl::StrCat("reading the ",
+                                   source_->train_data().Describe()));
+    }
+    const bool sync = (b + 1) % accumulate == 0 || b + 1 == num_batches;
+    if (absl::Status s = RunBatch(epoch, *batch, sync); !s.ok()) return s;
+    epoch_batches++;
+    if (!sync) continue;
+    step_runner_->Apply();
+    ++step_;
+    if (absl::Status s = AfterStep(epoch, b, num_batches,
+                                   e->loader->num_samples(),
+                                   e->shard.start_offset());
+        !s.ok()) {
+      return s;
+    }
+  }
+  return EndEpoch(epoch, epoch_batches);
+}
+
+absl::Status Trainer::RunBatch(int64_t epoch, const Batch& batch, bool sync) {
+  // With GLOG_v=1 every batch's sample ids are logged with the optimizer
+  // step they go into: tests check from them that a resumed run sees each
+  // sample of an epoch once.
+  VLOG(1) << "samples generation=" << gen_.generation()
+          << " rank=" << gen_.rank() << " epoch=" << epoch
+          << " step=" << step_ + 1
+          << " ids=" << absl::StrJoin(batch.sample_ids, ",");
+  absl::StatusOr<double> loss = step_runner_->Micro(batch, sync);
+  if (!loss.ok()) {
+    return IsJobError(loss.status()) ? loss.status() : Broken(loss.status());
+  }
+  if (!std::isfinite(*loss)) {
+    // Every later step would be NaN too: the job's own failure.
+    return JobError(absl::InvalidArgumentError(absl::StrCat(
+        "the training loss is ", *loss, " at step ", step_ + 1, " (epoch ",
+        epoch, ", a batch of samples ", batch.sample_ids.front(), ", ...; lower "
+        "the learning rate or check the data)")));
+  }
+  epoch_loss_sum_ += *loss;
+  window_->AddBatch(*loss, batch.size());
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::AfterStep(int64_t epoch, int64_t b, int64_t num_batches,
+                                int64_t epoch_samples, int64_t start_offset) {
+  const v1::JobSpec& spec = gen_.spec();
+  const absl::Time now = absl::Now();
+  if (env_.metrics != nullptr) {
+    env_.metrics->step_seconds->Observe(absl::ToDoubleSeconds(now - step_start_));
+    env_.metrics->steps->Increment();
+    env_.metrics->step->Set(static_cast<double>(step_));
+  }
+  step_start_ = now;
+  window_->AddStep();
+  if (schedule_->Due(step_, now)) {
+    v1::ReportProgressRequest p = window_->Take(epoch, step_, now);
+    if (env_.metrics != nullptr) {
+      env_.metrics->samples_per_second->Set(p.samples_per_sec());
+    }
+    reporter_->Submit(std::move(p));
+  }
+  // Mid-epoch checkpoints only at full global batches, where the consumed
+  // samples are exactly a prefix of the epoch's permutation.
+  const bool full = (b + 1) * spec.batch_size() <= epoch_samples;
+  if (!checkpointer_->enabled() || spec.checkpoint_every_steps() <= 0 ||
+      step_ % spec.checkpoint_every_steps() != 0 || !full ||
+      b + 1 >= num_batches) {
+    return absl::OkStatus();
+  }
+  const int64_t offset = std::min<int64_t>(
+      start_offset + (b + 1) * spec.batch_size() * gen_.world_size(),
+      env_.data->train->size());
+  return checkpointer_->Save({epoch, step_}, offset);
+}
+
+absl::Status Trainer::EndEpoch(int64_t epoch, int64_t batches) {
+  const v1::JobSpec& spec = gen_.spec();
+  last_epoch_loss_ = batches > 0 ? epoch_loss_sum_ / batches : 0;
+  epoch_loss_sum_ = 0;
+  if (checkpointer_->enabled()) {
+    if (absl::Status s = checkpointer_->Save({epoch + 1, step_}, 0); !s.ok()) {
+      return s;
+    }
+  }
+  if (!spec.evaluate_every_epoch() || epoch + 1 >= spec.epochs()) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<BatchLoader>> test =
+      source_->Test(std::max<int64_t>(256, spec.batch_size()));
+  if (!test.ok()) return test.status();
+  absl::StatusOr<MetricSums> sums = Evaluate(
+      *model_, *task_, test->get(), source_->test_data(), device_);
+  if (!sums.ok()) return sums.status();
+  reporter_->Submit(
+      window_->Evaluated(epoch + 1, step_, last_epoch_loss_, *sums));
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::Finish() {
+  const v1::JobSpec& spec = gen_.spec();
+  reporter_->Flush().IgnoreError();  // Progress is advisory.
+  absl::StatusOr<std::unique_ptr<BatchLoader>> test =
+      source_->Test(std::max<int64_t>(256, spec.batch_size()));
+  if (!test.ok()) return test.status();
+  absl::StatusOr<MetricSums> sums = Evaluate(
+      *model_, *task_, test->get(), source_->test_data(), device_);
+  if (!sums.ok()) return sums.status();
+  if (gen_.rank() == 0) {
+    // Before the final report: once the job is SUCCEEDED the files are there.
+    if (absl::Status s = ExportModel(*model_, spec.export_()); !s.ok()) {
+      return JobError(s, "exporting the trained model");
+    }
+  }
+  LOG(INFO) << "rank " << gen_.rank() << " done: train loss "
+            << last_epoch_loss_ << ", test metrics "
+            << absl::StrJoin(sums->sums(), ", ",
+                             [](std::string* out, const v1::MetricSum& m) {
+                               absl::StrAppend(out, m.name(), " ",
+                                               m.count() > 0
+                                                   ? m.sum() / m.count()
+                                                   : 0.0);
+                             });
+  // Written before the final report, so the file is there once the job is.
+  FlushTimeline();
+  return env_.client->ReportProgress(window_->Final(
+      spec.epochs() - 1, step_, last_epoch_loss_, *sums));
+}
+
+}  // namespace ringleader

@@ -1,0 +1,121 @@
+#ifndef RINGLEADER_WORKER_TRAIN_TRAINER_H_
+#define RINGLEADER_WORKER_TRAIN_TRAINER_H_
+
+#include <c10/core/Device.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "ringleader/v1/worker_service.pb.h"
+#include "worker/comm/communicator.h"
+#include "worker/coordinator_client.h"
+#include "worker/job_data.h"
+#include "worker/worker_metrics.h"
+
+namespace torch::optim {
+class Optimizer;
+}  // namespace torch::optim
+
+namespace ringleader {
+
+class BatchSource;
+class BufferSync;
+class Checkpointer;
+class MeteredCommunicator;
+class Model;
+class ProgressReporter;
+class ProgressSchedule;
+class ProgressWindow;
+class Reducer;
+class Task;
+class Timeline;
+class TrainStep;
+struct Batch;
+
+// What one rank needs to train one generation of a job.
+struct TrainerEnv {
+  CoordinatorClient* client = nullptr;
+  Communicator* comm = nullptr;
+  const JobData* data = nullptr;
+  std::string device = "cpu";  // "cpu" or "cuda:N".
+  // Set by the heartbeat thread when the coordinator ends the generation.
+  const std::atomic<bool>* aborted = nullptr;
+  // Step time, samples/s, all-reduce bytes and time, progress; may be null.
+  WorkerMetrics* metrics = nullptr;
+};
+
+// Trains one generation of a job on one rank, the way a DDP training script
+// does, composed of parts with one concern each (worker/train/): the model
+// built from the same seed everywhere (or the user's TorchScript), checked
+// against the data (model_probe), rank 0's weights broadcast or the
+// committed checkpoint loaded on every rank (checkpointer); then each epoch
+// the coordinator's shard (batch_source) through the step (train_step:
+// buffers from rank 0, forward, the task's loss, backward with the reducer
+// all-reducing buckets as they fill, optimizer), progress reports
+// (progress_window), checkpoints on rank 0; at the end the test split
+// evaluated (evaluator) and, on rank 0, the model exported (export/).
+//
+// Returns OK when the job is done on this rank, ABORTED when the generation
+// ended under it (the caller rejoins), a job error (job_error.h), already
+// reported to the coordinator, when the job's own model or data is at
+// fault, another error otherwise. Not thread-safe: one trainer per
+// generation, on one thread.
+class Trainer {
+ public:
+  Trainer(TrainerEnv env, std::string job_id,
+          v1::JoinRendezvousResponse generation);
+  ~Trainer();
+  absl::Status Run();
+
+ private:
+  absl::Status Train();
+  absl::Status BuildModelAndTask();
+  absl::Status SetUpReplicas();
+  absl::Status RunEpoch(int64_t epoch);
+  absl::Status RunBatch(int64_t epoch, const Batch& batch, bool sync);
+  absl::Status AfterStep(int64_t epoch, int64_t b, int64_t num_batches,
+                         int64_t epoch_samples, int64_t start_offset);
+  absl::Status EndEpoch(int64_t epoch, int64_t batches);
+  absl::Status Finish();
+  absl::Status Aborted() const;
+  // `s` from a collective: ABORTED (rejoin) either way.
+  absl::Status Broken(const absl::Status& s) const;
+  void FlushTimeline();
+
+  const TrainerEnv env_;
+  const std::string job_id_;
+  const v1::JoinRendezvousResponse gen_;
+  const c10::Device device_;
+  int64_t step_ = 0;
+  int64_t steps_per_epoch_ = 0;
+  bool timeline_flushed_ = false;
+
+  // Destroyed in reverse: the reducer waits for its all-reduces before the
+  // timeline they record into and the communicator wrapper go.
+  std::shared_ptr<Model> model_;
+  std::unique_ptr<Task> task_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<Timeline> timeline_;
+  std::unique_ptr<MeteredCommunicator> metered_;
+  std::unique_ptr<Reducer> reducer_;
+  std::unique_ptr<BufferSync> buffers_;
+  std::unique_ptr<BatchSource> source_;
+  std::unique_ptr<TrainStep> step_runner_;
+  std::unique_ptr<Checkpointer> checkpointer_;
+  std::unique_ptr<ProgressReporter> reporter_;
+  std::unique_ptr<ProgressSchedule> schedule_;
+  std::unique_ptr<ProgressWindow> window_;
+  int64_t resumed_epoch_ = 0;
+  double last_epoch_loss_ = 0;
+  double epoch_loss_sum_ = 0;
+  int64_t resumed_checkpoint_id_ = 0;
+  absl::Time step_start_;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_WORKER_TRAIN_TRAINER_H_
