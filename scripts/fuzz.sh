@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# Builds the job-spec libFuzzer target (//fuzz:job_spec_fuzzer) with clang,
-# AddressSanitizer and UndefinedBehaviorSanitizer, and runs it for a bounded
-# time over a scratch copy of the seed corpus (fuzz/corpus/job_spec) plus the
-# shipped examples. Exits non-zero when the fuzzer finds a crash, a sanitizer
-# report, a broken invariant or a hang; the reproducer is kept and named.
+# Builds the libFuzzer targets with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer, and runs each for its share of a bounded time
+# over a scratch copy of its seed corpus:
+#   - job_spec_fuzzer (//fuzz:job_spec_fuzzer): job-spec parsing and
+#     validation, seeds fuzz/corpus/job_spec plus the shipped examples;
+#   - npy_header_fuzzer (//fuzz:npy_header_fuzzer): the .npy header parser
+#     behind the NPY and TOKENS datasets, seeds fuzz/corpus/npy_header, with
+#     the dictionary fuzz/npy_header.dict.
+# Exits non-zero when a fuzzer finds a crash, a sanitizer report, a broken
+# invariant or a hang; the reproducer is kept and named.
 #
-#   scripts/fuzz.sh [SECONDS]        default 60 (or $FUZZ_SECONDS)
+#   scripts/fuzz.sh [SECONDS]        default 60 (or $FUZZ_SECONDS), split
+#                                    evenly between the fuzzers (at least 1 s
+#                                    each); the clang build is not counted
 #   FUZZ_XML=path/test.xml scripts/fuzz.sh   also writes the outcome as one
-#                                    JUnit test case (scripts/test.sh counts it)
+#                                    JUnit test case per fuzzer
+#                                    (scripts/test.sh counts them)
 #
 # The clang build lives in its own Bazel output base (its own server, keyed on
 # this checkout's path), so it never invalidates or waits on the gcc build;
@@ -20,13 +28,26 @@ xml="${FUZZ_XML:-}"
 key="$(pwd | md5sum | cut -c1-12)"
 output_base="${FUZZ_OUTPUT_BASE:-$HOME/.cache/ringleader-fuzz-base/$key}"
 
-# One JUnit case for the whole run: count_tests.py reads it like Bazel's.
-. scripts/junit.sh
-check_begin "$xml" fuzz "job_spec_fuzzer_${seconds}s" fuzz
+# Each fuzzer's share; -max_total_time=0 would mean "forever", hence >= 1.
+job_spec_seconds=$((seconds / 2))
+npy_seconds=$((seconds - job_spec_seconds))
+((job_spec_seconds >= 1)) || job_spec_seconds=1
+((npy_seconds >= 1)) || npy_seconds=1
 
-command -v clang >/dev/null || check_fail "clang is not installed (scripts/setup.sh installs it)"
+# One JUnit case per fuzzer: count_tests.py reads them like Bazel's.
+. scripts/junit.sh
+check_begin "$xml" fuzz "job_spec_fuzzer_${job_spec_seconds}s" fuzz
+
+# A failure before any fuzzer runs fails both cases.
+fail_both() {
+  check_failed "$1"
+  check_next "npy_header_fuzzer_${npy_seconds}s" fuzz
+  check_fail "$1"
+}
+
+command -v clang >/dev/null || fail_both "clang is not installed (scripts/setup.sh installs it)"
 ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
-  check_fail "libclang_rt.fuzzer is not installed (scripts/setup.sh installs libclang-rt-dev)"
+  fail_both "libclang_rt.fuzzer is not installed (scripts/setup.sh installs libclang-rt-dev)"
 
 san="-fsanitize=address,undefined"
 flags=(
@@ -43,33 +64,57 @@ flags=(
 bazel_fuzz() {
   bazel --output_base="$output_base" --max_idle_secs=120 "$@"
 }
-echo "fuzz: building //fuzz:job_spec_fuzzer with clang (output base $output_base)"
-bazel_fuzz build "${flags[@]}" //fuzz:job_spec_fuzzer ||
-  check_fail "clang build of //fuzz:job_spec_fuzzer failed"
-bin="$(bazel_fuzz info "${flags[@]}" bazel-bin 2>/dev/null)/fuzz/job_spec_fuzzer"
-[[ -x "$bin" ]] || check_fail "no fuzzer binary at $bin"
+echo "fuzz: building //fuzz:job_spec_fuzzer and //fuzz:npy_header_fuzzer with clang (output base $output_base)"
+bazel_fuzz build "${flags[@]}" //fuzz:job_spec_fuzzer //fuzz:npy_header_fuzzer ||
+  fail_both "clang build of the fuzzers failed"
+bin_dir="$(bazel_fuzz info "${flags[@]}" bazel-bin 2>/dev/null)/fuzz"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/ringleader-fuzz.XXXXXX")"
-mkdir -p "$work/corpus" "$work/artifacts"
-cp fuzz/corpus/job_spec/* examples/*.textproto "$work/corpus/"
-seeds=$(ls "$work/corpus" | wc -l)
-echo "fuzz: running $seconds s over $seeds seeds (scratch $work)"
-# -timeout: one input taking 10 s is a hang; -rss_limit_mb: a leak or a
-# runaway allocation is a failure too.
-ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
-  UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}" \
-  TEST_TMPDIR="$work" \
-  "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=4096 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
-  "$work/corpus" >"$work/fuzz.log" 2>&1
-rc=$?
-grep -E '^(#[0-9]+ *(INITED|DONE)|stat::|Done )' "$work/fuzz.log" | tail -12
-if [[ $rc -ne 0 ]]; then
-  tail -40 "$work/fuzz.log" >&2
-  artifacts=$(ls "$work/artifacts" 2>/dev/null | tr '\n' ' ')
-  check_fail "fuzzer exited $rc; reproducer(s) in $work/artifacts: ${artifacts:-none}; log $work/fuzz.log"
-fi
-corpus=$(ls "$work/corpus" | wc -l)
-echo "fuzz: no crash in $seconds s; corpus $seeds -> $corpus inputs"
-check_pass
-rm -rf "$work"
+
+# run_fuzzer NAME SECONDS "EXTRA FLAGS" SEED...: records the current case.
+run_fuzzer() {
+  local name="$1" secs="$2" extra="$3"
+  shift 3
+  local bin="$bin_dir/$name" dir="$work/$name"
+  if [[ ! -x "$bin" ]]; then
+    check_failed "no fuzzer binary at $bin"
+    return
+  fi
+  mkdir -p "$dir/corpus" "$dir/artifacts"
+  cp "$@" "$dir/corpus/"
+  local seeds rc
+  seeds=$(ls "$dir/corpus" | wc -l)
+  echo "fuzz: running $name for $secs s over $seeds seeds (scratch $dir)"
+  # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a leak or a
+  # runaway allocation is a failure too.
+  # shellcheck disable=SC2086  # $extra is a list of flags.
+  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+    UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}" \
+    TEST_TMPDIR="$dir" \
+    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=4096 -print_final_stats=1 -artifact_prefix="$dir/artifacts/" \
+    $extra "$dir/corpus" >"$dir/fuzz.log" 2>&1
+  rc=$?
+  grep -E '^(#[0-9]+ *(INITED|DONE)|stat::|Done )' "$dir/fuzz.log" | tail -12
+  if [[ $rc -ne 0 ]]; then
+    tail -40 "$dir/fuzz.log" >&2
+    local artifacts
+    artifacts=$(ls "$dir/artifacts" 2>/dev/null | tr '\n' ' ')
+    check_failed "$name exited $rc; reproducer(s) in $dir/artifacts: ${artifacts:-none}; log $dir/fuzz.log"
+    return
+  fi
+  echo "fuzz: $name: no crash in $secs s; corpus $seeds -> $(ls "$dir/corpus" | wc -l) inputs"
+  check_pass
+  rm -rf "$dir"
+}
+
+# Restarts the first case's clock: the build is not the fuzzer's time.
+check_next "job_spec_fuzzer_${job_spec_seconds}s" fuzz
+run_fuzzer job_spec_fuzzer "$job_spec_seconds" "" \
+  fuzz/corpus/job_spec/* examples/*.textproto
+check_next "npy_header_fuzzer_${npy_seconds}s" fuzz
+run_fuzzer npy_header_fuzzer "$npy_seconds" "-dict=fuzz/npy_header.dict" \
+  fuzz/corpus/npy_header/*
+# What failed keeps its scratch directory (reproducers, log).
+rmdir "$work" 2>/dev/null
+check_status

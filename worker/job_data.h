@@ -17,6 +17,18 @@ struct JobData {
   std::unique_ptr<Dataset> test;
 };
 
+// Opens the spec's dataset (`seed` drives the synthetic one):
+//   IDX: the directory's train and t10k files, read into memory;
+//   SYNTHETIC: generated samples;
+//   NPY: spec.train and spec.test memory-mapped (worker/data/npy_dataset.h),
+//     spec.transform applied to every input;
+//   TOKENS: spec.train_tokens and spec.test_tokens memory-mapped
+//     (worker/data/token_dataset.h), windows of spec.block_size.
+// Paths are used as given: absolute, or relative to the worker's working
+// directory. For NPY and TOKENS the test split is optional: left empty, it
+// is a split of no samples with the train split's fields. Errors name the
+// split and the file; a test split whose fields differ from the train
+// split's is InvalidArgument.
 absl::StatusOr<JobData> LoadJobData(const v1::DatasetSpec& spec, uint64_t seed);
 
 }  // namespace ringleader
