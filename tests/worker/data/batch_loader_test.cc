@@ -155,8 +155,8 @@ TEST(BatchLoaderTest, ExactMultipleHasNoPartialBatch) {
   std::iota(indices.begin(), indices.end(), 0);
   auto loader = MustCreate(ds, indices, 5, 1);
   EXPECT_EQ(loader->num_batches(), 2);
-  EXPECT_EQ(loader->Next()->labels.size(0), 5);
-  EXPECT_EQ(loader->Next()->labels.size(0), 5);
+  EXPECT_EQ(loader->Next()->targets.size(0), 5);
+  EXPECT_EQ(loader->Next()->targets.size(0), 5);
   EXPECT_FALSE(loader->Next().has_value());
 }
 
@@ -186,12 +186,12 @@ TEST(BatchLoaderTest, MatchesDirectGatherOfARanksShard) {
   auto loader = MustCreate(*ds, indices, 64, 3);
   size_t at = 0;
   while (std::optional<Batch> b = loader->Next()) {
-    const int64_t n = b->labels.size(0);
+    const int64_t n = b->targets.size(0);
     ASSERT_LE(at + n, indices.size());
     EXPECT_EQ(
         std::vector<int64_t>(labels.begin() + at, labels.begin() + at + n),
         Labels(*b));
-    const float* p = b->images.data_ptr<float>();
+    const float* p = b->inputs[0].data_ptr<float>();
     EXPECT_TRUE(std::equal(p, p + n * 784, images.begin() + at * 784));
     at += n;
   }
