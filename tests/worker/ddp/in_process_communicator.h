@@ -1,6 +1,7 @@
 #ifndef RINGLEADER_TESTS_WORKER_DDP_IN_PROCESS_COMMUNICATOR_H_
 #define RINGLEADER_TESTS_WORKER_DDP_IN_PROCESS_COMMUNICATOR_H_
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -46,10 +47,28 @@ class InProcessGroup {
     mu_.Await(absl::Condition(&all_written));
   }
 
+  // Blocks until `root` deposited op `seq`'s bytes, then copies them.
+  void Broadcast(int64_t seq, int rank, int root, void* data, size_t bytes) {
+    absl::MutexLock lock(&mu_);
+    Op& op = ops_[seq];
+    if (rank == root) {
+      op.bytes.assign(static_cast<char*>(data), static_cast<char*>(data) + bytes);
+      op.has_bytes = true;
+    }
+    auto ready = [&op] { return op.has_bytes; };
+    mu_.Await(absl::Condition(&ready));
+    std::memcpy(data, op.bytes.data(), std::min(bytes, op.bytes.size()));
+    ++op.read;
+    auto all_read = [&op, this] { return op.read == world_; };
+    mu_.Await(absl::Condition(&all_read));
+  }
+
  private:
   struct Op {
     std::vector<float*> buffers;
     std::vector<float> sum;
+    std::vector<char> bytes;  // A broadcast's root data.
+    bool has_bytes = false;
     int read = 0;
     int written = 0;
   };
@@ -84,13 +103,19 @@ class InProcessCommunicator final : public Communicator {
     });
     return work;
   }
+  // Root's bytes, exactly, in issue order with the all-reduces.
   absl::Status Broadcast(void* data, size_t bytes, int root) override {
-    // Sum of zeros and root's copy: a broadcast for float data.
-    std::vector<float> tmp(bytes / 4, 0.f);
-    if (rank_ == root) std::memcpy(tmp.data(), data, bytes);
-    absl::Status s = AllReduceSum(tmp.data(), tmp.size(), DataType::kFloat32);
-    std::memcpy(data, tmp.data(), bytes);
-    return s;
+    absl::Notification done;
+    {
+      absl::MutexLock lock(&mu_);
+      const int64_t seq = next_seq_++;
+      queue_.push_back([this, seq, data, bytes, root, &done] {
+        group_->Broadcast(seq, rank_, root, data, bytes);
+        done.Notify();
+      });
+    }
+    done.WaitForNotification();
+    return absl::OkStatus();
   }
   void Abort() override {}
 

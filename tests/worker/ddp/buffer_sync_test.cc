@@ -1,0 +1,67 @@
+#include "worker/ddp/buffer_sync.h"
+
+#include <torch/torch.h>
+
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/worker/ddp/in_process_communicator.h"
+
+namespace ringleader {
+namespace {
+
+// BatchNorm's buffers: running mean and variance (float), batch count
+// (int64), differing per rank until synced.
+std::vector<at::Tensor> Buffers(int rank) {
+  return {torch::full({3}, 1.5f + rank), torch::full({2, 2}, -0.25f * rank),
+          torch::tensor({int64_t{100} + rank}, torch::kLong),
+          torch::empty({0})};
+}
+
+TEST(BufferSyncTest, EveryRankTakesRootsBuffersExactly) {
+  constexpr int kWorld = 3;
+  InProcessGroup group(kWorld);
+  std::vector<std::vector<at::Tensor>> buffers;
+  for (int r = 0; r < kWorld; ++r) buffers.push_back(Buffers(r));
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < kWorld; ++r) {
+    ranks.emplace_back([&, r] {
+      InProcessCommunicator comm(&group, r);
+      auto sync = BufferSync::Create(&comm, buffers[r]);
+      ASSERT_TRUE(sync.ok()) << sync.status();
+      EXPECT_TRUE((*sync)->Sync().ok());
+    });
+  }
+  for (auto& t : ranks) t.join();
+  const std::vector<at::Tensor> want = Buffers(0);
+  for (int r = 1; r < kWorld; ++r) {
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_TRUE(torch::equal(buffers[r][i], want[i])) << r << " " << i;
+    }
+  }
+}
+
+TEST(BufferSyncTest, NoBuffersOrOneRankIsANoOp) {
+  InProcessGroup group(1);
+  InProcessCommunicator comm(&group, 0);
+  auto none = BufferSync::Create(&comm, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE((*none)->Sync().ok());
+  std::vector<at::Tensor> b = Buffers(2);
+  auto one = BufferSync::Create(&comm, b);
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE((*one)->Sync().ok());
+  EXPECT_TRUE(torch::equal(b[0], Buffers(2)[0]));
+}
+
+TEST(BufferSyncTest, RefusesNonContiguousBuffers) {
+  InProcessGroup group(1);
+  InProcessCommunicator comm(&group, 0);
+  const at::Tensor strided = torch::zeros({4, 4}).t();
+  EXPECT_EQ(BufferSync::Create(&comm, {strided}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ringleader

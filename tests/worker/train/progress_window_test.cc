@@ -1,0 +1,65 @@
+#include "worker/train/progress_window.h"
+
+#include "gtest/gtest.h"
+
+namespace ringleader {
+namespace {
+
+TEST(ProgressWindowTest, WindowsAverageAndReset) {
+  const absl::Time t0 = absl::FromUnixSeconds(100);
+  ProgressWindow w("job-1", 3, 1, 50, t0);
+  w.AddBatch(2.0, 10);
+  w.AddBatch(4.0, 10);
+  w.AddStep();
+  w.AddStep();
+  v1::ReportProgressRequest r = w.Take(0, 2, t0 + absl::Seconds(2));
+  EXPECT_EQ(r.job_id(), "job-1");
+  EXPECT_EQ(r.generation(), 3);
+  EXPECT_EQ(r.rank(), 1);
+  EXPECT_EQ(r.total_steps(), 50);
+  EXPECT_DOUBLE_EQ(r.loss(), 3.0);
+  EXPECT_DOUBLE_EQ(r.samples_per_sec(), 10.0);
+  EXPECT_DOUBLE_EQ(r.step_time_ms(), 1000.0);
+  EXPECT_EQ(r.eval_epoch(), 0);
+  // The next window starts empty.
+  r = w.Take(0, 2, t0 + absl::Seconds(3));
+  EXPECT_DOUBLE_EQ(r.loss(), 0.0);
+  EXPECT_DOUBLE_EQ(r.samples_per_sec(), 0.0);
+}
+
+TEST(ProgressWindowTest, EvaluationIsCarriedOnLaterReports) {
+  const absl::Time t0 = absl::FromUnixSeconds(0);
+  ProgressWindow w("j", 1, 0, 10, t0);
+  MetricSums sums;
+  sums.Add("loss", 6.0, 4);
+  sums.Add("accuracy", 3.0, 4);
+  v1::ReportProgressRequest e = w.Evaluated(1, 5, 0.7, sums);
+  EXPECT_EQ(e.eval_epoch(), 1);
+  EXPECT_EQ(e.eval_correct(), 3);
+  EXPECT_EQ(e.eval_samples(), 4);
+  ASSERT_EQ(e.eval_metrics_size(), 2);
+  EXPECT_EQ(e.eval_metrics(0).name(), "loss");
+  w.AddBatch(1.0, 1);
+  v1::ReportProgressRequest later = w.Take(1, 6, t0 + absl::Seconds(1));
+  EXPECT_EQ(later.eval_epoch(), 1);
+  EXPECT_EQ(later.eval_metrics_size(), 2);
+}
+
+TEST(ProgressWindowTest, FinalReportCarriesTestSums) {
+  ProgressWindow w("j", 1, 2, 10, absl::FromUnixSeconds(0));
+  MetricSums test;
+  test.Add("accuracy", 90.0, 100);
+  test.Add("top5_accuracy", 99.0, 100);
+  const v1::ReportProgressRequest f = w.Final(4, 10, 0.25, test);
+  EXPECT_TRUE(f.finished());
+  EXPECT_EQ(f.epoch(), 4);
+  EXPECT_DOUBLE_EQ(f.final_train_loss(), 0.25);
+  EXPECT_EQ(f.test_correct(), 90);
+  EXPECT_EQ(f.test_samples(), 100);
+  ASSERT_EQ(f.test_metrics_size(), 2);
+  EXPECT_EQ(f.test_metrics(1).name(), "top5_accuracy");
+  EXPECT_EQ(f.test_metrics(1).count(), 100);
+}
+
+}  // namespace
+}  // namespace ringleader
