@@ -937,6 +937,14 @@ TEST_F(JobFileTest, SpecsThatParseButBreakRulesAreRefusedByTheServer) {
        "kind: OPTIMIZER_KIND_SGD learning_rate: nan } epochs: 1 batch_size: "
        "1 min_workers: 1 max_workers: 1",
        "invalid job spec: optimizer.learning_rate must be > 0 and finite"},
+      {"name: \"x\" model { arch: MODEL_ARCH_CNN } dataset { format: "
+       "DATASET_FORMAT_TOKENS train_tokens: \"/d/t.bin\" block_size: 64 }",
+       "invalid job spec: model.arch must be MODEL_ARCH_TORCHSCRIPT with "
+       "DATASET_FORMAT_TOKENS: built-in models take images"},
+      {"name: \"x\" model { arch: MODEL_ARCH_MLP } dataset { format: "
+       "DATASET_FORMAT_NPY train { inputs: \"/d/x.npy\" } }",
+       "invalid job spec: dataset.train.targets is required with "
+       "DATASET_FORMAT_NPY"},
   };
   for (const Case& c : cases) {
     v1::SubmitJobRequest req;
@@ -951,6 +959,21 @@ TEST_F(JobFileTest, SpecsThatParseButBreakRulesAreRefusedByTheServer) {
                       StatusCode::INVALID_ARGUMENT, c.part))
         << c.text;
   }
+  // Rules across the task, the model and the export paths.
+  v1::SubmitJobRequest task_req;
+  *task_req.mutable_spec() = testing::MinimalJobSpec("task", 1, 1);
+  task_req.mutable_spec()->mutable_task()->set_loss(v1::LOSS_KIND_MODEL);
+  v1::SubmitJobResponse task_resp;
+  EXPECT_TRUE(Fails(users().SubmitJob(Ctx().get(), task_req, &task_resp),
+                    StatusCode::INVALID_ARGUMENT,
+                    "invalid job spec: task.loss LOSS_KIND_MODEL requires "
+                    "model.arch MODEL_ARCH_TORCHSCRIPT"));
+  task_req.mutable_spec()->clear_task();
+  task_req.mutable_spec()->mutable_export_()->set_torchscript_path("m.pt");
+  EXPECT_TRUE(Fails(users().SubmitJob(Ctx().get(), task_req, &task_resp),
+                    StatusCode::INVALID_ARGUMENT,
+                    "invalid job spec: export.torchscript_path must be empty "
+                    "or an absolute path"));
   // Control bytes in a name: escaped in the one-line message.
   v1::SubmitJobRequest req;
   *req.mutable_spec() = testing::MinimalJobSpec("ok", 1, 1);
