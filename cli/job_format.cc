@@ -1,5 +1,7 @@
 #include "cli/job_format.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 
@@ -11,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/table.h"
+#include "common/eval_metrics.h"
 
 namespace ringleader::cli {
 namespace {
@@ -49,6 +52,12 @@ std::string DescribeModel(const v1::ModelSpec& m) {
   return s;
 }
 
+// "train /d/x.npy,/d/m.npy -> /d/y.npy".
+std::string DescribeSplit(absl::string_view name, const v1::NpySplit& split) {
+  return absl::StrCat(name, " ", absl::StrJoin(split.inputs(), ","), " -> ",
+                      split.targets());
+}
+
 std::string DescribeDataset(const v1::DatasetSpec& d) {
   std::string s = Lower(StripPrefix(v1::DatasetFormat_Name(d.format()),
                                     "DATASET_FORMAT_", d.format()));
@@ -57,9 +66,78 @@ std::string DescribeDataset(const v1::DatasetSpec& d) {
     absl::StrAppend(&s, " ", d.synthetic_train_size(), " train / ",
                     d.synthetic_test_size(), " test");
   }
+  if (d.format() == v1::DATASET_FORMAT_NPY) {
+    absl::StrAppend(&s, " ", DescribeSplit("train", d.train()));
+    if (!d.test().inputs().empty()) {
+      absl::StrAppend(&s, "; ", DescribeSplit("test", d.test()));
+    }
+  }
+  if (d.format() == v1::DATASET_FORMAT_TOKENS) {
+    absl::StrAppend(&s, " train ", d.train_tokens());
+    if (!d.test_tokens().empty())
+      absl::StrAppend(&s, ", test ", d.test_tokens());
+    if (d.token_dtype() != v1::TOKEN_DTYPE_UNSPECIFIED) {
+      absl::StrAppend(&s, ", ",
+                      Lower(StripPrefix(v1::TokenDtype_Name(d.token_dtype()),
+                                        "TOKEN_DTYPE_", d.token_dtype())));
+    }
+    absl::StrAppend(&s, ", block ", d.block_size());
+  }
   if (d.shuffle()) absl::StrAppend(&s, ", shuffled");
   if (d.drop_last()) absl::StrAppend(&s, ", drop last");
   return s;
+}
+
+// "language_model, loss model, ignore_index -1": what was set.
+std::string DescribeTask(const v1::TaskSpec& t) {
+  std::string s =
+      Lower(StripPrefix(v1::TaskKind_Name(t.kind()), "TASK_KIND_", t.kind()));
+  if (t.loss() != v1::LOSS_KIND_UNSPECIFIED) {
+    absl::StrAppend(&s, ", loss ",
+                    Lower(StripPrefix(v1::LossKind_Name(t.loss()), "LOSS_KIND_",
+                                      t.loss())));
+  }
+  if (t.has_ignore_index()) {
+    absl::StrAppend(&s, ", ignore_index ", t.ignore_index());
+  }
+  if (t.label_smoothing() != 0) {
+    absl::StrAppend(&s, ", label smoothing ", t.label_smoothing());
+  }
+  if (t.top_k() != 0) absl::StrAppend(&s, ", top ", t.top_k());
+  if (t.num_classes() != 0) {
+    absl::StrAppend(&s, ", ", t.num_classes(), " classes");
+  }
+  return s;
+}
+
+std::string DescribeExport(const v1::ExportSpec& e) {
+  std::vector<std::string> parts;
+  if (!e.torchscript_path().empty()) {
+    parts.push_back(absl::StrCat("torchscript ", e.torchscript_path()));
+  }
+  if (!e.safetensors_path().empty()) {
+    parts.push_back(absl::StrCat("safetensors ", e.safetensors_path()));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+// The last evaluations, oldest first, as "EVALUATIONS" rows: a job of many
+// epochs keeps its detail readable; JSON has them all.
+void AddEvaluations(const v1::JobProgress& p,
+                    std::vector<std::pair<std::string, std::string>>* kv) {
+  constexpr int kShown = 10;
+  const int n = p.evaluations_size();
+  const int first = std::max(0, n - kShown);
+  std::string key = "EVALUATIONS";
+  if (first > 0) {
+    kv->emplace_back(
+        key, absl::StrCat("(", first, " earlier; --output=json has all)"));
+    key.clear();
+  }
+  for (int i = first; i < n; ++i) {
+    kv->emplace_back(key, FormatEvaluation(p.evaluations(i)));
+    key.clear();
+  }
 }
 
 std::string DescribeOptimizer(const v1::OptimizerSpec& o) {
@@ -144,6 +222,73 @@ std::string FormatEpoch(const v1::Job& job) {
   return absl::StrCat(p.epoch() + 1, "/", job.spec().epochs());
 }
 
+std::string FormatJobMessage(absl::string_view message, size_t max_bytes) {
+  message = absl::StripLeadingAsciiWhitespace(message);
+  const size_t eol = message.find_first_of("\r\n");
+  bool cut = false;
+  if (eol != absl::string_view::npos) {
+    cut = !absl::StripAsciiWhitespace(message.substr(eol)).empty();
+    message = message.substr(0, eol);
+  }
+  if (message.size() > max_bytes) {
+    size_t end = max_bytes;
+    // Back to the start of a UTF-8 character (continuation bytes are
+    // 10xxxxxx), so the cut never leaves half of one.
+    while (end > 0 &&
+           (static_cast<unsigned char>(message[end]) & 0xc0) == 0x80) {
+      --end;
+    }
+    message = message.substr(0, end);
+    cut = true;
+  }
+  std::string line(absl::StripTrailingAsciiWhitespace(message));
+  // Escape sequences and other control bytes from a worker's output must
+  // not reach the terminal.
+  for (char& c : line) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';
+  }
+  if (cut) line += "...";
+  return line;
+}
+
+std::string FormatMetricValue(const v1::Metric& metric) {
+  const double v = metric.value();
+  if (IsAccuracyMetric(metric.name())) {
+    return absl::StrFormat("%.2f%%", 100.0 * v);
+  }
+  // %g would switch to an exponent at 10^4 (a perplexity of 50257 is
+  // clearer whole); beyond 10^15 the exponent is the readable form.
+  if (std::fabs(v) >= 1e4 && std::fabs(v) < 1e15) {
+    return absl::StrFormat("%.0f", v);
+  }
+  return absl::StrFormat("%#.4g", v);
+}
+
+std::string FormatTestMetrics(
+    const google::protobuf::RepeatedPtrField<v1::Metric>& metrics,
+    double legacy_accuracy) {
+  if (metrics.empty()) {
+    return absl::StrFormat("test accuracy %.2f%%", 100.0 * legacy_accuracy);
+  }
+  std::vector<std::string> parts;
+  for (const v1::Metric& m : metrics) {
+    parts.push_back(absl::StrCat(m.name(), " ", FormatMetricValue(m)));
+  }
+  return absl::StrCat("test ", absl::StrJoin(parts, ", "));
+}
+
+std::string FormatFinalMetrics(const v1::JobProgress& p) {
+  return absl::StrCat(
+      absl::StrFormat("train loss %.4f, ", p.final_train_loss()),
+      FormatTestMetrics(p.test_metrics(), p.test_accuracy()));
+}
+
+std::string FormatEvaluation(const v1::EpochEvaluation& e) {
+  return absl::StrCat("epoch ", e.epoch(), ": ",
+                      FormatTestMetrics(e.metrics(), e.test_accuracy()));
+}
+
 std::string FormatJobsTable(const std::vector<v1::Job>& jobs) {
   std::vector<std::vector<std::string>> rows;
   for (const v1::Job& job : jobs) {
@@ -164,7 +309,9 @@ std::string FormatJobDetail(const v1::Job& job, absl::Time now) {
   const v1::JobProgress& p = job.progress();
   std::vector<std::pair<std::string, std::string>> kv;
   std::string state = JobStateName(job.state());
-  if (!job.message().empty()) absl::StrAppend(&state, " (", job.message(), ")");
+  if (!job.message().empty()) {
+    absl::StrAppend(&state, " (", FormatJobMessage(job.message()), ")");
+  }
   kv.emplace_back("ID", job.job_id());
   kv.emplace_back("NAME", spec.name());
   kv.emplace_back("STATE", state);
@@ -183,12 +330,8 @@ std::string FormatJobDetail(const v1::Job& job, absl::Time now) {
   kv.emplace_back("STEP", step);
   kv.emplace_back("LOSS", FormatLoss(p));
   kv.emplace_back("SAMPLES/S", FormatSamplesPerSec(p.samples_per_sec()));
-  if (p.has_final_metrics()) {
-    kv.emplace_back(
-        "FINAL",
-        absl::StrFormat("train loss %.4f, test accuracy %.2f%%",
-                        p.final_train_loss(), 100.0 * p.test_accuracy()));
-  }
+  if (p.has_final_metrics()) kv.emplace_back("FINAL", FormatFinalMetrics(p));
+  AddEvaluations(p, &kv);
   const v1::CheckpointRecord& ck = job.last_checkpoint();
   if (ck.checkpoint_id() != 0) {
     kv.emplace_back(
@@ -198,8 +341,11 @@ std::string FormatJobDetail(const v1::Job& job, absl::Time now) {
   }
   kv.emplace_back("MODEL", DescribeModel(spec.model()));
   kv.emplace_back("DATASET", DescribeDataset(spec.dataset()));
+  if (spec.has_task()) kv.emplace_back("TASK", DescribeTask(spec.task()));
   kv.emplace_back("OPTIMIZER", DescribeOptimizer(spec.optimizer()));
   kv.emplace_back("BATCH", absl::StrCat(spec.batch_size(), " per rank"));
+  const std::string exports = DescribeExport(spec.export_());
+  if (!exports.empty()) kv.emplace_back("EXPORT", exports);
   kv.emplace_back("CREATED", FormatWhen(job.create_time_ms(), now));
   kv.emplace_back("UPDATED", FormatWhen(job.update_time_ms(), now));
   return FormatKeyValues(kv);

@@ -5,6 +5,7 @@
 // (state names, durations, step counts) the watch line shares. `now` is
 // passed in so ages are testable. Pure functions; thread-safe.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -46,10 +47,37 @@ std::string FormatSamplesPerSec(double samples_per_sec);
 // "-" before the first step.
 std::string FormatEpoch(const v1::Job& job);
 
+// A job's message (why it failed, restarted, was cancelled) on one readable
+// line: its first non-blank line, control characters as spaces, cut to
+// `max_bytes` (on a UTF-8 character boundary) with "..." when anything was
+// left out. A worker's error can be a whole traceback; the full text stays
+// in `ringctl get --output=json`.
+std::string FormatJobMessage(absl::string_view message, size_t max_bytes = 300);
+
+// One pooled metric's value: accuracies ("accuracy", "top5_accuracy") as
+// percentages, "91.23%"; others with 4 significant digits, "0.2512",
+// "3.706", "1.890", and whole numbers from 10^4 on, "50257".
+std::string FormatMetricValue(const v1::Metric& metric);
+
+// "test accuracy 91.23%, top5_accuracy 99.80%, loss 0.2512": every metric by
+// name in the job's order; a job from before metrics (none) shows
+// "test accuracy <legacy_accuracy>".
+std::string FormatTestMetrics(
+    const google::protobuf::RepeatedPtrField<v1::Metric>& metrics,
+    double legacy_accuracy);
+
+// "train loss 0.2345, test accuracy 91.23%, ...": the finished job's result
+// (progress.has_final_metrics()).
+std::string FormatFinalMetrics(const v1::JobProgress& progress);
+
+// "epoch 2: test accuracy 85.50%, loss 0.4012".
+std::string FormatEvaluation(const v1::EpochEvaluation& evaluation);
+
 // ID, STATE, GEN, WORKERS, EPOCH, STEP/TOTAL, LOSS, SAMPLES/S, RESTARTS.
 std::string FormatJobsTable(const std::vector<v1::Job>& jobs);
 
-// `ringctl get`: key/value lines about one job.
+// `ringctl get`: key/value lines about one job, its last evaluations among
+// them.
 std::string FormatJobDetail(const v1::Job& job, absl::Time now);
 
 // ID, HOST, DEVICE, STATE, JOB, LAST HEARTBEAT (an age: "2s ago").

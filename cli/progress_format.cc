@@ -90,7 +90,7 @@ std::string FormatWatchLine(const v1::Job& job,
   }
   if (!IsFinalState(job.state()) && !job.message().empty() &&
       job.state() == v1::JOB_STATE_RESTARTING) {
-    parts.push_back(absl::StrCat("(", job.message(), ")"));
+    parts.push_back(absl::StrCat("(", FormatJobMessage(job.message()), ")"));
   }
   std::string line = absl::StrJoin(parts, " ");
   if (max_width > 0 && line.size() > static_cast<size_t>(max_width)) {
@@ -102,14 +102,13 @@ std::string FormatWatchLine(const v1::Job& job,
 std::string FormatFinalSummary(const v1::Job& job) {
   std::string out =
       absl::StrCat("job ", job.job_id(), " ", JobStateName(job.state()));
-  if (!job.message().empty()) absl::StrAppend(&out, ": ", job.message());
+  if (!job.message().empty()) {
+    absl::StrAppend(&out, ": ", FormatJobMessage(job.message()));
+  }
   out += "\n";
   const v1::JobProgress& p = job.progress();
   if (p.has_final_metrics()) {
-    absl::StrAppend(
-        &out, absl::StrFormat("final train loss %.4f, test accuracy "
-                              "%.2f%%\n",
-                              p.final_train_loss(), 100.0 * p.test_accuracy()));
+    absl::StrAppend(&out, "final ", FormatFinalMetrics(p), "\n");
   }
   return out;
 }

@@ -50,16 +50,19 @@ std::optional<absl::Duration> EstimateEta(const v1::Job& job,
 // One status line, e.g.
 //   RUNNING gen 2 world 4 epoch 3/10 [#####-----]  50.0% 1200/2400
 //   loss 0.3412 1534.2 samples/s ETA 1m12s
-// (on one line). Parts not known yet are left out. `max_width` > 0 cuts the
+// (on one line). Parts not known yet are left out; a RESTARTING job shows
+// why, as FormatJobMessage does. `max_width` > 0 cuts the
 // line to fit a terminal, so a carriage-return redraw stays on one row.
 std::string FormatWatchLine(const v1::Job& job,
                             std::optional<absl::Duration> eta,
                             int max_width = 0, int bar_width = 20);
 
 // What `watch` prints when the job is final, one or two lines, each ending
-// in "\n":
+// in "\n" (the job's message as FormatJobMessage shows it):
 //   job mnist-3 SUCCEEDED: all ranks finished
-//   final train loss 0.2345, test accuracy 91.23%
+//   final train loss 0.2345, test accuracy 91.23%, top5_accuracy 99.80%, ...
+// or, for a language model,
+//   final train loss 1.2345, test loss 1.310, perplexity 3.706, ...
 std::string FormatFinalSummary(const v1::Job& job);
 
 }  // namespace ringleader::cli

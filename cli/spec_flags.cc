@@ -27,7 +27,32 @@ const EnumNames<v1::ModelArch>& ModelNames() {
 const EnumNames<v1::DatasetFormat>& DatasetNames() {
   static const auto* names = new EnumNames<v1::DatasetFormat>{
       {"idx", v1::DATASET_FORMAT_IDX},
-      {"synthetic", v1::DATASET_FORMAT_SYNTHETIC}};
+      {"synthetic", v1::DATASET_FORMAT_SYNTHETIC},
+      {"npy", v1::DATASET_FORMAT_NPY},
+      {"tokens", v1::DATASET_FORMAT_TOKENS}};
+  return *names;
+}
+
+const EnumNames<v1::TokenDtype>& TokenDtypeNames() {
+  static const auto* names = new EnumNames<v1::TokenDtype>{
+      {"uint16", v1::TOKEN_DTYPE_UINT16}, {"uint32", v1::TOKEN_DTYPE_UINT32}};
+  return *names;
+}
+
+const EnumNames<v1::TaskKind>& TaskNames() {
+  static const auto* names = new EnumNames<v1::TaskKind>{
+      {"classification", v1::TASK_KIND_CLASSIFICATION},
+      {"language_model", v1::TASK_KIND_LANGUAGE_MODEL},
+      {"regression", v1::TASK_KIND_REGRESSION}};
+  return *names;
+}
+
+const EnumNames<v1::LossKind>& LossNames() {
+  static const auto* names = new EnumNames<v1::LossKind>{
+      {"cross_entropy", v1::LOSS_KIND_CROSS_ENTROPY},
+      {"mse", v1::LOSS_KIND_MSE},
+      {"l1", v1::LOSS_KIND_L1},
+      {"model", v1::LOSS_KIND_MODEL}};
   return *names;
 }
 
@@ -105,6 +130,17 @@ CLI::Option* AddEnum(CLI::App* cmd, const std::string& name,
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
+// A comma-separated list that replaces the field's list (as --hidden does).
+template <typename T>
+CLI::Option* AddList(CLI::App* cmd, const std::string& name,
+                     std::optional<std::vector<T>>* out,
+                     const std::string& help) {
+  return cmd
+      ->add_option_function<std::vector<T>>(
+          name, [out](const std::vector<T>& v) { *out = v; }, help)
+      ->delimiter(',');
+}
+
 // "--flag" or "--flag=true|false"; a "!--no-flag" name sets false.
 CLI::Option* AddBool(CLI::App* cmd, const std::string& names,
                      std::optional<bool>* out, const std::string& help) {
@@ -112,6 +148,119 @@ CLI::Option* AddBool(CLI::App* cmd, const std::string& names,
       ->add_flag_function(
           names, [out](int64_t count) { *out = count > 0; }, help)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+// dataset.train/test/transform (--dataset=npy) and the token fields
+// (--dataset=tokens).
+void AddNpyAndTokenFlags(CLI::App* c, SpecOverrides* o,
+                         const std::string& group) {
+  AddList(c, "--train_inputs", &o->train_inputs,
+          "Training .npy files, one per model input, comma separated "
+          "(--dataset=npy)")
+      ->group(group);
+  AddValue(c, "--train_targets", &o->train_targets,
+           "Training targets .npy (--dataset=npy)")
+      ->group(group);
+  AddList(c, "--test_inputs", &o->test_inputs,
+          "Test .npy files, as many as --train_inputs (--dataset=npy)")
+      ->group(group);
+  AddValue(c, "--test_targets", &o->test_targets,
+           "Test targets .npy (--dataset=npy)")
+      ->group(group);
+  AddValue(c, "--input_scale", &o->input_scale,
+           "Multiply inputs by this, e.g. 0.00392156862745098 (1/255) for "
+           "8-bit pixels (--dataset=npy)")
+      ->group(group);
+  AddList(c, "--input_mean", &o->input_mean,
+          "Per-channel mean subtracted after scaling, comma separated")
+      ->group(group);
+  AddList(c, "--input_std", &o->input_std,
+          "Per-channel std divided by, one per --input_mean")
+      ->group(group);
+  AddValue(c, "--train_tokens", &o->train_tokens,
+           "Training token file, .bin or 1-D .npy (--dataset=tokens)")
+      ->group(group);
+  AddValue(c, "--test_tokens", &o->test_tokens,
+           "Test token file (--dataset=tokens)")
+      ->group(group);
+  AddEnum(c, "--token_dtype", TokenDtypeNames(), &o->token_dtype,
+          "uint16|uint32: element type of a .bin token file (default uint16)")
+      ->group(group);
+  AddValue(c, "--block_size", &o->block_size,
+           "Tokens of context per sample (--dataset=tokens)")
+      ->group(group);
+}
+
+void AddTaskAndExportFlags(CLI::App* c, SpecOverrides* o) {
+  const std::string g_task = "Task";
+  AddEnum(c, "--task", TaskNames(), &o->task,
+          "classification|language_model|regression (default "
+          "classification)")
+      ->group(g_task);
+  AddEnum(c, "--loss", LossNames(), &o->loss,
+          "cross_entropy|mse|l1|model (default: the task's; model: the "
+          "TorchScript model returns it)")
+      ->group(g_task);
+  AddValue(c, "--ignore_index", &o->ignore_index,
+           "Target value cross-entropy and the metrics skip (default -100)")
+      ->group(g_task);
+  AddValue(c, "--label_smoothing", &o->label_smoothing,
+           "Cross-entropy label smoothing, in [0, 1)")
+      ->group(g_task);
+  AddValue(c, "--top_k", &o->top_k, "Also report top-k accuracy (default 5)")
+      ->group(g_task);
+  AddValue(c, "--num_classes", &o->num_classes,
+           "Classes or vocabulary size (default: from the data or model)")
+      ->group(g_task);
+  const std::string g_export = "Export";
+  AddValue(c, "--export_torchscript", &o->export_torchscript,
+           "Absolute path where rank 0 writes the trained TorchScript model")
+      ->group(g_export);
+  AddValue(c, "--export_safetensors", &o->export_safetensors,
+           "Absolute path where rank 0 writes the trained parameters as "
+           "safetensors")
+      ->group(g_export);
+}
+
+// dataset fields of --dataset=npy and --dataset=tokens.
+void ApplyNpyAndTokenOverrides(const SpecOverrides& o, v1::DatasetSpec* d) {
+  auto replace = [](const auto& values, auto* list) {
+    list->Clear();
+    for (const auto& v : values) *list->Add() = v;
+  };
+  if (o.train_inputs) {
+    replace(*o.train_inputs, d->mutable_train()->mutable_inputs());
+  }
+  if (o.train_targets) d->mutable_train()->set_targets(*o.train_targets);
+  if (o.test_inputs) {
+    replace(*o.test_inputs, d->mutable_test()->mutable_inputs());
+  }
+  if (o.test_targets) d->mutable_test()->set_targets(*o.test_targets);
+  if (o.input_scale) d->mutable_transform()->set_scale(*o.input_scale);
+  if (o.input_mean) {
+    replace(*o.input_mean, d->mutable_transform()->mutable_mean());
+  }
+  if (o.input_std) replace(*o.input_std, d->mutable_transform()->mutable_std());
+  if (o.train_tokens) d->set_train_tokens(*o.train_tokens);
+  if (o.test_tokens) d->set_test_tokens(*o.test_tokens);
+  if (o.token_dtype) d->set_token_dtype(*o.token_dtype);
+  if (o.block_size) d->set_block_size(*o.block_size);
+}
+
+void ApplyTaskAndExportOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
+  auto task = [spec] { return spec->mutable_task(); };
+  if (o.task) task()->set_kind(*o.task);
+  if (o.loss) task()->set_loss(*o.loss);
+  if (o.ignore_index) task()->set_ignore_index(*o.ignore_index);
+  if (o.label_smoothing) task()->set_label_smoothing(*o.label_smoothing);
+  if (o.top_k) task()->set_top_k(*o.top_k);
+  if (o.num_classes) task()->set_num_classes(*o.num_classes);
+  if (o.export_torchscript) {
+    spec->mutable_export_()->set_torchscript_path(*o.export_torchscript);
+  }
+  if (o.export_safetensors) {
+    spec->mutable_export_()->set_safetensors_path(*o.export_safetensors);
+  }
 }
 
 }  // namespace
@@ -135,7 +284,8 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
       ->delimiter(',')
       ->transform(DecimalInteger(true))
       ->group(g_model);
-  AddEnum(c, "--dataset", DatasetNames(), &o->dataset, "idx|synthetic")
+  AddEnum(c, "--dataset", DatasetNames(), &o->dataset,
+          "idx|synthetic|npy|tokens")
       ->group(g_data);
   AddValue(c, "--data_path", &o->data_path,
            "Directory with the IDX files (--dataset=idx)")
@@ -152,6 +302,7 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
   AddBool(c, "--drop_last", &o->drop_last,
           "Drop the tail that does not divide by the world size")
       ->group(g_data);
+  AddNpyAndTokenFlags(c, o, g_data);
   AddEnum(c, "--optimizer", OptimizerNames(), &o->optimizer, "sgd|adam")
       ->group(g_opt);
   AddValue(c, "--lr", &o->lr, "Learning rate, > 0")->group(g_opt);
@@ -237,6 +388,7 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
   AddValue(c, "--timeline_steps", &o->timeline_steps,
            "Optimizer steps recorded per rank (default 200)")
       ->group(g_timeline);
+  AddTaskAndExportFlags(c, o);
 }
 
 void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
@@ -258,6 +410,11 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
   if (o.test_size) data()->set_synthetic_test_size(*o.test_size);
   if (o.shuffle) data()->set_shuffle(*o.shuffle);
   if (o.drop_last) data()->set_drop_last(*o.drop_last);
+  if (o.train_inputs || o.train_targets || o.test_inputs || o.test_targets ||
+      o.input_scale || o.input_mean || o.input_std || o.train_tokens ||
+      o.test_tokens || o.token_dtype || o.block_size) {
+    ApplyNpyAndTokenOverrides(o, data());
+  }
   if (o.optimizer) opt()->set_kind(*o.optimizer);
   if (o.lr) opt()->set_learning_rate(*o.lr);
   if (o.momentum) opt()->set_momentum(*o.momentum);
@@ -297,6 +454,7 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
   }
   if (o.timeline_dir) spec->set_timeline_dir(*o.timeline_dir);
   if (o.timeline_steps) spec->set_timeline_steps(*o.timeline_steps);
+  ApplyTaskAndExportOverrides(o, spec);
 }
 
 std::string FlagForField(absl::string_view field_path) {
@@ -337,6 +495,30 @@ std::string FlagForField(absl::string_view field_path) {
       {"evaluate_every_epoch", "--evaluate_every_epoch"},
       {"timeline_dir", "--timeline_dir"},
       {"timeline_steps", "--timeline_steps"},
+      // The validator names a whole split or the transform when it does
+      // not belong to the format: the flag that starts it.
+      {"dataset.train", "--train_inputs"},
+      {"dataset.train.inputs", "--train_inputs"},
+      {"dataset.train.targets", "--train_targets"},
+      {"dataset.test", "--test_inputs"},
+      {"dataset.test.inputs", "--test_inputs"},
+      {"dataset.test.targets", "--test_targets"},
+      {"dataset.transform", "--input_scale"},
+      {"dataset.transform.scale", "--input_scale"},
+      {"dataset.transform.mean", "--input_mean"},
+      {"dataset.transform.std", "--input_std"},
+      {"dataset.train_tokens", "--train_tokens"},
+      {"dataset.test_tokens", "--test_tokens"},
+      {"dataset.token_dtype", "--token_dtype"},
+      {"dataset.block_size", "--block_size"},
+      {"task.kind", "--task"},
+      {"task.loss", "--loss"},
+      {"task.ignore_index", "--ignore_index"},
+      {"task.label_smoothing", "--label_smoothing"},
+      {"task.top_k", "--top_k"},
+      {"task.num_classes", "--num_classes"},
+      {"export.torchscript_path", "--export_torchscript"},
+      {"export.safetensors_path", "--export_safetensors"},
   };
   // "model.hidden_sizes[3]" is set by the same flag as the whole list.
   absl::string_view path = field_path.substr(0, field_path.find('['));

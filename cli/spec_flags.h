@@ -32,6 +32,17 @@ struct SpecOverrides {
   std::optional<int64_t> test_size;
   std::optional<bool> shuffle;
   std::optional<bool> drop_last;
+  std::optional<std::vector<std::string>> train_inputs;
+  std::optional<std::string> train_targets;
+  std::optional<std::vector<std::string>> test_inputs;
+  std::optional<std::string> test_targets;
+  std::optional<double> input_scale;
+  std::optional<std::vector<double>> input_mean;
+  std::optional<std::vector<double>> input_std;
+  std::optional<std::string> train_tokens;
+  std::optional<std::string> test_tokens;
+  std::optional<v1::TokenDtype> token_dtype;
+  std::optional<int32_t> block_size;
   std::optional<v1::OptimizerKind> optimizer;
   std::optional<double> lr;
   std::optional<double> momentum;
@@ -58,11 +69,20 @@ struct SpecOverrides {
   std::optional<bool> evaluate_every_epoch;
   std::optional<std::string> timeline_dir;
   std::optional<int32_t> timeline_steps;
+  std::optional<v1::TaskKind> task;
+  std::optional<v1::LossKind> loss;
+  std::optional<int64_t> ignore_index;
+  std::optional<double> label_smoothing;
+  std::optional<int32_t> top_k;
+  std::optional<int64_t> num_classes;
+  std::optional<std::string> export_torchscript;
+  std::optional<std::string> export_safetensors;
 };
 
 // Registers the job flags on `command`; parsing fills `*overrides`, which
 // must outlive `command`. --workers=N sets min_workers and max_workers and
-// excludes both flags.
+// excludes both flags. List flags (--hidden, --train_inputs, --input_mean,
+// ...) take comma-separated values and replace the whole list.
 void AddSpecFlags(CLI::App* command, SpecOverrides* overrides);
 
 // Writes every given flag into `*spec`.

@@ -13,6 +13,22 @@ namespace {
 
 constexpr char kClearToEndOfLine[] = "\x1b[K";
 
+// Lines for the evaluations in `job` after the first `shown`, and how many
+// are shown then. A final job's last evaluation is its final result, which
+// the summary prints.
+std::string EvaluationMessages(const v1::Job& job, int* shown) {
+  const v1::JobProgress& p = job.progress();
+  int end = p.evaluations_size();
+  if (IsFinalState(job.state()) && p.has_final_metrics() && end > 0) --end;
+  std::string out;
+  for (int i = *shown; i < end; ++i) {
+    absl::StrAppend(&out, "evaluated ", FormatEvaluation(p.evaluations(i)),
+                    "\n");
+  }
+  *shown = std::max(*shown, end);
+  return out;
+}
+
 }  // namespace
 
 WatchPrinter::WatchPrinter(const CliConfig& config, std::ostream& out,
@@ -61,8 +77,9 @@ void WatchPrinter::OnJob(const v1::Job& job, absl::Time now) {
       FormatWatchLine(job, EstimateEta(job, rate_.StepsPerSecond()), width) +
       marker;
   const std::string messages =
-      stragglers_changed ? StragglerMessages(stragglers, straggler_factor_)
-                         : "";
+      EvaluationMessages(job, &evaluations_shown_) +
+      (stragglers_changed ? StragglerMessages(stragglers, straggler_factor_)
+                          : "");
   if (!config_.stdout_is_tty) {
     out_ << messages << line << "\n" << std::flush;
     return;
@@ -100,7 +117,9 @@ CommandStatus WatchPrinter::Finish(const std::string& job_id,
   if (last_->state() == v1::JOB_STATE_SUCCEEDED) return CommandStatus::Ok();
   return CommandStatus::Operational(absl::StrCat(
       "job ", job_id, " ", JobStateName(last_->state()),
-      last_->message().empty() ? "" : absl::StrCat(": ", last_->message())));
+      last_->message().empty()
+          ? ""
+          : absl::StrCat(": ", FormatJobMessage(last_->message()))));
 }
 
 CommandStatus RunWatch(const CliConfig& config, CoordinatorClient& client,

@@ -13,6 +13,11 @@
 // (2.1x)"), with a "straggler: ..." message line when the set of stragglers
 // changes; in JSON each object then carries "stragglers": [{rank,
 // step_time_ms, median_step_time_ms, ratio}].
+//
+// Each per-epoch evaluation is printed once, as it is recorded, on a line
+// of its own ("evaluated epoch 2: test accuracy 85.50%, loss 0.4012"); the
+// final one is the summary's. A job's message shows as FormatJobMessage
+// cuts it; JSON carries it whole.
 
 #include <optional>
 #include <ostream>
@@ -52,6 +57,7 @@ class WatchPrinter {
   bool line_open_ = false;  // A redrawn line without its "\n" yet.
   const double straggler_factor_;
   std::vector<int32_t> straggler_ranks_;  // Of the last update.
+  int evaluations_shown_ = 0;
 };
 
 CommandStatus RunWatch(const CliConfig& config, CoordinatorClient& client,

@@ -22,9 +22,10 @@ namespace ringleader {
 // "invalid job spec: <proto.path> <rule> (got <value>)", e.g.
 //   invalid job spec: optimizer.learning_rate must be > 0 and finite (got -1)
 // Every JobSpec field is checked; enum fields also reject numeric values that
-// are not in the enum (proto3 parsers keep those). File existence (dataset
-// path, TorchScript file, checkpoint_dir) is not checked: only workers see
-// their file systems.
+// are not in the enum (proto3 parsers keep those). A field that only one
+// dataset format, loss or task uses is refused with the others rather than
+// ignored. File existence (dataset files, TorchScript file, checkpoint_dir,
+// export paths) is not checked: only workers see their file systems.
 absl::Status ValidateJobSpec(const v1::JobSpec& spec);
 
 // `spec` with zero-valued optional settings replaced by their defaults:
@@ -34,6 +35,8 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec);
 //   rendezvous_timeout_ms        0 -> 600000 (10 minutes)
 //   gradient_accumulation_steps  0 -> 1
 //   device          UNSPECIFIED -> DEVICE_KIND_CPU
+//   task.kind       UNSPECIFIED -> TASK_KIND_CLASSIFICATION (what workers
+//                                  take it to mean; shown by `ringctl get`)
 //   model.hidden_sizes  empty   -> {256, 128}, only when model.arch is MLP
 // proto3 cannot tell "unset" from 0, so a spec cannot ask for a last-call
 // window of 0 ms; 1 ms is the shortest. Idempotent.

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/eval_metrics.h"
 #include "common/job_spec_validator.h"
 
 namespace ringleader {
@@ -325,6 +326,14 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
     return absl::InvalidArgumentError(
         "progress report has a negative, non-finite or inconsistent value");
   }
+  if (absl::Status s = CheckMetricSums("test_metrics", r.test_metrics());
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckMetricSums("eval_metrics", r.eval_metrics());
+      !s.ok()) {
+    return s;
+  }
   return Update(
       r.job_id(),
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
@@ -335,8 +344,8 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
                                                  r.generation()));
         }
         e.progress.Add(r, worker_id, absl::ToUnixMillis(clock_->Now()));
-        const bool evaluated =
-            e.progress.Combine(e.job.world_size(), e.job.mutable_progress());
+        const bool evaluated = e.progress.Combine(
+            e.job.world_size(), e.job.spec().task(), e.job.mutable_progress());
         if (e.progress.AllFinished(e.job.world_size())) {
           return Changed(TransitionLocked(e, v1::JOB_STATE_SUCCEEDED,
                                           "all ranks finished"));

@@ -71,6 +71,8 @@ class JobManager {
                                    const std::string& reason);
 
   // A rank's report. The job succeeds when every rank sent its final one.
+  // InvalidArgument for a negative or non-finite value, or metric sums that
+  // break CheckMetricSums (common/eval_metrics.h), before anything changes.
   absl::Status ReportProgress(const v1::ReportProgressRequest& report,
                               const std::string& worker_id);
   // True if `worker_id` has sent its final report for the job's current

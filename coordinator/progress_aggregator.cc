@@ -1,6 +1,9 @@
 #include "coordinator/progress_aggregator.h"
 
 #include <algorithm>
+#include <utility>
+
+#include "common/eval_metrics.h"
 
 namespace ringleader {
 
@@ -21,11 +24,13 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
     p.set_eval_epoch(report.eval_epoch());
     p.set_eval_correct(report.eval_correct());
     p.set_eval_samples(report.eval_samples());
+    *p.mutable_eval_metrics() = report.eval_metrics();
   }
   if (report.finished()) {
     p.set_final_train_loss(report.final_train_loss());
     p.set_test_correct(report.test_correct());
     p.set_test_samples(report.test_samples());
+    *p.mutable_test_metrics() = report.test_metrics();
   }
 }
 
@@ -44,13 +49,14 @@ bool ProgressAggregator::AllFinished(int32_t world_size) const {
   return world_size > 0;
 }
 
-bool ProgressAggregator::Combine(int32_t world_size,
+bool ProgressAggregator::Combine(int32_t world_size, const v1::TaskSpec& task,
                                  v1::JobProgress* progress) const {
   progress->clear_ranks();
   if (ranks_.empty()) return false;
   int64_t min_step = INT64_MAX, min_epoch = INT64_MAX, total_steps = 0;
   double loss_sum = 0, rate_sum = 0, final_loss_sum = 0;
   int64_t correct = 0, samples = 0, finished = 0;
+  MetricPool test;
   for (const auto& [rank, r] : ranks_) {
     *progress->add_ranks() = r;
     min_step = std::min(min_step, r.step());
@@ -63,6 +69,7 @@ bool ProgressAggregator::Combine(int32_t world_size,
       final_loss_sum += r.final_train_loss();
       correct += r.test_correct();
       samples += r.test_samples();
+      test.AddRank(r.test_metrics());
     }
   }
   const double n = static_cast<double>(ranks_.size());
@@ -71,16 +78,24 @@ bool ProgressAggregator::Combine(int32_t world_size,
   progress->set_total_steps(total_steps);
   progress->set_loss(loss_sum / n);
   progress->set_samples_per_sec(rate_sum);
-  if (finished == static_cast<int64_t>(ranks_.size())) {
+  // Final only when the whole generation is: a rank that finishes before
+  // another has reported at all must not make one shard's result the job's.
+  if (finished == static_cast<int64_t>(ranks_.size()) &&
+      AllFinished(world_size)) {
     progress->set_has_final_metrics(true);
     progress->set_final_train_loss(final_loss_sum / n);
     progress->set_test_accuracy(
         samples > 0 ? static_cast<double>(correct) / samples : 0.0);
+    progress->clear_test_metrics();
+    for (v1::Metric& m : test.Metrics(task)) {
+      *progress->add_test_metrics() = std::move(m);
+    }
   }
-  return AddEvaluation(world_size, progress);
+  return AddEvaluation(world_size, task, progress);
 }
 
 bool ProgressAggregator::AddEvaluation(int32_t world_size,
+                                       const v1::TaskSpec& task,
                                        v1::JobProgress* progress) const {
   if (world_size <= 0) return false;
   const int64_t last = progress->evaluations().empty()
@@ -89,6 +104,7 @@ bool ProgressAggregator::AddEvaluation(int32_t world_size,
   // The epoch every rank has evaluated: a finished rank's final result
   // counts as the evaluation after its last epoch.
   int64_t epoch = -1, correct = 0, samples = 0, time_ms = 0;
+  MetricPool metrics;
   for (int32_t rank = 0; rank < world_size; ++rank) {
     auto it = ranks_.find(rank);
     if (it == ranks_.end()) return false;
@@ -99,12 +115,14 @@ bool ProgressAggregator::AddEvaluation(int32_t world_size,
     correct += r.finished() ? r.test_correct() : r.eval_correct();
     samples += r.finished() ? r.test_samples() : r.eval_samples();
     time_ms = std::max(time_ms, r.report_time_ms());
+    metrics.AddRank(r.finished() ? r.test_metrics() : r.eval_metrics());
   }
   v1::EpochEvaluation* ev = progress->add_evaluations();
   ev->set_epoch(epoch);
   ev->set_test_accuracy(samples > 0 ? static_cast<double>(correct) / samples
                                     : 0.0);
   ev->set_time_ms(time_ms);
+  for (v1::Metric& m : metrics.Metrics(task)) *ev->add_metrics() = std::move(m);
   return true;
 }
 

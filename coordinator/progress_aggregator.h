@@ -11,8 +11,10 @@ namespace ringleader {
 
 // Combines the ranks' progress reports of one generation into the job's
 // progress: the job is as far as its slowest rank, its loss is the ranks'
-// mean, its throughput their sum, and its test accuracy is pooled over all
-// ranks' test shards. Not thread-safe: owned by JobManager under its lock.
+// mean, its throughput their sum, and its test accuracy and every metric of
+// the job's task are pooled over all ranks' test shards
+// (common/eval_metrics.h). Not thread-safe: owned by JobManager under its
+// lock.
 class ProgressAggregator {
  public:
   void Reset() { ranks_.clear(); }
@@ -22,17 +24,21 @@ class ProgressAggregator {
   bool WorkerFinished(const std::string& worker) const;
   // True once every rank in [0, world_size) has sent its final report.
   bool AllFinished(int32_t world_size) const;
-  // Writes the combined view into `progress` (ranks in rank order). When
-  // every rank in [0, world_size) has evaluated a later epoch than the last
-  // in `progress->evaluations()` (or has finished: the final evaluation),
-  // appends it and returns true, so the caller persists the job.
-  bool Combine(int32_t world_size, v1::JobProgress* progress) const;
+  // Writes the combined view into `progress` (ranks in rank order), with
+  // the test metrics once every rank finished. When every rank in
+  // [0, world_size) has evaluated a later epoch than the last in
+  // `progress->evaluations()` (or has finished: the final evaluation),
+  // appends it with its metrics and returns true, so the caller persists the
+  // job. `task` (the job's) says which metrics are derived.
+  bool Combine(int32_t world_size, const v1::TaskSpec& task,
+               v1::JobProgress* progress) const;
   // Takes the ranks back from a combined view (the stored job, after a
   // coordinator restart), so final reports sent before it still count.
   void Restore(const v1::JobProgress& progress);
 
  private:
-  bool AddEvaluation(int32_t world_size, v1::JobProgress* progress) const;
+  bool AddEvaluation(int32_t world_size, const v1::TaskSpec& task,
+                     v1::JobProgress* progress) const;
 
   std::map<int32_t, v1::RankProgress> ranks_;
 };

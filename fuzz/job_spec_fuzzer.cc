@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -29,6 +30,8 @@
 #include "absl/strings/string_view.h"
 #include "common/job_spec_io.h"
 #include "common/job_spec_validator.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/field_comparator.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -47,11 +50,12 @@ namespace {
   } while (0)
 
 // The same job: fields compare by value, an unset field as its default.
-// Presence means nothing to the job: JobSpec has no optional, oneof or map
-// fields, and no reader looks at has_*() of its messages (an empty `ddp {}`
-// is the same job as none). It matters here because proto3 counts -0.0 as
-// set and +0.0 as unset, and the JSON parser reads the printer's "-0" back
-// as +0.0. NaN equals NaN.
+// Presence means nothing to the job apart from task.ignore_index (the only
+// `optional` field, whose presence both printers write and both parsers
+// read back), and no reader looks at has_*() of its messages (an empty
+// `ddp {}` is the same job as none). It matters here because proto3 counts
+// -0.0 as set and +0.0 as unset, and the JSON parser reads the printer's
+// "-0" back as +0.0. NaN equals NaN.
 bool Same(const v1::JobSpec& a, const v1::JobSpec& b) {
   google::protobuf::util::DefaultFieldComparator comparator;
   comparator.set_treat_nan_as_equal(true);
@@ -100,9 +104,29 @@ bool IsUtf8(absl::string_view s) {
   return true;
 }
 
-bool StringsAreUtf8(const v1::JobSpec& spec) {
-  return IsUtf8(spec.name()) && IsUtf8(spec.model().torchscript_path()) &&
-         IsUtf8(spec.dataset().path()) && IsUtf8(spec.checkpoint_dir());
+// Every string field, found by reflection so that a new one (dataset files,
+// export paths) is covered without a list to keep up to date.
+bool StringsAreUtf8(const google::protobuf::Message& m) {
+  const google::protobuf::Reflection* r = m.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  for (const google::protobuf::FieldDescriptor* f : fields) {
+    using FD = google::protobuf::FieldDescriptor;
+    const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      if (f->cpp_type() == FD::CPPTYPE_STRING) {
+        const std::string s = f->is_repeated() ? r->GetRepeatedString(m, f, i)
+                                               : r->GetString(m, f);
+        if (!IsUtf8(s)) return false;
+      } else if (f->cpp_type() == FD::CPPTYPE_MESSAGE) {
+        const google::protobuf::Message& sub =
+            f->is_repeated() ? r->GetRepeatedMessage(m, f, i)
+                             : r->GetMessage(m, f);
+        if (!StringsAreUtf8(sub)) return false;
+      }
+    }
+  }
+  return true;
 }
 
 void CheckParseError(const absl::Status& s) {

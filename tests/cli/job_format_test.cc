@@ -1,5 +1,8 @@
 #include "cli/job_format.h"
 
+#include <cmath>
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace ringleader::cli {
@@ -149,6 +152,184 @@ TEST(FormatJobDetailTest, StateCarriesTheMessage) {
   EXPECT_NE(FormatJobDetail(job, kNow).find(
                 "STATE       FAILED (restart budget spent)\n"),
             std::string::npos);
+}
+
+void AddMetric(google::protobuf::RepeatedPtrField<v1::Metric>* list,
+               const std::string& name, double value) {
+  v1::Metric* m = list->Add();
+  m->set_name(name);
+  m->set_value(value);
+}
+
+TEST(FormatJobMessageTest, ShortMessagesStayAsTheyAre) {
+  EXPECT_EQ(FormatJobMessage("restart budget spent"), "restart budget spent");
+  EXPECT_EQ(FormatJobMessage(""), "");
+  EXPECT_EQ(FormatJobMessage(std::string(300, 'x')), std::string(300, 'x'));
+}
+
+TEST(FormatJobMessageTest, FirstLineOfSeveral) {
+  EXPECT_EQ(FormatJobMessage("rank 1: cannot read /d/x.npy: not a .npy "
+                             "file\n  at LoadNpy\n  at Trainer::Run\n"),
+            "rank 1: cannot read /d/x.npy: not a .npy file...");
+  // Blank lines before the text and a trailing newline alone cut nothing.
+  EXPECT_EQ(FormatJobMessage("\n\n  rank 0: out of memory\r\n"),
+            "rank 0: out of memory");
+}
+
+TEST(FormatJobMessageTest, LongLinesAreCut) {
+  EXPECT_EQ(FormatJobMessage(std::string(301, 'x')),
+            std::string(300, 'x') + "...");
+  EXPECT_EQ(FormatJobMessage("abcdef", 3), "abc...");
+  // "é" is two bytes: a cut between them backs off to before it.
+  EXPECT_EQ(FormatJobMessage("ab\xc3\xa9z", 3), "ab...");
+  EXPECT_EQ(FormatJobMessage("ab\xc3\xa9z", 4), "ab\xc3\xa9...");
+}
+
+TEST(FormatJobMessageTest, ControlBytesBecomeSpaces) {
+  EXPECT_EQ(FormatJobMessage("red \x1b[31mERROR\x1b[0m\tdone"),
+            "red  [31mERROR [0m done");
+}
+
+TEST(FormatMetricValueTest, AccuraciesArePercentagesOthersFourDigits) {
+  v1::Metric m;
+  m.set_name("accuracy");
+  m.set_value(0.91234);
+  EXPECT_EQ(FormatMetricValue(m), "91.23%");
+  m.set_name("top5_accuracy");
+  m.set_value(0.998);
+  EXPECT_EQ(FormatMetricValue(m), "99.80%");
+  m.set_name("loss");
+  m.set_value(0.25123);
+  EXPECT_EQ(FormatMetricValue(m), "0.2512");
+  m.set_name("bits_per_token");
+  m.set_value(1.31 / std::log(2.0));
+  EXPECT_EQ(FormatMetricValue(m), "1.890");
+  m.set_name("perplexity");
+  m.set_value(std::exp(1.31));
+  EXPECT_EQ(FormatMetricValue(m), "3.706");
+  m.set_value(50257.4);
+  EXPECT_EQ(FormatMetricValue(m), "50257");
+  m.set_name("mse");
+  m.set_value(0);
+  EXPECT_EQ(FormatMetricValue(m), "0.000");
+  m.set_value(1.5e-5);
+  EXPECT_EQ(FormatMetricValue(m), "1.500e-05");
+}
+
+TEST(FormatTestMetricsTest, EveryMetricByNameOrTheOldAccuracy) {
+  google::protobuf::RepeatedPtrField<v1::Metric> metrics;
+  EXPECT_EQ(FormatTestMetrics(metrics, 0.875), "test accuracy 87.50%");
+  AddMetric(&metrics, "accuracy", 0.9123);
+  AddMetric(&metrics, "top5_accuracy", 0.998);
+  AddMetric(&metrics, "loss", 0.2512);
+  EXPECT_EQ(FormatTestMetrics(metrics, 0.9123),
+            "test accuracy 91.23%, top5_accuracy 99.80%, loss 0.2512");
+}
+
+TEST(FormatJobDetailTest, MetricsEvaluationsTaskAndExport) {
+  v1::Job job = SampleJob();
+  job.set_state(v1::JOB_STATE_SUCCEEDED);
+  v1::JobSpec* spec = job.mutable_spec();
+  spec->mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
+  spec->mutable_model()->clear_hidden_sizes();
+  spec->mutable_model()->set_torchscript_path("/m/gpt.pt");
+  v1::DatasetSpec* d = spec->mutable_dataset();
+  d->Clear();
+  d->set_format(v1::DATASET_FORMAT_TOKENS);
+  d->set_train_tokens("/d/train.bin");
+  d->set_test_tokens("/d/val.bin");
+  d->set_token_dtype(v1::TOKEN_DTYPE_UINT16);
+  d->set_block_size(256);
+  spec->mutable_task()->set_kind(v1::TASK_KIND_LANGUAGE_MODEL);
+  spec->mutable_task()->set_loss(v1::LOSS_KIND_MODEL);
+  spec->mutable_task()->set_ignore_index(-1);
+  spec->mutable_export_()->set_torchscript_path("/out/gpt.pt");
+  spec->mutable_export_()->set_safetensors_path("/out/gpt.safetensors");
+  v1::JobProgress* p = job.mutable_progress();
+  p->set_has_final_metrics(true);
+  p->set_final_train_loss(1.2345);
+  AddMetric(p->mutable_test_metrics(), "loss", 1.31);
+  AddMetric(p->mutable_test_metrics(), "perplexity", std::exp(1.31));
+  AddMetric(p->mutable_test_metrics(), "bits_per_token", 1.31 / std::log(2.0));
+  v1::EpochEvaluation* e1 = p->add_evaluations();
+  e1->set_epoch(1);
+  AddMetric(e1->mutable_metrics(), "loss", 1.5);
+  v1::EpochEvaluation* e2 = p->add_evaluations();
+  e2->set_epoch(2);
+  AddMetric(e2->mutable_metrics(), "loss", 1.31);
+  const std::string text = FormatJobDetail(job, kNow);
+  for (const char* want : {
+           "FINAL        train loss 1.2345, test loss 1.310, perplexity "
+           "3.706, bits_per_token 1.890\n",
+           "EVALUATIONS  epoch 1: test loss 1.500\n"
+           "             epoch 2: test loss 1.310\n",
+           "MODEL        torchscript /m/gpt.pt\n",
+           "DATASET      tokens train /d/train.bin, test /d/val.bin, uint16, "
+           "block 256\n",
+           "TASK         language_model, loss model, ignore_index -1\n",
+           "EXPORT       torchscript /out/gpt.pt, safetensors "
+           "/out/gpt.safetensors\n",
+       }) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "in\n" << text;
+  }
+}
+
+TEST(FormatJobDetailTest, NpyDatasetAndOldEvaluations) {
+  v1::Job job = SampleJob();
+  v1::DatasetSpec* d = job.mutable_spec()->mutable_dataset();
+  d->Clear();
+  d->set_format(v1::DATASET_FORMAT_NPY);
+  d->mutable_train()->add_inputs("/d/x.npy");
+  d->mutable_train()->add_inputs("/d/m.npy");
+  d->mutable_train()->set_targets("/d/y.npy");
+  d->mutable_test()->add_inputs("/d/tx.npy");
+  d->mutable_test()->add_inputs("/d/tm.npy");
+  d->mutable_test()->set_targets("/d/ty.npy");
+  // Evaluations from before metrics carry the accuracy alone.
+  v1::EpochEvaluation* e = job.mutable_progress()->add_evaluations();
+  e->set_epoch(1);
+  e->set_test_accuracy(0.855);
+  const std::string text = FormatJobDetail(job, kNow);
+  for (const char* want : {
+           "DATASET      npy train /d/x.npy,/d/m.npy -> /d/y.npy; test "
+           "/d/tx.npy,/d/tm.npy -> /d/ty.npy\n",
+           "EVALUATIONS  epoch 1: test accuracy 85.50%\n",
+       }) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "in\n" << text;
+  }
+  EXPECT_EQ(text.find("TASK"), std::string::npos) << text;
+  EXPECT_EQ(text.find("EXPORT"), std::string::npos) << text;
+}
+
+TEST(FormatJobDetailTest, OnlyTheLastTenEvaluations) {
+  v1::Job job = SampleJob();
+  for (int epoch = 1; epoch <= 12; ++epoch) {
+    v1::EpochEvaluation* e = job.mutable_progress()->add_evaluations();
+    e->set_epoch(epoch);
+    AddMetric(e->mutable_metrics(), "accuracy", 0.5);
+  }
+  const std::string text = FormatJobDetail(job, kNow);
+  EXPECT_NE(text.find("EVALUATIONS  (2 earlier; --output=json has all)\n"
+                      "             epoch 3: test accuracy 50.00%\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("             epoch 12: test accuracy 50.00%\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("epoch 2:"), std::string::npos) << text;
+}
+
+TEST(FormatJobDetailTest, AFailedJobsLongMessageIsOneLine) {
+  v1::Job job = SampleJob();
+  job.set_state(v1::JOB_STATE_FAILED);
+  job.set_message("rank 1: training failed: CUDA out of memory\n" +
+                  std::string(2000, '#') + "\n");
+  const std::string text = FormatJobDetail(job, kNow);
+  EXPECT_NE(text.find("STATE       FAILED (rank 1: training failed: CUDA out "
+                      "of memory...)\nGENERATION"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find('#'), std::string::npos);
 }
 
 TEST(FormatWorkersTableTest, AgeOfLastHeartbeat) {

@@ -48,5 +48,41 @@ TEST(JsonOutputTest, SingleJob) {
   EXPECT_EQ(nlohmann::json::parse(JobJson(a))["jobId"], "a-1");
 }
 
+// The metric fields print under their proto3 JSON names.
+TEST(JsonOutputTest, MetricsAppearByName) {
+  v1::Job job;
+  job.set_job_id("lm-1");
+  job.mutable_spec()->mutable_task()->set_kind(v1::TASK_KIND_LANGUAGE_MODEL);
+  job.mutable_spec()->mutable_task()->set_ignore_index(0);
+  job.mutable_spec()->mutable_export_()->set_safetensors_path("/o/m.st");
+  v1::JobProgress* p = job.mutable_progress();
+  v1::Metric* m = p->add_test_metrics();
+  m->set_name("perplexity");
+  m->set_value(3.5);
+  v1::EpochEvaluation* e = p->add_evaluations();
+  e->set_epoch(1);
+  *e->add_metrics() = *m;
+  v1::RankProgress* r = p->add_ranks();
+  v1::MetricSum* s = r->add_test_metrics();
+  s->set_name("loss");
+  s->set_sum(12.5);
+  s->set_count(10);
+  *r->add_eval_metrics() = *s;
+  const nlohmann::json j = nlohmann::json::parse(JobJson(job));
+  EXPECT_EQ(j["spec"]["task"]["kind"], "TASK_KIND_LANGUAGE_MODEL");
+  // An explicit 0 is kept: the field has presence.
+  EXPECT_EQ(j["spec"]["task"]["ignoreIndex"], "0");
+  EXPECT_EQ(j["spec"]["export"]["safetensorsPath"], "/o/m.st");
+  EXPECT_EQ(j["progress"]["testMetrics"][0]["name"], "perplexity");
+  EXPECT_DOUBLE_EQ(j["progress"]["testMetrics"][0]["value"].get<double>(), 3.5);
+  EXPECT_EQ(j["progress"]["evaluations"][0]["metrics"][0]["name"],
+            "perplexity");
+  EXPECT_EQ(j["progress"]["ranks"][0]["testMetrics"][0]["name"], "loss");
+  EXPECT_DOUBLE_EQ(
+      j["progress"]["ranks"][0]["testMetrics"][0]["sum"].get<double>(), 12.5);
+  EXPECT_EQ(j["progress"]["ranks"][0]["testMetrics"][0]["count"], "10");
+  EXPECT_EQ(j["progress"]["ranks"][0]["evalMetrics"][0]["name"], "loss");
+}
+
 }  // namespace
 }  // namespace ringleader::cli

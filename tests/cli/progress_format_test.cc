@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -176,6 +178,67 @@ TEST(FormatFinalSummaryTest, SucceededWithMetrics) {
   EXPECT_EQ(FormatFinalSummary(job),
             "job mnist-3 SUCCEEDED: all ranks finished\n"
             "final train loss 0.2346, test accuracy 91.23%\n");
+}
+
+void AddMetric(google::protobuf::RepeatedPtrField<v1::Metric>* list,
+               const std::string& name, double value) {
+  v1::Metric* m = list->Add();
+  m->set_name(name);
+  m->set_value(value);
+}
+
+TEST(FormatFinalSummaryTest, ClassificationShowsEveryMetricByName) {
+  v1::Job job = RunningJob(2400, 2400, 0);
+  job.set_state(v1::JOB_STATE_SUCCEEDED);
+  job.set_message("all ranks finished");
+  v1::JobProgress* p = job.mutable_progress();
+  p->set_has_final_metrics(true);
+  p->set_final_train_loss(1.2345);
+  p->set_test_accuracy(0.91234);
+  AddMetric(p->mutable_test_metrics(), "accuracy", 0.91234);
+  AddMetric(p->mutable_test_metrics(), "top5_accuracy", 0.998);
+  AddMetric(p->mutable_test_metrics(), "loss", 0.25123);
+  EXPECT_EQ(FormatFinalSummary(job),
+            "job mnist-3 SUCCEEDED: all ranks finished\n"
+            "final train loss 1.2345, test accuracy 91.23%, top5_accuracy "
+            "99.80%, loss 0.2512\n");
+}
+
+TEST(FormatFinalSummaryTest, LanguageModel) {
+  v1::Job job = RunningJob(2400, 2400, 0);
+  job.set_state(v1::JOB_STATE_SUCCEEDED);
+  v1::JobProgress* p = job.mutable_progress();
+  p->set_has_final_metrics(true);
+  p->set_final_train_loss(1.2345);
+  AddMetric(p->mutable_test_metrics(), "loss", 1.31);
+  AddMetric(p->mutable_test_metrics(), "perplexity", std::exp(1.31));
+  AddMetric(p->mutable_test_metrics(), "bits_per_token", 1.31 / std::log(2.0));
+  EXPECT_EQ(FormatFinalSummary(job),
+            "job mnist-3 SUCCEEDED\n"
+            "final train loss 1.2345, test loss 1.310, perplexity 3.706, "
+            "bits_per_token 1.890\n");
+}
+
+TEST(FormatFinalSummaryTest, FailedWithATracebackShowsItsFirstLine) {
+  v1::Job job;
+  job.set_job_id("lm-2");
+  job.set_state(v1::JOB_STATE_FAILED);
+  job.set_message(
+      "rank 0: forward failed: The following operation failed in the "
+      "TorchScript interpreter.\nTraceback of TorchScript (most recent call "
+      "last):\n  File \"model.py\", line 12\n");
+  EXPECT_EQ(FormatFinalSummary(job),
+            "job lm-2 FAILED: rank 0: forward failed: The following operation "
+            "failed in the TorchScript interpreter....\n");
+}
+
+TEST(FormatWatchLineTest, RestartReasonIsOneLine) {
+  v1::Job job = RunningJob(1200, 2400, 0);
+  job.set_state(v1::JOB_STATE_RESTARTING);
+  job.set_message("generation 2 ended: rank 1 failed\nwith details");
+  EXPECT_NE(FormatWatchLine(job, std::nullopt)
+                .find("(generation 2 ended: rank 1 failed...)"),
+            std::string::npos);
 }
 
 TEST(FormatFinalSummaryTest, CancelledWithoutMetrics) {

@@ -42,7 +42,15 @@ constexpr char kFullFlags[] =
     "--rendezvous_timeout_ms=9000 --resume --grad_accum=2 "
     "--bucket_cap_bytes=4096 --first_bucket_bytes=1024 "
     "--allreduce_after_backward --cpu_transport=shm --evaluate_every_epoch "
-    "--timeline_dir=/tl --timeline_steps=7";
+    "--timeline_dir=/tl --timeline_steps=7 "
+    "--train_inputs=/d/x.npy,/d/m.npy --train_targets=/d/y.npy "
+    "--test_inputs=/d/tx.npy,/d/tm.npy --test_targets=/d/ty.npy "
+    "--input_scale=0.5 --input_mean=0.1,0.2 --input_std=0.3,0.4 "
+    "--train_tokens=/d/train.bin --test_tokens=/d/val.bin "
+    "--token_dtype=uint32 --block_size=128 "
+    "--task=regression --loss=l1 --ignore_index=-1 --label_smoothing=0.1 "
+    "--top_k=3 --num_classes=10 --export_torchscript=/out/m.pt "
+    "--export_safetensors=/out/m.safetensors";
 
 TEST(SpecFlagsTest, EveryFlagSetsItsField) {
   const v1::JobSpec s = Parse(kFullFlags);
@@ -82,6 +90,31 @@ TEST(SpecFlagsTest, EveryFlagSetsItsField) {
   EXPECT_TRUE(s.evaluate_every_epoch());
   EXPECT_EQ(s.timeline_dir(), "/tl");
   EXPECT_EQ(s.timeline_steps(), 7);
+  const v1::DatasetSpec& d = s.dataset();
+  ASSERT_EQ(d.train().inputs_size(), 2);
+  EXPECT_EQ(d.train().inputs(1), "/d/m.npy");
+  EXPECT_EQ(d.train().targets(), "/d/y.npy");
+  ASSERT_EQ(d.test().inputs_size(), 2);
+  EXPECT_EQ(d.test().inputs(0), "/d/tx.npy");
+  EXPECT_EQ(d.test().targets(), "/d/ty.npy");
+  EXPECT_DOUBLE_EQ(d.transform().scale(), 0.5);
+  ASSERT_EQ(d.transform().mean_size(), 2);
+  EXPECT_DOUBLE_EQ(d.transform().mean(1), 0.2);
+  ASSERT_EQ(d.transform().std_size(), 2);
+  EXPECT_DOUBLE_EQ(d.transform().std(0), 0.3);
+  EXPECT_EQ(d.train_tokens(), "/d/train.bin");
+  EXPECT_EQ(d.test_tokens(), "/d/val.bin");
+  EXPECT_EQ(d.token_dtype(), v1::TOKEN_DTYPE_UINT32);
+  EXPECT_EQ(d.block_size(), 128);
+  EXPECT_EQ(s.task().kind(), v1::TASK_KIND_REGRESSION);
+  EXPECT_EQ(s.task().loss(), v1::LOSS_KIND_L1);
+  ASSERT_TRUE(s.task().has_ignore_index());
+  EXPECT_EQ(s.task().ignore_index(), -1);
+  EXPECT_DOUBLE_EQ(s.task().label_smoothing(), 0.1);
+  EXPECT_EQ(s.task().top_k(), 3);
+  EXPECT_EQ(s.task().num_classes(), 10);
+  EXPECT_EQ(s.export_().torchscript_path(), "/out/m.pt");
+  EXPECT_EQ(s.export_().safetensors_path(), "/out/m.safetensors");
 }
 
 // Every JobSpec field (recursively) is set by some flag, so a new proto field
@@ -198,7 +231,35 @@ TEST(SpecFlagsTest, OutOfRangeAndUnknownValuesAreParseErrors) {
   EXPECT_NE(ParseError("--frobnicate=1"), "");
 }
 
+TEST(SpecFlagsTest, NpyListsReplaceTheFilesLists) {
+  v1::JobSpec base;
+  base.mutable_dataset()->mutable_train()->add_inputs("/old/a.npy");
+  base.mutable_dataset()->mutable_train()->add_inputs("/old/b.npy");
+  base.mutable_dataset()->mutable_transform()->add_mean(9);
+  const v1::JobSpec s =
+      Parse("--train_inputs=/new/x.npy --input_mean=1,2,3", base);
+  ASSERT_EQ(s.dataset().train().inputs_size(), 1);
+  EXPECT_EQ(s.dataset().train().inputs(0), "/new/x.npy");
+  ASSERT_EQ(s.dataset().transform().mean_size(), 3);
+  EXPECT_DOUBLE_EQ(s.dataset().transform().mean(2), 3);
+  // No dataset or task flag: no empty messages appear.
+  const v1::JobSpec plain = Parse("--epochs=1");
+  EXPECT_FALSE(plain.has_dataset());
+  EXPECT_FALSE(plain.has_task());
+  EXPECT_FALSE(plain.has_export_());
+  EXPECT_NE(ParseError("--task=vision"), "");
+  EXPECT_NE(ParseError("--loss=hinge"), "");
+  EXPECT_NE(ParseError("--token_dtype=int8"), "");
+  EXPECT_NE(ParseError("--input_mean=0.5,x"), "");
+  EXPECT_NE(ParseError("--ignore_index=0x1"), "");
+}
+
 TEST(FlagForFieldTest, MapsValidatorFieldPathsToFlags) {
+  EXPECT_EQ(FlagForField("dataset.train.inputs[3]"), "--train_inputs");
+  EXPECT_EQ(FlagForField("dataset.transform.std[0]"), "--input_std");
+  EXPECT_EQ(FlagForField("dataset.test"), "--test_inputs");
+  EXPECT_EQ(FlagForField("task.loss"), "--loss");
+  EXPECT_EQ(FlagForField("export.safetensors_path"), "--export_safetensors");
   EXPECT_EQ(FlagForField("optimizer.learning_rate"), "--lr");
   EXPECT_EQ(FlagForField("model.hidden_sizes[2]"), "--hidden");
   EXPECT_EQ(FlagForField("gradient_accumulation_steps"), "--grad_accum");
@@ -242,6 +303,30 @@ TEST(BuildSubmitSpecTest, FromFlagsWithDefaults) {
   EXPECT_EQ(s->progress_every_steps(), 10);  // From WithDefaults.
   EXPECT_EQ(s->device(), v1::DEVICE_KIND_CPU);
   EXPECT_EQ(s->model().hidden_sizes_size(), 2);
+}
+
+TEST(BuildSubmitSpecTest, LanguageModelFromFlags) {
+  absl::StatusOr<v1::JobSpec> s = BuildSubmitSpec(
+      "", Overrides("--name=lm --model=torchscript "
+                    "--torchscript_path=/m/gpt.pt --dataset=tokens "
+                    "--train_tokens=/d/train.bin --block_size=64 "
+                    "--task=language_model --loss=model --optimizer=adam "
+                    "--lr=0.001 --epochs=1 --batch_size=8 --workers=2 "
+                    "--export_torchscript=/out/gpt.pt"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->task().kind(), v1::TASK_KIND_LANGUAGE_MODEL);
+  EXPECT_EQ(s->dataset().block_size(), 64);
+  EXPECT_EQ(s->export_().torchscript_path(), "/out/gpt.pt");
+}
+
+TEST(BuildSubmitSpecTest, ANewFieldsErrorNamesItsFlag) {
+  absl::StatusOr<v1::JobSpec> s =
+      BuildSubmitSpec("", Overrides(std::string(kValidFlags) + " --loss=mse"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "invalid job spec: task.loss must be LOSS_KIND_CROSS_ENTROPY or "
+            "LOSS_KIND_MODEL for TASK_KIND_CLASSIFICATION (got LOSS_KIND_MSE) "
+            "(flag --loss)");
 }
 
 TEST(BuildSubmitSpecTest, InvalidSpecNamesFieldAndFlag) {

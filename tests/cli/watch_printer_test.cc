@@ -1,4 +1,6 @@
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "cli/watch_command.h"
 #include "gtest/gtest.h"
@@ -161,6 +163,98 @@ TEST(WatchPrinterTest, StreamEndingBeforeFinalStateIsAnError) {
   EXPECT_EQ(status.message(),
             "watch of job mnist-3 ended before the job finished (last state "
             "RUNNING)");
+}
+
+void AddEvaluation(v1::Job* job, int64_t epoch, double accuracy, double loss) {
+  v1::EpochEvaluation* e = job->mutable_progress()->add_evaluations();
+  e->set_epoch(epoch);
+  e->set_test_accuracy(accuracy);
+  for (const auto& [name, value] :
+       {std::pair<const char*, double>{"accuracy", accuracy}, {"loss", loss}}) {
+    v1::Metric* m = e->add_metrics();
+    m->set_name(name);
+    m->set_value(value);
+  }
+}
+
+TEST(WatchPrinterTest, EachEvaluationIsPrintedOnceAndTheFinalOneInTheSummary) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  v1::Job job = Snapshot(v1::JOB_STATE_RUNNING, 40);
+  AddEvaluation(&job, 1, 0.8, 0.55);
+  printer.OnJob(job, kT0);
+  job.mutable_progress()->set_step(50);
+  printer.OnJob(job, kT0);  // Nothing new.
+  job.mutable_progress()->set_step(80);
+  AddEvaluation(&job, 2, 0.855, 0.4012);
+  printer.OnJob(job, kT0);
+  v1::Job done = Finished(v1::JOB_STATE_SUCCEEDED, "all ranks finished");
+  *done.mutable_progress()->mutable_evaluations() =
+      job.progress().evaluations();
+  AddEvaluation(&done, 3, 0.875, 0.35);
+  v1::Metric* m = done.mutable_progress()->add_test_metrics();
+  m->set_name("accuracy");
+  m->set_value(0.875);
+  m = done.mutable_progress()->add_test_metrics();
+  m->set_name("loss");
+  m->set_value(0.35);
+  printer.OnJob(done, kT0);
+  ASSERT_TRUE(printer.Finish("mnist-3", absl::OkStatus()).ok());
+  EXPECT_EQ(out.str(),
+            "evaluated epoch 1: test accuracy 80.00%, loss 0.5500\n"
+            "RUNNING gen 1 world 2 epoch 1/1 [########------------]  40.0% "
+            "40/100 loss 0.5000\n"
+            "RUNNING gen 1 world 2 epoch 1/1 [##########----------]  50.0% "
+            "50/100 loss 0.5000\n"
+            "evaluated epoch 2: test accuracy 85.50%, loss 0.4012\n"
+            "RUNNING gen 1 world 2 epoch 1/1 [################----]  80.0% "
+            "80/100 loss 0.5000\n"
+            "SUCCEEDED gen 1 world 2 epoch 1/1 [####################] 100.0% "
+            "100/100 loss 0.5000\n"
+            "job mnist-3 SUCCEEDED: all ranks finished\n"
+            "final train loss 0.1250, test accuracy 87.50%, loss 0.3500\n");
+}
+
+TEST(WatchPrinterTest, AFailedJobsMessageIsOneLineInTheSummaryAndStatus) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  const std::string message =
+      "rank 1: cannot read /data/x.npy: bad header\n" + std::string(5000, 'x');
+  printer.OnJob(Finished(v1::JOB_STATE_FAILED, message), kT0);
+  const CommandStatus status = printer.Finish("mnist-3", absl::OkStatus());
+  EXPECT_EQ(status.code(), kExitOperational);
+  EXPECT_EQ(status.message(),
+            "job mnist-3 FAILED: rank 1: cannot read /data/x.npy: bad "
+            "header...");
+  EXPECT_NE(out.str().find("job mnist-3 FAILED: rank 1: cannot read "
+                           "/data/x.npy: bad header...\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_EQ(out.str().find("xxx"), std::string::npos);
+}
+
+TEST(WatchPrinterTest, JsonKeepsTheWholeMessageAndNamesTheMetrics) {
+  const CliConfig config = Config(false, OutputFormat::kJson);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  v1::Job job = Finished(v1::JOB_STATE_FAILED, "first line\nsecond line");
+  AddEvaluation(&job, 1, 0.8, 0.55);
+  v1::RankProgress* r = job.mutable_progress()->add_ranks();
+  v1::MetricSum* sum = r->add_eval_metrics();
+  sum->set_name("loss");
+  sum->set_sum(27.5);
+  sum->set_count(50);
+  printer.OnJob(job, kT0);
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["message"], "first line\nsecond line");
+  EXPECT_EQ(doc["progress"]["evaluations"][0]["metrics"][1]["name"], "loss");
+  EXPECT_DOUBLE_EQ(
+      doc["progress"]["evaluations"][0]["metrics"][1]["value"].get<double>(),
+      0.55);
+  EXPECT_EQ(doc["progress"]["ranks"][0]["evalMetrics"][0]["count"], "50");
+  EXPECT_EQ(out.str().find("evaluated"), std::string::npos);
 }
 
 // Three running ranks; rank 2 takes `slow_ms` per step, the others 100 ms.

@@ -52,6 +52,48 @@ v1::JobSpec TorchScript() {
   return spec;
 }
 
+// Images as .npy arrays, with a test split and a normalisation.
+v1::JobSpec Npy() {
+  v1::JobSpec spec = ValidSpec();
+  v1::DatasetSpec* d = spec.mutable_dataset();
+  d->set_format(v1::DATASET_FORMAT_NPY);
+  d->clear_path();
+  d->mutable_train()->add_inputs("/data/train_x.npy");
+  d->mutable_train()->set_targets("/data/train_y.npy");
+  d->mutable_test()->add_inputs("/data/test_x.npy");
+  d->mutable_test()->set_targets("/data/test_y.npy");
+  d->mutable_transform()->set_scale(1.0 / 255);
+  d->mutable_transform()->add_mean(0.5);
+  d->mutable_transform()->add_std(0.25);
+  return spec;
+}
+
+// A language model on a token stream.
+v1::JobSpec Tokens() {
+  v1::JobSpec spec = ValidSpec();
+  spec.mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
+  spec.mutable_model()->set_torchscript_path("/models/gpt.pt");
+  v1::DatasetSpec* d = spec.mutable_dataset();
+  d->set_format(v1::DATASET_FORMAT_TOKENS);
+  d->clear_path();
+  d->set_train_tokens("/data/train.bin");
+  d->set_test_tokens("/data/val.bin");
+  d->set_token_dtype(v1::TOKEN_DTYPE_UINT16);
+  d->set_block_size(256);
+  spec.mutable_task()->set_kind(v1::TASK_KIND_LANGUAGE_MODEL);
+  return spec;
+}
+
+// A TorchScript regression model on .npy arrays.
+v1::JobSpec Regression() {
+  v1::JobSpec spec = Npy();
+  spec.mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
+  spec.mutable_model()->set_torchscript_path("/models/reg.pt");
+  spec.mutable_model()->clear_hidden_sizes();
+  spec.mutable_task()->set_kind(v1::TASK_KIND_REGRESSION);
+  return spec;
+}
+
 struct Case {
   const char* what;
   std::function<v1::JobSpec()> make;
@@ -214,6 +256,266 @@ std::vector<Case> Cases() {
       {"shuffle and drop_last are free", With([](S s) {
          s.mutable_dataset()->set_shuffle(true);
          s.mutable_dataset()->set_drop_last(true);
+       }),
+       ""},
+      // dataset: NPY
+      {"valid npy", Npy, ""},
+      {"npy without test or transform",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->clear_test();
+              s.mutable_dataset()->clear_transform();
+            }),
+       ""},
+      {"npy 16 inputs",
+       With(Npy,
+            [](S s) {
+              auto* d = s.mutable_dataset();
+              for (int i = 1; i < 16; ++i) {
+                d->mutable_train()->add_inputs("/x.npy");
+                d->mutable_test()->add_inputs("/y.npy");
+              }
+            }),
+       ""},
+      {"npy no train inputs",
+       With(Npy,
+            [](S s) { s.mutable_dataset()->mutable_train()->clear_inputs(); }),
+       "dataset.train.inputs"},
+      {"npy 17 inputs",
+       With(Npy,
+            [](S s) {
+              for (int i = 1; i < 17; ++i) {
+                s.mutable_dataset()->mutable_train()->add_inputs("/x.npy");
+              }
+            }),
+       "dataset.train.inputs"},
+      {"npy empty input path",
+       With(Npy,
+            [](S s) { s.mutable_dataset()->mutable_train()->add_inputs(""); }),
+       "dataset.train.inputs[1]"},
+      {"npy input path too long",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_train()->set_inputs(
+                  0, "/" + std::string(4096, 'a'));
+            }),
+       "dataset.train.inputs[0]"},
+      {"npy input path 4096 bytes",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_train()->set_inputs(
+                  0, "/" + std::string(4095, 'a'));
+            }),
+       ""},
+      {"npy input path with nul",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_train()->set_inputs(
+                  0, std::string("/a\0b", 4));
+            }),
+       "dataset.train.inputs[0]"},
+      {"npy no train targets",
+       With(Npy,
+            [](S s) { s.mutable_dataset()->mutable_train()->clear_targets(); }),
+       "dataset.train.targets"},
+      {"npy test without targets",
+       With(Npy,
+            [](S s) { s.mutable_dataset()->mutable_test()->clear_targets(); }),
+       "dataset.test.targets"},
+      {"npy test targets only",
+       With(Npy,
+            [](S s) { s.mutable_dataset()->mutable_test()->clear_inputs(); }),
+       "dataset.test.inputs"},
+      {"npy test with fewer inputs",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_train()->add_inputs("/mask.npy");
+            }),
+       "dataset.test.inputs"},
+      {"npy with path",
+       With(Npy, [](S s) { s.mutable_dataset()->set_path("/data"); }),
+       "dataset.path"},
+      {"npy with synthetic size",
+       With(Npy, [](S s) { s.mutable_dataset()->set_synthetic_test_size(10); }),
+       "dataset.synthetic_test_size"},
+      {"npy with train tokens",
+       With(Npy, [](S s) { s.mutable_dataset()->set_train_tokens("/t.bin"); }),
+       "dataset.train_tokens"},
+      {"npy with block size",
+       With(Npy, [](S s) { s.mutable_dataset()->set_block_size(8); }),
+       "dataset.block_size"},
+      {"npy with token dtype",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->set_token_dtype(v1::TOKEN_DTYPE_UINT32);
+            }),
+       "dataset.token_dtype"},
+      // dataset.transform
+      {"transform scale negative",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_transform()->set_scale(-1);
+            }),
+       "dataset.transform.scale"},
+      {"transform scale nan",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_transform()->set_scale(kNaN);
+            }),
+       "dataset.transform.scale"},
+      {"transform scale inf",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_transform()->set_scale(kInf);
+            }),
+       "dataset.transform.scale"},
+      {"transform std missing",
+       With(Npy,
+            [](S s) { s.mutable_dataset()->mutable_transform()->clear_std(); }),
+       "dataset.transform.std"},
+      {"transform 65 channels",
+       With(Npy,
+            [](S s) {
+              auto* t = s.mutable_dataset()->mutable_transform();
+              for (int c = 1; c < 65; ++c) {
+                t->add_mean(0);
+                t->add_std(1);
+              }
+            }),
+       "dataset.transform.mean"},
+      {"transform 64 channels",
+       With(Npy,
+            [](S s) {
+              auto* t = s.mutable_dataset()->mutable_transform();
+              for (int c = 1; c < 64; ++c) {
+                t->add_mean(0);
+                t->add_std(1);
+              }
+            }),
+       ""},
+      {"transform std zero",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_transform()->set_std(0, 0);
+            }),
+       "dataset.transform.std[0]"},
+      {"transform std nan",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_transform()->set_std(0, kNaN);
+            }),
+       "dataset.transform.std[0]"},
+      {"transform mean inf",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_transform()->set_mean(0, -kInf);
+            }),
+       "dataset.transform.mean[0]"},
+      {"transform on idx", With([](S s) {
+         s.mutable_dataset()->mutable_transform()->set_scale(0.5);
+       }),
+       "dataset.transform"},
+      // dataset: TOKENS
+      {"valid tokens", Tokens, ""},
+      {"tokens without test, dtype from the file",
+       With(Tokens,
+            [](S s) {
+              auto* d = s.mutable_dataset();
+              d->clear_test_tokens();
+              d->clear_token_dtype();
+            }),
+       ""},
+      {"tokens without train",
+       With(Tokens, [](S s) { s.mutable_dataset()->clear_train_tokens(); }),
+       "dataset.train_tokens"},
+      {"tokens train path too long",
+       With(Tokens,
+            [](S s) {
+              s.mutable_dataset()->set_train_tokens(std::string(4097, 'a'));
+            }),
+       "dataset.train_tokens"},
+      {"tokens test path too long",
+       With(Tokens,
+            [](S s) {
+              s.mutable_dataset()->set_test_tokens(std::string(4097, 'a'));
+            }),
+       "dataset.test_tokens"},
+      {"tokens dtype unknown",
+       With(Tokens,
+            [](S s) {
+              s.mutable_dataset()->set_token_dtype(
+                  static_cast<v1::TokenDtype>(7));
+            }),
+       "dataset.token_dtype"},
+      {"tokens block size 0",
+       With(Tokens, [](S s) { s.mutable_dataset()->set_block_size(0); }),
+       "dataset.block_size"},
+      {"tokens block size too big",
+       With(Tokens,
+            [](S s) { s.mutable_dataset()->set_block_size((1 << 20) + 1); }),
+       "dataset.block_size"},
+      {"tokens block size max",
+       With(Tokens, [](S s) { s.mutable_dataset()->set_block_size(1 << 20); }),
+       ""},
+      {"tokens with path",
+       With(Tokens, [](S s) { s.mutable_dataset()->set_path("/d"); }),
+       "dataset.path"},
+      {"tokens with npy train",
+       With(Tokens,
+            [](S s) {
+              s.mutable_dataset()->mutable_train()->add_inputs("/x.npy");
+            }),
+       "dataset.train"},
+      {"tokens with transform",
+       With(Tokens,
+            [](S s) { s.mutable_dataset()->mutable_transform()->add_mean(1); }),
+       "dataset.transform"},
+      {"tokens with synthetic size",
+       With(Tokens,
+            [](S s) { s.mutable_dataset()->set_synthetic_train_size(5); }),
+       "dataset.synthetic_train_size"},
+      {"tokens with mlp",
+       With(Tokens,
+            [](S s) {
+              s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+              s.mutable_model()->clear_torchscript_path();
+              s.mutable_task()->clear_kind();
+            }),
+       "model.arch"},
+      {"tokens with cnn",
+       With(Tokens,
+            [](S s) {
+              s.mutable_model()->set_arch(v1::MODEL_ARCH_CNN);
+              s.mutable_model()->clear_torchscript_path();
+            }),
+       "model.arch"},
+      // dataset: IDX and SYNTHETIC take none of the new fields.
+      {"idx with npy targets", With([](S s) {
+         s.mutable_dataset()->mutable_train()->set_targets("/y.npy");
+       }),
+       "dataset.train"},
+      {"idx with npy test", With([](S s) {
+         s.mutable_dataset()->mutable_test()->add_inputs("/x.npy");
+       }),
+       "dataset.test"},
+      {"idx with test tokens",
+       With([](S s) { s.mutable_dataset()->set_test_tokens("/v.bin"); }),
+       "dataset.test_tokens"},
+      {"synthetic with block size",
+       With(Synthetic, [](S s) { s.mutable_dataset()->set_block_size(64); }),
+       "dataset.block_size"},
+      {"synthetic with token dtype",
+       With(Synthetic,
+            [](S s) {
+              s.mutable_dataset()->set_token_dtype(v1::TOKEN_DTYPE_UINT16);
+            }),
+       "dataset.token_dtype"},
+      {"idx path too long",
+       With([](S s) { s.mutable_dataset()->set_path(std::string(4097, 'd')); }),
+       "dataset.path"},
+      {"empty npy messages are no setting", With([](S s) {
+         s.mutable_dataset()->mutable_train();
+         s.mutable_dataset()->mutable_transform();
        }),
        ""},
       // optimizer.kind
@@ -437,6 +739,135 @@ std::vector<Case> Cases() {
          s.set_timeline_steps(100000);
        }),
        ""},
+      // task
+      {"classification explicit", With([](S s) {
+         s.mutable_task()->set_kind(v1::TASK_KIND_CLASSIFICATION);
+         s.mutable_task()->set_loss(v1::LOSS_KIND_CROSS_ENTROPY);
+         s.mutable_task()->set_label_smoothing(0.1);
+         s.mutable_task()->set_ignore_index(-1);
+         s.mutable_task()->set_top_k(3);
+         s.mutable_task()->set_num_classes(10);
+       }),
+       ""},
+      {"task kind unknown", With([](S s) {
+         s.mutable_task()->set_kind(static_cast<v1::TaskKind>(9));
+       }),
+       "task.kind"},
+      {"task loss unknown", With([](S s) {
+         s.mutable_task()->set_loss(static_cast<v1::LossKind>(-2));
+       }),
+       "task.loss"},
+      {"mlp language model", With([](S s) {
+         s.mutable_task()->set_kind(v1::TASK_KIND_LANGUAGE_MODEL);
+       }),
+       "task.kind"},
+      {"cnn regression",
+       With(Npy,
+            [](S s) {
+              s.mutable_model()->set_arch(v1::MODEL_ARCH_CNN);
+              s.mutable_model()->clear_hidden_sizes();
+              s.mutable_task()->set_kind(v1::TASK_KIND_REGRESSION);
+            }),
+       "task.kind"},
+      {"mlp model loss",
+       With([](S s) { s.mutable_task()->set_loss(v1::LOSS_KIND_MODEL); }),
+       "task.loss"},
+      {"torchscript model loss",
+       With(Tokens,
+            [](S s) {
+              s.mutable_task()->set_loss(v1::LOSS_KIND_MODEL);
+              s.mutable_task()->set_ignore_index(-1);
+            }),
+       ""},
+      {"valid regression", Regression, ""},
+      {"regression l1",
+       With(Regression,
+            [](S s) { s.mutable_task()->set_loss(v1::LOSS_KIND_L1); }),
+       ""},
+      {"regression cross entropy",
+       With(Regression,
+            [](S s) {
+              s.mutable_task()->set_loss(v1::LOSS_KIND_CROSS_ENTROPY);
+            }),
+       "task.loss"},
+      {"classification mse",
+       With([](S s) { s.mutable_task()->set_loss(v1::LOSS_KIND_MSE); }),
+       "task.loss"},
+      {"language model l1",
+       With(Tokens, [](S s) { s.mutable_task()->set_loss(v1::LOSS_KIND_L1); }),
+       "task.loss"},
+      {"ignore index with mse",
+       With(Regression, [](S s) { s.mutable_task()->set_ignore_index(-100); }),
+       "task.ignore_index"},
+      {"ignore index zero with cross entropy",
+       With([](S s) { s.mutable_task()->set_ignore_index(0); }), ""},
+      {"label smoothing 1",
+       With([](S s) { s.mutable_task()->set_label_smoothing(1); }),
+       "task.label_smoothing"},
+      {"label smoothing negative",
+       With([](S s) { s.mutable_task()->set_label_smoothing(-0.1); }),
+       "task.label_smoothing"},
+      {"label smoothing nan",
+       With([](S s) { s.mutable_task()->set_label_smoothing(kNaN); }),
+       "task.label_smoothing"},
+      {"label smoothing with l1",
+       With(Regression,
+            [](S s) {
+              s.mutable_task()->set_loss(v1::LOSS_KIND_L1);
+              s.mutable_task()->set_label_smoothing(0.1);
+            }),
+       "task.label_smoothing"},
+      {"top k negative", With([](S s) { s.mutable_task()->set_top_k(-1); }),
+       "task.top_k"},
+      {"top k too big", With([](S s) { s.mutable_task()->set_top_k(1001); }),
+       "task.top_k"},
+      {"top k max", With([](S s) { s.mutable_task()->set_top_k(1000); }), ""},
+      {"top k not below classes", With([](S s) {
+         s.mutable_task()->set_top_k(10);
+         s.mutable_task()->set_num_classes(10);
+       }),
+       "task.top_k"},
+      {"top k with regression",
+       With(Regression, [](S s) { s.mutable_task()->set_top_k(5); }),
+       "task.top_k"},
+      {"classes negative",
+       With([](S s) { s.mutable_task()->set_num_classes(-1); }),
+       "task.num_classes"},
+      {"classes too many",
+       With([](S s) { s.mutable_task()->set_num_classes((1 << 24) + 1); }),
+       "task.num_classes"},
+      {"classes max",
+       With(Tokens, [](S s) { s.mutable_task()->set_num_classes(1 << 24); }),
+       ""},
+      {"classes with regression",
+       With(Regression, [](S s) { s.mutable_task()->set_num_classes(3); }),
+       "task.num_classes"},
+      // export
+      {"export both", With([](S s) {
+         s.mutable_export_()->set_torchscript_path("/out/model.pt");
+         s.mutable_export_()->set_safetensors_path("/out/model.safetensors");
+       }),
+       ""},
+      {"export relative",
+       With([](S s) { s.mutable_export_()->set_torchscript_path("model.pt"); }),
+       "export.torchscript_path"},
+      {"export dotdot", With([](S s) {
+         s.mutable_export_()->set_safetensors_path("/out/../m.safetensors");
+       }),
+       "export.safetensors_path"},
+      {"export too long", With([](S s) {
+         s.mutable_export_()->set_torchscript_path("/" +
+                                                   std::string(4096, 'm'));
+       }),
+       "export.torchscript_path"},
+      {"export directory",
+       With([](S s) { s.mutable_export_()->set_torchscript_path("/out/"); }),
+       "export.torchscript_path"},
+      {"export same file", With([](S s) {
+         s.mutable_export_()->set_torchscript_path("/out/m");
+         s.mutable_export_()->set_safetensors_path("/out/m");
+       }),
+       "export.safetensors_path"},
   };
   return c;
 }
@@ -486,6 +917,48 @@ TEST(JobSpecValidatorTest, MessagesAreExact) {
             "invalid job spec: max_workers must be >= min_workers (got 2 < 3)");
 }
 
+TEST(JobSpecValidatorTest, NewFieldMessagesAreExact) {
+  v1::JobSpec spec = Tokens();
+  spec.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+  spec.mutable_model()->clear_torchscript_path();
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: model.arch must be MODEL_ARCH_TORCHSCRIPT with "
+            "DATASET_FORMAT_TOKENS: built-in models take images; use a "
+            "TorchScript model for token data (got MODEL_ARCH_MLP)");
+
+  spec = Npy();
+  spec.mutable_dataset()->set_block_size(128);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: dataset.block_size is only valid with "
+            "DATASET_FORMAT_TOKENS (got 128 with DATASET_FORMAT_NPY)");
+
+  spec = Npy();
+  spec.mutable_dataset()->mutable_test()->add_inputs("/m.npy");
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: dataset.test.inputs must name as many files as "
+            "dataset.train.inputs (got 2 vs 1)");
+
+  spec = Regression();
+  spec.mutable_task()->set_loss(v1::LOSS_KIND_CROSS_ENTROPY);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: task.loss must be LOSS_KIND_MSE, LOSS_KIND_L1 "
+            "or LOSS_KIND_MODEL for TASK_KIND_REGRESSION (got "
+            "LOSS_KIND_CROSS_ENTROPY)");
+
+  spec = ValidSpec();
+  spec.mutable_task()->set_loss(v1::LOSS_KIND_MSE);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: task.loss must be LOSS_KIND_CROSS_ENTROPY or "
+            "LOSS_KIND_MODEL for TASK_KIND_CLASSIFICATION (got LOSS_KIND_MSE)");
+
+  spec = ValidSpec();
+  spec.mutable_export_()->set_torchscript_path("/out/m");
+  spec.mutable_export_()->set_safetensors_path("/out/m");
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: export.safetensors_path must differ from "
+            "export.torchscript_path (got \"/out/m\")");
+}
+
 TEST(JobSpecValidatorTest, LongValuesAreCutInMessages) {
   v1::JobSpec spec = ValidSpec();
   spec.set_name(std::string(10000, 'X'));
@@ -510,6 +983,8 @@ TEST(JobSpecValidatorTest, WithDefaultsFillsZeroValues) {
   EXPECT_EQ(d.rendezvous_timeout_ms(), 600000);
   EXPECT_EQ(d.gradient_accumulation_steps(), 1);
   EXPECT_EQ(d.device(), v1::DEVICE_KIND_CPU);
+  EXPECT_EQ(d.task().kind(), v1::TASK_KIND_CLASSIFICATION);
+  EXPECT_EQ(d.task().loss(), v1::LOSS_KIND_UNSPECIFIED);  // The task's own.
   EXPECT_THAT(d.model().hidden_sizes(), ElementsAre(256, 128));
   EXPECT_TRUE(ValidateJobSpec(d).ok());
 }
@@ -523,6 +998,7 @@ TEST(JobSpecValidatorTest, WithDefaultsKeepsSetValuesAndIsIdempotent) {
   spec.set_gradient_accumulation_steps(4);
   spec.set_device(v1::DEVICE_KIND_CUDA);
   spec.mutable_model()->add_hidden_sizes(32);
+  spec.mutable_task()->set_kind(v1::TASK_KIND_CLASSIFICATION);
   const v1::JobSpec d = WithDefaults(spec);
   EXPECT_EQ(d.SerializeAsString(), spec.SerializeAsString());
   const v1::JobSpec once = WithDefaults(ValidSpec());

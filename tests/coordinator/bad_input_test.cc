@@ -803,6 +803,83 @@ TEST_F(BadInputTest, MalformedFieldsAreInvalidArgumentNamingTheField) {
   EXPECT_EQ(job.restarts(), 0);
 }
 
+// The metric sums a rank reports (ReportProgressRequest.test_metrics and
+// eval_metrics) are checked entry by entry; a bad list changes nothing, and
+// a good one is kept in the rank's progress.
+TEST_F(BadInputTest, BadMetricSumsAreInvalidArgumentNamingTheEntry) {
+  Formed f = Form(1);
+  auto report = [&](bool final_report) {
+    v1::ReportProgressRequest r;
+    r.set_job_id(f.job);
+    r.set_generation(f.generation);
+    r.set_step(1);
+    r.set_eval_epoch(final_report ? 0 : 1);
+    r.set_finished(final_report);
+    return r;
+  };
+  auto add = [](google::protobuf::RepeatedPtrField<v1::MetricSum>* list,
+                const std::string& name, double sum, int64_t count) {
+    v1::MetricSum* m = list->Add();
+    m->set_name(name);
+    m->set_sum(sum);
+    m->set_count(count);
+  };
+  struct Case {
+    v1::ReportProgressRequest request;
+    std::string part;
+  };
+  std::vector<Case> cases;
+  cases.push_back({report(true), "test_metrics has 17 entries; at most 16"});
+  for (int i = 0; i < 17; ++i) {
+    add(cases.back().request.mutable_test_metrics(), absl::StrCat("m", i), 1,
+        1);
+  }
+  cases.push_back({report(false),
+                   "progress report: eval_metrics[1].name must be 1..32 "
+                   "characters of [a-z0-9_] (got \"Top-5\")"});
+  add(cases.back().request.mutable_eval_metrics(), "loss", 1, 1);
+  add(cases.back().request.mutable_eval_metrics(), "Top-5", 1, 1);
+  cases.push_back({report(false), "eval_metrics[0].name must be 1..32"});
+  add(cases.back().request.mutable_eval_metrics(), std::string(33, 'x'), 1, 1);
+  cases.push_back({report(true),
+                   "progress report: test_metrics[1].name \"accuracy\" "
+                   "repeats test_metrics[0]"});
+  add(cases.back().request.mutable_test_metrics(), "accuracy", 1, 2);
+  add(cases.back().request.mutable_test_metrics(), "accuracy", 1, 2);
+  cases.push_back({report(true),
+                   "progress report: test_metrics[0] (\"loss\") sum must be "
+                   "finite (got inf)"});
+  add(cases.back().request.mutable_test_metrics(), "loss",
+      std::numeric_limits<double>::infinity(), 2);
+  cases.push_back({report(false),
+                   "progress report: eval_metrics[0] (\"mse\") count must "
+                   "be >= 0 (got -3)"});
+  add(cases.back().request.mutable_eval_metrics(), "mse", 1, -3);
+  for (const Case& c : cases) {
+    v1::ReportProgressResponse rr;
+    EXPECT_TRUE(Fails(workers().ReportProgress(Ctx().get(), c.request, &rr),
+                      StatusCode::INVALID_ARGUMENT, c.part));
+  }
+  v1::Job job;
+  ASSERT_TRUE(GetJob(f.job, &job).ok());
+  EXPECT_EQ(job.progress().ranks_size(), 0);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_RUNNING);
+
+  v1::ReportProgressRequest good = report(false);
+  add(good.mutable_eval_metrics(), "accuracy", 7, 10);
+  add(good.mutable_eval_metrics(), "top5_accuracy", 10, 10);
+  v1::ReportProgressResponse rr;
+  ASSERT_TRUE(workers().ReportProgress(Ctx().get(), good, &rr).ok());
+  ASSERT_TRUE(GetJob(f.job, &job).ok());
+  ASSERT_EQ(job.progress().ranks_size(), 1);
+  EXPECT_EQ(job.progress().ranks(0).eval_metrics_size(), 2);
+  ASSERT_EQ(job.progress().evaluations_size(), 1);
+  ASSERT_EQ(job.progress().evaluations(0).metrics_size(), 2);
+  EXPECT_EQ(job.progress().evaluations(0).metrics(1).name(), "top5_accuracy");
+  EXPECT_DOUBLE_EQ(job.progress().evaluations(0).metrics(1).value(), 1.0);
+  ExpectServing();
+}
+
 // What `ringctl submit --file` does: load the file, then submit the spec.
 class JobFileTest : public BadInputTest {
  protected:
@@ -860,6 +937,14 @@ TEST_F(JobFileTest, SpecsThatParseButBreakRulesAreRefusedByTheServer) {
        "kind: OPTIMIZER_KIND_SGD learning_rate: nan } epochs: 1 batch_size: "
        "1 min_workers: 1 max_workers: 1",
        "invalid job spec: optimizer.learning_rate must be > 0 and finite"},
+      {"name: \"x\" model { arch: MODEL_ARCH_CNN } dataset { format: "
+       "DATASET_FORMAT_TOKENS train_tokens: \"/d/t.bin\" block_size: 64 }",
+       "invalid job spec: model.arch must be MODEL_ARCH_TORCHSCRIPT with "
+       "DATASET_FORMAT_TOKENS: built-in models take images"},
+      {"name: \"x\" model { arch: MODEL_ARCH_MLP } dataset { format: "
+       "DATASET_FORMAT_NPY train { inputs: \"/d/x.npy\" } }",
+       "invalid job spec: dataset.train.targets is required with "
+       "DATASET_FORMAT_NPY"},
   };
   for (const Case& c : cases) {
     v1::SubmitJobRequest req;
@@ -874,6 +959,21 @@ TEST_F(JobFileTest, SpecsThatParseButBreakRulesAreRefusedByTheServer) {
                       StatusCode::INVALID_ARGUMENT, c.part))
         << c.text;
   }
+  // Rules across the task, the model and the export paths.
+  v1::SubmitJobRequest task_req;
+  *task_req.mutable_spec() = testing::MinimalJobSpec("task", 1, 1);
+  task_req.mutable_spec()->mutable_task()->set_loss(v1::LOSS_KIND_MODEL);
+  v1::SubmitJobResponse task_resp;
+  EXPECT_TRUE(Fails(users().SubmitJob(Ctx().get(), task_req, &task_resp),
+                    StatusCode::INVALID_ARGUMENT,
+                    "invalid job spec: task.loss LOSS_KIND_MODEL requires "
+                    "model.arch MODEL_ARCH_TORCHSCRIPT"));
+  task_req.mutable_spec()->clear_task();
+  task_req.mutable_spec()->mutable_export_()->set_torchscript_path("m.pt");
+  EXPECT_TRUE(Fails(users().SubmitJob(Ctx().get(), task_req, &task_resp),
+                    StatusCode::INVALID_ARGUMENT,
+                    "invalid job spec: export.torchscript_path must be empty "
+                    "or an absolute path"));
   // Control bytes in a name: escaped in the one-line message.
   v1::SubmitJobRequest req;
   *req.mutable_spec() = testing::MinimalJobSpec("ok", 1, 1);

@@ -1,7 +1,9 @@
 #include "coordinator/job_manager.h"
 
+#include <cmath>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "common/fake_clock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/job_specs.h"
@@ -142,6 +144,72 @@ TEST_F(JobManagerTest, EpochEvaluationsArePooledAndKept) {
   EXPECT_DOUBLE_EQ(p.evaluations(2).test_accuracy(), p.test_accuracy());
 }
 
+void AddSum(google::protobuf::RepeatedPtrField<v1::MetricSum>* list,
+            const std::string& name, double sum, int64_t count) {
+  v1::MetricSum* m = list->Add();
+  m->set_name(name);
+  m->set_sum(sum);
+  m->set_count(count);
+}
+
+// A language model's ranks report summed token losses; the job's metrics are
+// pooled per token and derived from the pooled loss, per epoch and at the
+// end, and survive a coordinator restart.
+TEST_F(JobManagerTest, TaskMetricsArePooledPerEpochAndAtTheEnd) {
+  v1::JobSpec spec = Spec("lm");
+  spec.mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
+  spec.mutable_model()->set_torchscript_path("/models/gpt.pt");
+  spec.mutable_task()->set_kind(v1::TASK_KIND_LANGUAGE_MODEL);
+  const std::string id = jobs_->Submit(spec)->job_id();
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
+  for (int rank = 0; rank < 2; ++rank) {
+    v1::ReportProgressRequest r = Evaluated(id, 1, rank, 1, 10);
+    // 1000 tokens at a mean loss of 3 and 3000 at 1: 1.5 nats per token
+    // (the mean of the ranks' means would say 2).
+    AddSum(r.mutable_eval_metrics(), "loss", 3000, rank == 0 ? 1000 : 3000);
+    ASSERT_TRUE(jobs_->ReportProgress(r, absl::StrCat("w", rank)).ok());
+  }
+  const v1::JobProgress evaluated = jobs_->Get(id)->progress();
+  ASSERT_EQ(evaluated.evaluations_size(), 1);
+  const v1::EpochEvaluation& ev = evaluated.evaluations(0);
+  ASSERT_EQ(ev.metrics_size(), 3);
+  EXPECT_EQ(ev.metrics(0).name(), "loss");
+  EXPECT_DOUBLE_EQ(ev.metrics(0).value(), 1.5);
+  EXPECT_EQ(ev.metrics(1).name(), "perplexity");
+  EXPECT_DOUBLE_EQ(ev.metrics(1).value(), std::exp(1.5));
+  EXPECT_EQ(ev.metrics(2).name(), "bits_per_token");
+  EXPECT_DOUBLE_EQ(ev.metrics(2).value(), 1.5 / std::log(2.0));
+
+  v1::ReportProgressRequest f0 = Final(id, 1, 0, 20);
+  f0.set_epoch(1);
+  AddSum(f0.mutable_test_metrics(), "loss", 2000, 1000);
+  AddSum(f0.mutable_test_metrics(), "accuracy", 400, 1000);
+  ASSERT_TRUE(jobs_->ReportProgress(f0, "w0").ok());
+  EXPECT_EQ(jobs_->Get(id)->progress().test_metrics_size(), 0);
+  // A coordinator restart in between: rank 0's sums were persisted.
+  JobManager restarted(store_.get(), &clock_);
+  ASSERT_TRUE(restarted.Recover({{id, 1}}).ok());
+  v1::ReportProgressRequest f1 = Final(id, 1, 1, 30);
+  f1.set_epoch(1);
+  AddSum(f1.mutable_test_metrics(), "loss", 0, 1000);
+  AddSum(f1.mutable_test_metrics(), "accuracy", 600, 1000);
+  ASSERT_TRUE(restarted.ReportProgress(f1, "w1").ok());
+  const v1::Job done = *restarted.Get(id);
+  EXPECT_EQ(done.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_DOUBLE_EQ(done.progress().test_accuracy(), 50.0 / 100.0);
+  const v1::JobProgress& p = done.progress();
+  ASSERT_EQ(p.test_metrics_size(), 4);
+  EXPECT_EQ(p.test_metrics(0).name(), "loss");
+  EXPECT_DOUBLE_EQ(p.test_metrics(0).value(), 1.0);
+  EXPECT_EQ(p.test_metrics(1).name(), "perplexity");
+  EXPECT_DOUBLE_EQ(p.test_metrics(1).value(), std::exp(1.0));
+  EXPECT_EQ(p.test_metrics(2).name(), "bits_per_token");
+  EXPECT_EQ(p.test_metrics(3).name(), "accuracy");
+  EXPECT_DOUBLE_EQ(p.test_metrics(3).value(), 0.5);
+  ASSERT_EQ(p.evaluations_size(), 2);
+  EXPECT_EQ(p.evaluations(1).metrics_size(), 4);
+}
+
 TEST_F(JobManagerTest, RestartBudgetIsPerJob) {
   const std::string id = jobs_->Submit(Spec("budget"))->job_id();
   ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
@@ -165,6 +233,20 @@ TEST_F(JobManagerTest, BadProgressValuesAreRejected) {
   EXPECT_TRUE(absl::IsInvalidArgument(jobs_->ReportProgress(r, "w")));
   v1::ReportProgressRequest e = Evaluated("x", 1, 0, 1, 60);  // Of 50.
   EXPECT_TRUE(absl::IsInvalidArgument(jobs_->ReportProgress(e, "w")));
+  // Metric sums are checked before anything is recorded.
+  r = Final(id, 1, 0, 10);
+  AddSum(r.mutable_test_metrics(), "loss", std::nan(""), 50);
+  absl::Status s = jobs_->ReportProgress(r, "w");
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_EQ(s.message(),
+            "progress report: test_metrics[0] (\"loss\") sum must be finite "
+            "(got nan)");
+  e = Evaluated(id, 1, 0, 1, 10);
+  AddSum(e.mutable_eval_metrics(), "Loss", 1, 50);
+  s = jobs_->ReportProgress(e, "w");
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_NE(s.message().find("eval_metrics[0].name"), std::string::npos) << s;
+  EXPECT_EQ(jobs_->Get(id)->progress().ranks_size(), 0);
 }
 
 TEST_F(JobManagerTest, CheckpointsPersistAndResumeFindsThem) {

@@ -1,0 +1,191 @@
+#include "coordinator/progress_aggregator.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace ringleader {
+namespace {
+
+void AddSum(google::protobuf::RepeatedPtrField<v1::MetricSum>* list,
+            const std::string& name, double sum, int64_t count) {
+  v1::MetricSum* m = list->Add();
+  m->set_name(name);
+  m->set_sum(sum);
+  m->set_count(count);
+}
+
+// A rank's final report: `correct` of 50 test samples and the same as
+// metric sums, with the summed loss.
+v1::ReportProgressRequest Final(int rank, int correct, double loss_sum) {
+  v1::ReportProgressRequest r;
+  r.set_rank(rank);
+  r.set_epoch(1);
+  r.set_step(10);
+  r.set_total_steps(10);
+  r.set_finished(true);
+  r.set_final_train_loss(0.5);
+  r.set_test_correct(correct);
+  r.set_test_samples(50);
+  AddSum(r.mutable_test_metrics(), "accuracy", correct, 50);
+  AddSum(r.mutable_test_metrics(), "loss", loss_sum, 50);
+  return r;
+}
+
+// A rank's report after evaluating `epoch` (1-based).
+v1::ReportProgressRequest Evaluated(int rank, int64_t epoch, int correct,
+                                    double loss_sum) {
+  v1::ReportProgressRequest r;
+  r.set_rank(rank);
+  r.set_epoch(epoch);
+  r.set_step(5 * epoch);
+  r.set_eval_epoch(epoch);
+  r.set_eval_correct(correct);
+  r.set_eval_samples(50);
+  AddSum(r.mutable_eval_metrics(), "accuracy", correct, 50);
+  AddSum(r.mutable_eval_metrics(), "loss", loss_sum, 50);
+  return r;
+}
+
+std::vector<std::pair<std::string, double>> Pairs(
+    const google::protobuf::RepeatedPtrField<v1::Metric>& metrics) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const v1::Metric& m : metrics) out.emplace_back(m.name(), m.value());
+  return out;
+}
+
+v1::TaskSpec Task(v1::TaskKind kind) {
+  v1::TaskSpec t;
+  t.set_kind(kind);
+  return t;
+}
+
+TEST(ProgressAggregatorTest, TestMetricsArePooledOnceEveryRankFinished) {
+  ProgressAggregator agg;
+  const v1::TaskSpec task = Task(v1::TASK_KIND_CLASSIFICATION);
+  v1::JobProgress p;
+  agg.Add(Final(0, 40, 10), "w0", 1000);
+  agg.Combine(2, task, &p);
+  EXPECT_FALSE(p.has_final_metrics());
+  EXPECT_EQ(p.test_metrics_size(), 0);
+  // Each rank's sums are kept in its progress, as its counts are.
+  ASSERT_EQ(p.ranks_size(), 1);
+  ASSERT_EQ(p.ranks(0).test_metrics_size(), 2);
+  EXPECT_EQ(p.ranks(0).test_metrics(1).name(), "loss");
+  EXPECT_DOUBLE_EQ(p.ranks(0).test_metrics(1).sum(), 10);
+  agg.Add(Final(1, 45, 20), "w1", 2000);
+  agg.Combine(2, task, &p);
+  EXPECT_TRUE(p.has_final_metrics());
+  EXPECT_DOUBLE_EQ(p.test_accuracy(), 0.85);
+  const auto got = Pairs(p.test_metrics());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].first, "accuracy");
+  EXPECT_DOUBLE_EQ(got[0].second, 0.85);
+  EXPECT_EQ(got[1].first, "loss");
+  EXPECT_DOUBLE_EQ(got[1].second, 0.3);
+  // Combining again does not append a second copy.
+  agg.Combine(2, task, &p);
+  EXPECT_EQ(p.test_metrics_size(), 2);
+}
+
+TEST(ProgressAggregatorTest, LanguageModelGetsPerplexityAndBitsPerToken) {
+  ProgressAggregator agg;
+  v1::JobProgress p;
+  agg.Add(Final(0, 10, 50 * 2.0), "w0", 1000);
+  agg.Add(Final(1, 20, 50 * 1.0), "w1", 1000);
+  agg.Combine(2, Task(v1::TASK_KIND_LANGUAGE_MODEL), &p);
+  const auto got = Pairs(p.test_metrics());
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[1].first, "loss");
+  EXPECT_DOUBLE_EQ(got[1].second, 1.5);
+  EXPECT_EQ(got[2].first, "perplexity");
+  EXPECT_DOUBLE_EQ(got[2].second, std::exp(1.5));
+  EXPECT_EQ(got[3].first, "bits_per_token");
+  EXPECT_DOUBLE_EQ(got[3].second, 1.5 / std::log(2.0));
+}
+
+TEST(ProgressAggregatorTest, OldWorkersWithoutSumsKeepTheAccuracy) {
+  ProgressAggregator agg;
+  v1::JobProgress p;
+  v1::ReportProgressRequest a = Final(0, 40, 1), b = Final(1, 45, 1);
+  a.clear_test_metrics();
+  b.clear_test_metrics();
+  agg.Add(a, "w0", 1000);
+  agg.Add(b, "w1", 1000);
+  agg.Combine(2, v1::TaskSpec(), &p);
+  EXPECT_DOUBLE_EQ(p.test_accuracy(), 0.85);
+  EXPECT_EQ(p.test_metrics_size(), 0);
+  ASSERT_EQ(p.evaluations_size(), 1);
+  EXPECT_EQ(p.evaluations(0).metrics_size(), 0);
+}
+
+TEST(ProgressAggregatorTest, EpochEvaluationsCarryTheirMetrics) {
+  ProgressAggregator agg;
+  const v1::TaskSpec task = Task(v1::TASK_KIND_CLASSIFICATION);
+  v1::JobProgress p;
+  agg.Add(Evaluated(0, 1, 30, 25), "w0", 1000);
+  EXPECT_FALSE(agg.Combine(2, task, &p));
+  agg.Add(Evaluated(1, 1, 40, 15), "w1", 2000);
+  ASSERT_TRUE(agg.Combine(2, task, &p));
+  ASSERT_EQ(p.evaluations_size(), 1);
+  EXPECT_DOUBLE_EQ(p.evaluations(0).test_accuracy(), 0.7);
+  auto got = Pairs(p.evaluations(0).metrics());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], std::make_pair(std::string("accuracy"), 0.7));
+  EXPECT_EQ(got[1].first, "loss");
+  EXPECT_DOUBLE_EQ(got[1].second, 0.4);
+  // A later report that carries no evaluation keeps the rank's sums.
+  v1::ReportProgressRequest plain;
+  plain.set_rank(0);
+  plain.set_epoch(1);
+  plain.set_step(7);
+  agg.Add(plain, "w0", 2500);
+  EXPECT_FALSE(agg.Combine(2, task, &p));
+  EXPECT_EQ(p.ranks(0).eval_metrics_size(), 2);
+  // The final evaluation pools the finished ranks' test sums.
+  v1::ReportProgressRequest f0 = Final(0, 45, 5), f1 = Final(1, 46, 5);
+  agg.Add(f0, "w0", 3000);
+  agg.Add(f1, "w1", 3000);
+  ASSERT_TRUE(agg.Combine(2, task, &p));
+  ASSERT_EQ(p.evaluations_size(), 2);
+  EXPECT_EQ(p.evaluations(1).epoch(), 2);
+  got = Pairs(p.evaluations(1).metrics());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_DOUBLE_EQ(got[0].second, 0.91);
+  EXPECT_DOUBLE_EQ(got[1].second, 0.1);
+}
+
+TEST(ProgressAggregatorTest, AMetricOneRankLacksIsLeftOutOfTheEvaluation) {
+  ProgressAggregator agg;
+  v1::JobProgress p;
+  v1::ReportProgressRequest a = Evaluated(0, 1, 30, 25);
+  a.mutable_eval_metrics()->RemoveLast();  // No loss from rank 0.
+  agg.Add(a, "w0", 1000);
+  agg.Add(Evaluated(1, 1, 40, 15), "w1", 1000);
+  ASSERT_TRUE(agg.Combine(2, v1::TaskSpec(), &p));
+  const auto got = Pairs(p.evaluations(0).metrics());
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, "accuracy");
+}
+
+TEST(ProgressAggregatorTest, RestoredRanksKeepTheirSums) {
+  ProgressAggregator before;
+  v1::JobProgress p;
+  before.Add(Final(0, 40, 10), "w0", 1000);
+  before.Combine(2, v1::TaskSpec(), &p);
+  // The coordinator restarts: the stored progress is all there is.
+  ProgressAggregator after;
+  after.Restore(p);
+  after.Add(Final(1, 45, 20), "w1", 2000);
+  after.Combine(2, v1::TaskSpec(), &p);
+  const auto got = Pairs(p.test_metrics());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_DOUBLE_EQ(got[0].second, 0.85);
+  EXPECT_DOUBLE_EQ(got[1].second, 0.3);
+}
+
+}  // namespace
+}  // namespace ringleader
