@@ -10,7 +10,8 @@ target: the same shifted by one), shuffled every epoch, constant-LR Adam, loss f
 model's own forward(idx, targets) (LOSS_KIND_MODEL). --batch-size is the global batch
 (job: per-rank batch_size x 2 ranks). Evaluates the mean test loss per token over every
 test window each --eval-every steps and at the end, in nats and bits per byte, next to
-meta.json's unigram entropy. Stops after --max-minutes (or --epochs).
+meta.json's unigram entropy. Stops after --max-minutes (or --epochs); --save PATH
+writes the trained model as TorchScript, which generate.py samples from.
 """
 import argparse
 import json
@@ -53,11 +54,12 @@ def evaluate(model, tokens, block_size, batch_size=256) -> float:
     return total / (len(starts) * block_size)
 
 
-def report(step, tokens_seen, seconds, train_loss, test_loss, unigram_bits):
+def report(step, tokens_seen, seconds, train_seconds, train_loss, test_loss, unigram_bits):
+    """seconds: wall time so far; train_seconds: the part of it not spent evaluating."""
     bits = test_loss / math.log(2)
     print(f"step {step}: tokens {tokens_seen} train_loss {train_loss:.4f} test_loss {test_loss:.4f} nats "
-          f"= {bits:.4f} bits/byte ({(1 - bits / unigram_bits) * 100:.1f}% below unigram "
-          f"{unigram_bits:.4f}) time_s {seconds:.0f} tokens/s {tokens_seen / seconds:.0f}", flush=True)
+          f"= {bits:.4f} bits/byte ({(bits / unigram_bits - 1) * 100:+.1f}% vs unigram "
+          f"{unigram_bits:.4f}) time_s {seconds:.0f} train_tokens/s {tokens_seen / train_seconds:.0f}", flush=True)
 
 
 def parse_args(argv):
@@ -71,6 +73,8 @@ def parse_args(argv):
     p.add_argument("--eval-every", type=int, default=500, help="steps between test evaluations")
     p.add_argument("--max-minutes", type=float, default=10.0, help="stop training after this")
     p.add_argument("--bench", type=int, default=0, metavar="N", help="time N steps and exit")
+    p.add_argument("--save", default="", metavar="PATH",
+                   help="save the trained model as TorchScript (for generate.py)")
     add_config_flags(p)
     return p.parse_args(argv)
 
@@ -87,8 +91,19 @@ def main(argv=None) -> None:
         unigram_bits = json.load(f)["unigram_bits_per_byte"]
     starts = window_starts(len(train), cfg.block_size)
     generator = torch.Generator()
-    step, tokens_seen, smooth = 0, 0, None
+    step, tokens_seen, smooth, reported = 0, 0, None, -1
     begin = time.perf_counter()
+    eval_seconds = 0.0
+
+    def evaluate_and_report():
+        nonlocal eval_seconds, reported
+        start = time.perf_counter()
+        test_loss = evaluate(model, test, cfg.block_size)
+        eval_seconds += time.perf_counter() - start
+        now = time.perf_counter() - begin
+        report(step, tokens_seen, now, now - eval_seconds, smooth, test_loss, unigram_bits)
+        reported = step
+
     stop = False
     for epoch in range(args.epochs):
         generator.manual_seed(args.seed + epoch)  # DistributedSampler: seed + epoch
@@ -109,16 +124,17 @@ def main(argv=None) -> None:
                 return
             stop = seconds > args.max_minutes * 60
             if step % args.eval_every == 0 or stop:
-                report(step, tokens_seen, seconds, smooth, evaluate(model, test, cfg.block_size),
-                       unigram_bits)
+                evaluate_and_report()
             if stop:
                 break
         print(f"epoch {epoch + 1} done at step {step}", flush=True)
         if stop:
             break
-    if not stop:
-        report(step, tokens_seen, time.perf_counter() - begin, smooth,
-               evaluate(model, test, cfg.block_size), unigram_bits)
+    if reported != step:
+        evaluate_and_report()
+    if args.save:
+        torch.jit.script(model).save(args.save)
+        print(f"saved {args.save}")
 
 
 if __name__ == "__main__":

@@ -108,6 +108,7 @@ def parse_args(argv):
     p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
     p.add_argument("--max-minutes", type=float, default=30.0, help="stop after the epoch past this")
     p.add_argument("--bench", type=int, default=0, metavar="N", help="time N steps and exit")
+    p.add_argument("--save", default="", metavar="PATH", help="save the trained model as TorchScript")
     return p.parse_args(argv)
 
 
@@ -137,6 +138,9 @@ def main(argv=None) -> None:
         if now - begin > args.max_minutes * 60:
             print(f"stopping: past the {args.max_minutes} min budget")
             break
+    if args.save:
+        torch.jit.script(model).save(args.save)
+        print(f"saved {args.save}")
 
 
 if __name__ == "__main__":
