@@ -1,0 +1,155 @@
+// Errors that will not go away fail the job at once, with the reason where
+// the user looks: a model that does not fit the data, a missing data file, a
+// label outside the model's classes, a loss that diverged. Each job below
+// allows restarts, and must spend none of them: the job is FAILED with the
+// rank and torch's (or the loader's) reason in its message.
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/cluster.h"
+#include "worker/data/npy_header.h"
+
+namespace ringleader::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+v1::JobSpec BaseSpec(const std::string& name) {
+  v1::JobSpec s;
+  s.set_name(name);
+  s.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
+  s.mutable_dataset()->set_synthetic_train_size(64);
+  s.mutable_dataset()->set_synthetic_test_size(16);
+  s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
+  s.mutable_optimizer()->set_learning_rate(0.01);
+  s.set_epochs(2);
+  s.set_batch_size(8);
+  s.set_min_workers(2);
+  s.set_max_workers(2);
+  s.set_max_restarts(3);
+  s.set_seed(5);
+  return s;
+}
+
+// Submits `spec` to a fresh cluster of two workers and returns the final job.
+v1::Job RunToEnd(const v1::JobSpec& spec) {
+  auto cluster = Cluster::Start(spec.name());
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  if (!cluster.ok()) return v1::Job();
+  auto job = (*cluster)->Submit(spec);
+  EXPECT_TRUE(job.ok()) << job.status();
+  if (!job.ok()) return v1::Job();
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE((*cluster)->StartWorker().ok());
+  auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(3));
+  EXPECT_TRUE(done.ok()) << done.status();
+  return done.ok() ? *done : v1::Job();
+}
+
+// The job failed on its first generation, naming a rank, in one line.
+void ExpectFailedAtOnce(const v1::Job& job) {
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED) << job.message();
+  EXPECT_EQ(job.restarts(), 0) << job.message();
+  EXPECT_EQ(job.generation(), 1) << job.message();
+  EXPECT_THAT(job.message(), MatchesRegex("rank [01]: .*")) << job.message();
+  EXPECT_EQ(job.message().find('\n'), std::string::npos) << job.message();
+}
+
+// A TorchScript module with one weight and `body` as forward, compiled
+// from source here (no Python needed) and saved under `dir`.
+std::string ScriptModel(const std::string& dir, const std::string& name,
+                        std::vector<int64_t> weight_shape,
+                        const std::string& body) {
+  torch::jit::Module m(name);
+  m.register_attribute("training", c10::BoolType::get(), true);
+  m.register_parameter("weight",
+                       (torch::randn(weight_shape) * 0.01).requires_grad_(),
+                       false);
+  m.define("def forward(self, x):\n" + body + "\n");
+  const std::string path = dir + "/" + name + ".pt";
+  m.save(path);
+  return path;
+}
+
+template <typename T>
+void WriteNpy(const std::string& path, NpyDtype dtype,
+              const std::vector<int64_t>& shape, const std::vector<T>& data) {
+  std::ofstream out(path, std::ios::binary);
+  out << FormatNpyHeader(dtype, shape);
+  out.write(reinterpret_cast<const char*>(data.data()),
+            static_cast<std::streamsize>(data.size() * sizeof(T)));
+}
+
+TEST(JobErrorsTest, ModelThatDoesNotFitTheDataFailsAtOnce) {
+  // The first try of a new user: a CNN for 3 channels on grey images.
+  const std::string dir = FreshDir("rgb-model");
+  v1::JobSpec s = BaseSpec("rgb-on-grey");
+  s.mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
+  s.mutable_model()->set_torchscript_path(ScriptModel(
+      dir, "rgb", {4, 3, 3, 3},
+      "    return torch.flatten(torch.conv2d(x, self.weight), 1)"));
+  const v1::Job job = RunToEnd(s);
+  ExpectFailedAtOnce(job);
+  EXPECT_THAT(job.message(), HasSubstr("the model does not fit the train "
+                                       "split of the synthetic dataset"));
+  EXPECT_THAT(job.message(), HasSubstr("to have 3 channels"));
+}
+
+TEST(JobErrorsTest, MissingDataFileFailsWithItsName) {
+  const std::string dir = FreshDir("missing-data");
+  v1::JobSpec s = BaseSpec("missing-data");
+  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+  v1::DatasetSpec& d = *s.mutable_dataset();
+  d.Clear();
+  d.set_format(v1::DATASET_FORMAT_NPY);
+  d.mutable_train()->add_inputs(dir + "/nope_x.npy");
+  d.mutable_train()->set_targets(dir + "/nope_y.npy");
+  const v1::Job job = RunToEnd(s);
+  ExpectFailedAtOnce(job);
+  EXPECT_THAT(job.message(), HasSubstr("loading the data"));
+  EXPECT_THAT(job.message(), HasSubstr(dir + "/nope_x.npy"));
+}
+
+TEST(JobErrorsTest, LabelOutsideTheModelsClassesNamesTheSample) {
+  const std::string dir = FreshDir("bad-labels");
+  // 32 samples of 4 floats; sample 21's label is 12, the model scores 10.
+  std::vector<float> x(32 * 4, 0.5f);
+  std::vector<int64_t> y(32);
+  for (int i = 0; i < 32; ++i) y[i] = i % 10;
+  y[21] = 12;
+  WriteNpy(dir + "/x.npy", NpyDtype::kFloat32, {32, 4}, x);
+  WriteNpy(dir + "/y.npy", NpyDtype::kInt64, {32}, y);
+  v1::JobSpec s = BaseSpec("bad-labels");
+  s.mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
+  s.mutable_model()->set_torchscript_path(ScriptModel(
+      dir, "linear", {10, 4}, "    return torch.matmul(x, self.weight.t())"));
+  v1::DatasetSpec& d = *s.mutable_dataset();
+  d.Clear();
+  d.set_format(v1::DATASET_FORMAT_NPY);
+  d.mutable_train()->add_inputs(dir + "/x.npy");
+  d.mutable_train()->set_targets(dir + "/y.npy");
+  const v1::Job job = RunToEnd(s);
+  ExpectFailedAtOnce(job);
+  EXPECT_THAT(job.message(),
+              HasSubstr("target 12 of sample 21 is outside [0, 10)"));
+  EXPECT_THAT(job.message(), HasSubstr(dir + "/x.npy"));
+}
+
+TEST(JobErrorsTest, DivergedLossFailsTheJob) {
+  v1::JobSpec s = BaseSpec("diverged");
+  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+  s.mutable_optimizer()->set_learning_rate(1e30);
+  const v1::Job job = RunToEnd(s);
+  ExpectFailedAtOnce(job);
+  EXPECT_THAT(job.message(), MatchesRegex(".*the training loss is (-?nan|inf).*"));
+}
+
+}  // namespace
+}  // namespace ringleader::testing
