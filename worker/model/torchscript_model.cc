@@ -155,6 +155,9 @@ absl::StatusOr<std::unique_ptr<Model>> LoadTorchScriptModel(
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": the TorchScript module has no parameters to train"));
   }
+  // A module saved after .eval() would otherwise train with BatchNorm's
+  // running statistics and no dropout.
+  model->Train(true);
   return std::unique_ptr<Model>(std::move(model));
 }
 
