@@ -42,7 +42,10 @@ absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync) {
   }
   if (!loss.ok()) {
     return JobError(loss.status(),
-                    absl::StrCat("training on the ", parts_.data->Describe()));
+                    parts_.data == nullptr
+                        ? std::string("training")
+                        : absl::StrCat("training on the ",
+                                       parts_.data->Describe()));
   }
   try {
     TimelineSpan span(parts_.timeline, "backward");

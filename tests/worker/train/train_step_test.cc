@@ -1,0 +1,136 @@
+// The step is DDP: N ranks each stepping on their own batch end with the
+// parameters one process gets from a step on the union of the batches, and
+// micro-batches accumulated without sync equal one larger batch.
+#include "worker/train/train_step.h"
+
+#include <torch/torch.h>
+
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/worker/ddp/in_process_communicator.h"
+#include "worker/data/synthetic_dataset.h"
+#include "worker/model/builtin_models.h"
+#include "worker/train/job_error.h"
+
+namespace ringleader {
+namespace {
+
+using ::testing::HasSubstr;
+
+Batch BatchOf(const SyntheticDataset& data, std::vector<int64_t> ids) {
+  Batch b;
+  const int64_t n = static_cast<int64_t>(ids.size());
+  b.inputs = {torch::empty({n, 1, 28, 28})};
+  b.targets = torch::empty({n}, torch::kLong);
+  EXPECT_TRUE(data.Gather(ids.data(), ids.size(),
+                          b.inputs[0].data_ptr<float>(),
+                          b.targets.data_ptr<int64_t>())
+                  .ok());
+  b.sample_ids = std::move(ids);
+  return b;
+}
+
+// One rank: the model from seed 9, SGD, a reducer over `comm`.
+struct Rank {
+  std::unique_ptr<Model> model = MakeMlp({8}, 9).value();
+  Task task{v1::TaskSpec()};
+  std::unique_ptr<torch::optim::SGD> sgd;
+  std::unique_ptr<Reducer> reducer;
+  std::unique_ptr<TrainStep> step;
+
+  Rank(Communicator* comm, int accumulate) {
+    sgd = std::make_unique<torch::optim::SGD>(model->Parameters(),
+                                              torch::optim::SGDOptions(0.5));
+    Reducer::Options o;
+    o.first_bucket_bytes = 512;
+    o.bucket_cap_bytes = 4096;
+    reducer = Reducer::Create(comm, model->Parameters(), o).value();
+    reducer->ZeroGrad();
+    StepParts parts;
+    parts.model = model.get();
+    parts.task = &task;
+    parts.reducer = reducer.get();
+    parts.optimizer = sgd.get();
+    step = std::make_unique<TrainStep>(parts, accumulate);
+  }
+};
+
+std::vector<torch::Tensor> Params(const Model& m) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : m.Parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+TEST(TrainStepTest, TwoRanksEqualOneProcessOnTheUnionOfTheirBatches) {
+  auto data = SyntheticDataset::Create(16, 1).value();
+  const std::vector<std::vector<int64_t>> ids = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  InProcessGroup group(2);
+  std::vector<std::vector<torch::Tensor>> after(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      InProcessCommunicator comm(&group, r);
+      Rank rank(&comm, 1);
+      absl::StatusOr<double> loss =
+          rank.step->Micro(BatchOf(*data, ids[r]), /*sync=*/true);
+      ASSERT_TRUE(loss.ok()) << loss.status();
+      rank.step->Apply();
+      after[r] = Params(*rank.model);
+    });
+  }
+  for (auto& t : threads) t.join();
+
+  InProcessGroup solo_group(1);
+  InProcessCommunicator solo_comm(&solo_group, 0);
+  Rank solo(&solo_comm, 1);
+  ASSERT_TRUE(
+      solo.step->Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7}), true).ok());
+  solo.step->Apply();
+  const std::vector<torch::Tensor> want = Params(*solo.model);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(after[r].size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(after[r][i], want[i], 1e-5, 1e-6))
+          << r << " " << i;
+    }
+  }
+}
+
+TEST(TrainStepTest, AccumulatedMicroBatchesEqualOneBatch) {
+  auto data = SyntheticDataset::Create(16, 1).value();
+  InProcessGroup group(1);
+  InProcessCommunicator comm(&group, 0);
+  Rank accumulating(&comm, 2);
+  ASSERT_TRUE(accumulating.step->Micro(BatchOf(*data, {0, 1, 2}), false).ok());
+  ASSERT_TRUE(accumulating.step->Micro(BatchOf(*data, {3, 4, 5}), true).ok());
+  accumulating.step->Apply();
+  Rank whole(&comm, 1);
+  ASSERT_TRUE(whole.step->Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5}), true).ok());
+  whole.step->Apply();
+  const auto a = Params(*accumulating.model), b = Params(*whole.model);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-5, 1e-6)) << i;
+  }
+}
+
+TEST(TrainStepTest, ABatchTheModelDoesNotFitIsAJobError) {
+  auto data = SyntheticDataset::Create(16, 1).value();
+  InProcessGroup group(1);
+  InProcessCommunicator comm(&group, 0);
+  Rank rank(&comm, 1);
+  Batch bad = BatchOf(*data, {0, 1});
+  bad.targets[1] = 42;  // The model has 10 classes.
+  absl::StatusOr<double> loss = rank.step->Micro(bad, true);
+  ASSERT_FALSE(loss.ok());
+  EXPECT_TRUE(IsJobError(loss.status()));
+  EXPECT_THAT(std::string(loss.status().message()),
+              HasSubstr("training: "));
+  EXPECT_THAT(std::string(loss.status().message()),
+              HasSubstr("target 42 of sample 1 is outside [0, 10)"));
+}
+
+}  // namespace
+}  // namespace ringleader
