@@ -87,6 +87,25 @@ void WriteNpy(const std::string& path, NpyDtype dtype,
             static_cast<std::streamsize>(data.size() * sizeof(T)));
 }
 
+// A job on `dir`/x.npy and `dir`/y.npy with the TorchScript model `model`
+// (a built-in MLP when empty).
+v1::JobSpec NpyJob(const std::string& name, const std::string& dir,
+                   const std::string& model) {
+  v1::JobSpec s = BaseSpec(name);
+  if (model.empty()) {
+    s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+  } else {
+    s.mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
+    s.mutable_model()->set_torchscript_path(model);
+  }
+  v1::DatasetSpec& d = *s.mutable_dataset();
+  d.Clear();
+  d.set_format(v1::DATASET_FORMAT_NPY);
+  d.mutable_train()->add_inputs(dir + "/x.npy");
+  d.mutable_train()->set_targets(dir + "/y.npy");
+  return s;
+}
+
 TEST(JobErrorsTest, ModelThatDoesNotFitTheDataFailsAtOnce) {
   // The first try of a new user: a CNN for 3 channels on grey images.
   const std::string dir = FreshDir("rgb-model");
@@ -104,17 +123,10 @@ TEST(JobErrorsTest, ModelThatDoesNotFitTheDataFailsAtOnce) {
 
 TEST(JobErrorsTest, MissingDataFileFailsWithItsName) {
   const std::string dir = FreshDir("missing-data");
-  v1::JobSpec s = BaseSpec("missing-data");
-  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
-  v1::DatasetSpec& d = *s.mutable_dataset();
-  d.Clear();
-  d.set_format(v1::DATASET_FORMAT_NPY);
-  d.mutable_train()->add_inputs(dir + "/nope_x.npy");
-  d.mutable_train()->set_targets(dir + "/nope_y.npy");
-  const v1::Job job = RunToEnd(s);
+  const v1::Job job = RunToEnd(NpyJob("missing-data", dir, ""));
   ExpectFailedAtOnce(job);
   EXPECT_THAT(job.message(), HasSubstr("loading the data"));
-  EXPECT_THAT(job.message(), HasSubstr(dir + "/nope_x.npy"));
+  EXPECT_THAT(job.message(), HasSubstr(dir + "/x.npy"));
 }
 
 TEST(JobErrorsTest, LabelOutsideTheModelsClassesNamesTheSample) {
@@ -126,16 +138,10 @@ TEST(JobErrorsTest, LabelOutsideTheModelsClassesNamesTheSample) {
   y[21] = 12;
   WriteNpy(dir + "/x.npy", NpyDtype::kFloat32, {32, 4}, x);
   WriteNpy(dir + "/y.npy", NpyDtype::kInt64, {32}, y);
-  v1::JobSpec s = BaseSpec("bad-labels");
-  s.mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
-  s.mutable_model()->set_torchscript_path(ScriptModel(
-      dir, "linear", {10, 4}, "    return torch.matmul(x, self.weight.t())"));
-  v1::DatasetSpec& d = *s.mutable_dataset();
-  d.Clear();
-  d.set_format(v1::DATASET_FORMAT_NPY);
-  d.mutable_train()->add_inputs(dir + "/x.npy");
-  d.mutable_train()->set_targets(dir + "/y.npy");
-  const v1::Job job = RunToEnd(s);
+  const v1::Job job = RunToEnd(NpyJob(
+      "bad-labels", dir,
+      ScriptModel(dir, "linear", {10, 4},
+                  "    return torch.matmul(x, self.weight.t())")));
   ExpectFailedAtOnce(job);
   EXPECT_THAT(job.message(),
               HasSubstr("target 12 of sample 21 is outside [0, 10)"));
@@ -150,16 +156,11 @@ TEST(JobErrorsTest, NonFiniteLossFailsTheJob) {
            std::vector<float>(32 * 4, 1e30f));
   WriteNpy(dir + "/y.npy", NpyDtype::kFloat32, {32},
            std::vector<float>(32, 1.0f));
-  v1::JobSpec s = BaseSpec("overflow");
-  s.mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
-  s.mutable_model()->set_torchscript_path(ScriptModel(
-      dir, "linear", {1, 4}, "    return torch.matmul(x, self.weight.t())"));
+  v1::JobSpec s = NpyJob("overflow", dir,
+                         ScriptModel(dir, "linear", {1, 4},
+                                     "    return torch.matmul(x, "
+                                     "self.weight.t())"));
   s.mutable_task()->set_kind(v1::TASK_KIND_REGRESSION);
-  v1::DatasetSpec& d = *s.mutable_dataset();
-  d.Clear();
-  d.set_format(v1::DATASET_FORMAT_NPY);
-  d.mutable_train()->add_inputs(dir + "/x.npy");
-  d.mutable_train()->set_targets(dir + "/y.npy");
   const v1::Job job = RunToEnd(s);
   ExpectFailedAtOnce(job);
   EXPECT_THAT(job.message(), HasSubstr("the training loss is inf at step 1"));
