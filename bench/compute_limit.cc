@@ -32,8 +32,8 @@
 #include "worker/malloc_tuning.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
-#include "worker/train/progress_reporter.h"
 #include "worker/torch_threads.h"
+#include "worker/train/progress_reporter.h"
 
 ABSL_FLAG(std::string, coordinator, "127.0.0.1:50051", "host:port");
 ABSL_FLAG(int, batch, 64, "Per-rank batch size");

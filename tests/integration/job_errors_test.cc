@@ -69,9 +69,8 @@ std::string ScriptModel(const std::string& dir, const std::string& name,
                         const std::string& body) {
   torch::jit::Module m(name);
   m.register_attribute("training", c10::BoolType::get(), true);
-  m.register_parameter("weight",
-                       (torch::randn(weight_shape) * 0.01).requires_grad_(),
-                       false);
+  m.register_parameter(
+      "weight", (torch::randn(weight_shape) * 0.01).requires_grad_(), false);
   m.define("def forward(self, x):\n" + body + "\n");
   const std::string path = dir + "/" + name + ".pt";
   m.save(path);
@@ -111,9 +110,9 @@ TEST(JobErrorsTest, ModelThatDoesNotFitTheDataFailsAtOnce) {
   const std::string dir = FreshDir("rgb-model");
   v1::JobSpec s = BaseSpec("rgb-on-grey");
   s.mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
-  s.mutable_model()->set_torchscript_path(ScriptModel(
-      dir, "rgb", {4, 3, 3, 3},
-      "    return torch.flatten(torch.conv2d(x, self.weight), 1)"));
+  s.mutable_model()->set_torchscript_path(
+      ScriptModel(dir, "rgb", {4, 3, 3, 3},
+                  "    return torch.flatten(torch.conv2d(x, self.weight), 1)"));
   const v1::Job job = RunToEnd(s);
   ExpectFailedAtOnce(job);
   EXPECT_THAT(job.message(), HasSubstr("the model does not fit the train "
@@ -138,10 +137,10 @@ TEST(JobErrorsTest, LabelOutsideTheModelsClassesNamesTheSample) {
   y[21] = 12;
   WriteNpy(dir + "/x.npy", NpyDtype::kFloat32, {32, 4}, x);
   WriteNpy(dir + "/y.npy", NpyDtype::kInt64, {32}, y);
-  const v1::Job job = RunToEnd(NpyJob(
-      "bad-labels", dir,
-      ScriptModel(dir, "linear", {10, 4},
-                  "    return torch.matmul(x, self.weight.t())")));
+  const v1::Job job = RunToEnd(
+      NpyJob("bad-labels", dir,
+             ScriptModel(dir, "linear", {10, 4},
+                         "    return torch.matmul(x, self.weight.t())")));
   ExpectFailedAtOnce(job);
   EXPECT_THAT(job.message(),
               HasSubstr("target 12 of sample 21 is outside [0, 10)"));

@@ -2,10 +2,10 @@
 
 #include "common/distributed_sampler.h"
 #include "gtest/gtest.h"
-#include "worker/train/checkpoint.h"
 #include "worker/data/synthetic_dataset.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
+#include "worker/train/checkpoint.h"
 
 namespace ringleader::testing {
 

@@ -86,8 +86,9 @@ TEST(WorkloadsTest, ResNetWithBatchNormOnFashionMnistArrays) {
   RunPython({RunfilePath("examples/resnet/prepare.py"), "--out", dir,
              "--limit-train", "8192", "--limit-test", "1024", "--widths",
              "8,16,32"});
-  v1::JobSpec spec = ExampleSpec("examples/resnet/resnet_fashion_mnist.textproto",
-                                 "/tmp/ringleader-resnet", dir);
+  v1::JobSpec spec =
+      ExampleSpec("examples/resnet/resnet_fashion_mnist.textproto",
+                  "/tmp/ringleader-resnet", dir);
   spec.set_epochs(3);
   const v1::Job job = Train(spec);
   ASSERT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.message();
@@ -109,12 +110,20 @@ TEST(WorkloadsTest, ResNetWithBatchNormOnFashionMnistArrays) {
       {"-c",
        absl::StrCat(
            "import numpy as np, torch, json\n"
-           "m = torch.jit.load('", spec.export_().torchscript_path(), "')\n"
-           "x = np.load('", dir, "/test_x.npy').astype(np.float32) / 255\n"
-           "n = json.load(open('", dir, "/normalization.json'))\n"
+           "m = torch.jit.load('",
+           spec.export_().torchscript_path(),
+           "')\n"
+           "x = np.load('",
+           dir,
+           "/test_x.npy').astype(np.float32) / 255\n"
+           "n = json.load(open('",
+           dir,
+           "/normalization.json'))\n"
            "x = (x - np.array(n['mean'], np.float32)[None, :, None, None]) / "
            "np.array(n['std'], np.float32)[None, :, None, None]\n"
-           "y = torch.from_numpy(np.load('", dir, "/test_y.npy'))\n"
+           "y = torch.from_numpy(np.load('",
+           dir,
+           "/test_y.npy'))\n"
            "with torch.no_grad(): p = m(torch.from_numpy(x)).argmax(1)\n"
            "print((p == y).double().mean().item())\n")});
   EXPECT_NEAR(std::stod(out.empty() ? "0" : out), metrics.at("accuracy"),
@@ -129,9 +138,8 @@ TEST(WorkloadsTest, GptOnFortunesTokens) {
                     "python3-numpy, and the fortunes package";
   }
   const std::string dir = FreshDir("gpt");
-  RunPython({RunfilePath("examples/gpt/prepare.py"), "--out", dir,
-             "--n-layer", "2", "--n-head", "2", "--n-embd", "64",
-             "--block-size", "32"});
+  RunPython({RunfilePath("examples/gpt/prepare.py"), "--out", dir, "--n-layer",
+             "2", "--n-head", "2", "--n-embd", "64", "--block-size", "32"});
   // A subset: 300k bytes to train on, 40k to test.
   std::filesystem::resize_file(dir + "/train.bin", 2 * 300000);
   std::filesystem::resize_file(dir + "/test.bin", 2 * 40000);
@@ -154,10 +162,10 @@ TEST(WorkloadsTest, GptOnFortunesTokens) {
   EXPECT_LT(metrics.at("bits_per_token"), 0.9 * unigram);
   EXPECT_NEAR(metrics.at("perplexity"), std::exp(metrics.at("loss")), 1e-6);
   // Python loads the export and generates text from a prompt.
-  const std::string text = RunPython(
-      {RunfilePath("examples/gpt/generate.py"), "--model",
-       spec.export_().torchscript_path(), "--prompt", "The ", "--num-bytes",
-       "40", "--seed", "1"});
+  const std::string text =
+      RunPython({RunfilePath("examples/gpt/generate.py"), "--model",
+                 spec.export_().torchscript_path(), "--prompt", "The ",
+                 "--num-bytes", "40", "--seed", "1"});
   EXPECT_THAT(text, HasSubstr("The "));
   EXPECT_GE(text.size(), 40u);
 }

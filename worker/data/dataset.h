@@ -30,7 +30,9 @@ struct FieldShape {
 
   int64_t numel() const;
   size_t element_bytes() const { return type == ElementType::kInt64 ? 8 : 4; }
-  size_t bytes() const { return static_cast<size_t>(numel()) * element_bytes(); }
+  size_t bytes() const {
+    return static_cast<size_t>(numel()) * element_bytes();
+  }
   // "float32 [3, 32, 32]".
   std::string ToString() const;
   bool operator==(const FieldShape& o) const {
@@ -89,8 +91,7 @@ class ImageDataset : public Dataset {
   // GatherFields for this one-input shape: n images of
   // 1 x image_rows() x image_cols() floats and n labels.
   virtual absl::Status Gather(const int64_t* indices, size_t n,
-                              float* images_out,
-                              int64_t* labels_out) const = 0;
+                              float* images_out, int64_t* labels_out) const = 0;
 
   std::vector<FieldShape> input_fields() const override;
   FieldShape target_field() const override;

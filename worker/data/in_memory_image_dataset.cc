@@ -40,9 +40,8 @@ InMemoryImageDataset::Create(IdxDataset data, Normalization normalization,
                        ", outside [0, ", num_classes, ")"));
     }
   }
-  return std::unique_ptr<InMemoryImageDataset>(
-      new InMemoryImageDataset(std::move(data), normalization, num_classes,
-                               std::move(description)));
+  return std::unique_ptr<InMemoryImageDataset>(new InMemoryImageDataset(
+      std::move(data), normalization, num_classes, std::move(description)));
 }
 
 InMemoryImageDataset::InMemoryImageDataset(IdxDataset data,

@@ -14,9 +14,7 @@ namespace ringleader {
 namespace {
 
 // `t`'s bytes as a flat uint8 view.
-at::Tensor Bytes(const at::Tensor& t) {
-  return t.view({-1}).view(at::kByte);
-}
+at::Tensor Bytes(const at::Tensor& t) { return t.view({-1}).view(at::kByte); }
 
 }  // namespace
 
@@ -57,9 +55,8 @@ absl::Status BufferSync::Sync(int root) {
   if (sending) {
     for (auto& [slice, bytes] : slices) slice.copy_(bytes);
   }
-  if (absl::Status s = comm_->Broadcast(flat_.data_ptr(),
-                                        static_cast<size_t>(flat_.numel()),
-                                        root);
+  if (absl::Status s = comm_->Broadcast(
+          flat_.data_ptr(), static_cast<size_t>(flat_.numel()), root);
       !s.ok()) {
     return s;
   }

@@ -20,19 +20,29 @@ namespace {
 
 absl::StatusOr<std::string> DtypeName(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: return std::string("F32");
-    case at::kDouble: return std::string("F64");
-    case at::kHalf: return std::string("F16");
-    case at::kBFloat16: return std::string("BF16");
-    case at::kLong: return std::string("I64");
-    case at::kInt: return std::string("I32");
-    case at::kShort: return std::string("I16");
-    case at::kChar: return std::string("I8");
-    case at::kByte: return std::string("U8");
-    case at::kBool: return std::string("BOOL");
+    case at::kFloat:
+      return std::string("F32");
+    case at::kDouble:
+      return std::string("F64");
+    case at::kHalf:
+      return std::string("F16");
+    case at::kBFloat16:
+      return std::string("BF16");
+    case at::kLong:
+      return std::string("I64");
+    case at::kInt:
+      return std::string("I32");
+    case at::kShort:
+      return std::string("I16");
+    case at::kChar:
+      return std::string("I8");
+    case at::kByte:
+      return std::string("U8");
+    case at::kBool:
+      return std::string("BOOL");
     default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "safetensors has no dtype for ", c10::toString(t)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("safetensors has no dtype for ", c10::toString(t)));
   }
 }
 

@@ -21,10 +21,9 @@ namespace ringleader {
 // Writes `tensors` (any device; copied to the CPU) to `path` through a
 // temporary file renamed into place. InvalidArgument for an empty or
 // duplicate name, or a dtype safetensors has no name for (complex, quantized).
-absl::Status WriteSafetensors(const std::vector<NamedTensor>& tensors,
-                              const std::string& path,
-                              const std::map<std::string, std::string>& metadata =
-                                  {});
+absl::Status WriteSafetensors(
+    const std::vector<NamedTensor>& tensors, const std::string& path,
+    const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace ringleader
 

@@ -93,8 +93,8 @@ class CnnImpl : public torch::nn::Module {
  public:
   // `shape.input_dims` is [C, H, W] with H, W >= 16 (MakeCnn checks).
   explicit CnnImpl(const ModelShape& shape)
-      : conv1_(register_module(
-            "conv1", torch::nn::Conv2d(shape.input_dims[0], 16, 5))),
+      : conv1_(register_module("conv1",
+                               torch::nn::Conv2d(shape.input_dims[0], 16, 5))),
         conv2_(register_module("conv2", torch::nn::Conv2d(16, 32, 5))),
         fc1_(register_module(
             "fc1", torch::nn::Linear(32 * PooledSize(shape.input_dims[1]) *
@@ -116,8 +116,7 @@ class CnnImpl : public torch::nn::Module {
            "self.conv2.weight, self.conv2.bias)), [2, 2])\n"
            "    x = torch.flatten(x, 1)\n"
            "    x = torch.relu(" +
-           ScriptLinear("fc1") + ")\n    return " + ScriptLinear("fc2") +
-           "\n";
+           ScriptLinear("fc1") + ")\n    return " + ScriptLinear("fc2") + "\n";
   }
 
   at::Tensor forward(const at::Tensor& images) {
@@ -268,16 +267,15 @@ absl::Status CheckShape(const char* what, const ModelShape& shape) {
   }
   for (int64_t d : shape.input_dims) {
     if (d < 1 || d > kMaxBuiltinParameters) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": input dimensions must be in [1, ",
-                       kMaxBuiltinParameters, "], got [",
-                       absl::StrJoin(shape.input_dims, ", "), "]"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": input dimensions must be in [1, ", kMaxBuiltinParameters,
+          "], got [", absl::StrJoin(shape.input_dims, ", "), "]"));
     }
   }
   if (Numel(shape.input_dims) > kMaxBuiltinParameters) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": input samples of more than ", kMaxBuiltinParameters,
-        " values"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": input samples of more than ",
+                     kMaxBuiltinParameters, " values"));
   }
   return absl::OkStatus();
 }

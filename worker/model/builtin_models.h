@@ -2,11 +2,11 @@
 #define RINGLEADER_WORKER_MODEL_BUILTIN_MODELS_H_
 
 // The models Ringleader ships, as torch::nn modules, for float image
-// inputs of any size (ModelShape: 28x28 grey and 10 classes by default). Both are deterministic: no dropout, and initialization
-// from torch's default CPU generator seeded with `seed`, in the order a
-// Python script would construct the same layers (so
-// `torch.manual_seed(seed)` + the same nn.Linear/nn.Conv2d sequence in
-// Python gives bit-identical initial weights).
+// inputs of any size (ModelShape: 28x28 grey and 10 classes by default). Both
+// are deterministic: no dropout, and initialization from torch's default CPU
+// generator seeded with `seed`, in the order a Python script would construct
+// the same layers (so `torch.manual_seed(seed)` + the same nn.Linear/nn.Conv2d
+// sequence in Python gives bit-identical initial weights).
 //
 // Construction seeds torch's process-wide generator, so these functions
 // serialize on a process-wide mutex: concurrent builds in one process stay

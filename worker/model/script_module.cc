@@ -34,8 +34,8 @@ torch::jit::Module SubmoduleFor(
     auto it = made.find(key);
     if (it == made.end()) {
       torch::jit::Module sub(
-          c10::QualifiedName(absl::StrCat("__torch__.ringleader.",
-                                          absl::StrReplaceAll(key, {{".", "_"}}))),
+          c10::QualifiedName(absl::StrCat(
+              "__torch__.ringleader.", absl::StrReplaceAll(key, {{".", "_"}}))),
           cu, /*shouldMangle=*/true);
       sub.register_attribute("training", c10::BoolType::get(), true);
       parent.register_module(part, sub);
@@ -99,7 +99,8 @@ absl::Status SaveScriptModule(const torch::jit::Module& module,
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     std::remove(tmp.c_str());
-    return absl::ErrnoToStatus(err, absl::StrCat("renaming ", tmp, " to ", path));
+    return absl::ErrnoToStatus(err,
+                               absl::StrCat("renaming ", tmp, " to ", path));
   }
   return absl::OkStatus();
 }

@@ -29,9 +29,9 @@ absl::StatusOr<std::vector<int64_t>> SumVotes(Communicator& comm,
                                               const c10::Device& device) {
   torch::Tensor votes =
       torch::tensor(vote, torch::dtype(torch::kInt64)).to(device);
-  if (absl::Status s = comm.AllReduceSum(
-          votes.data_ptr(), static_cast<size_t>(votes.numel()),
-          DataType::kInt64);
+  if (absl::Status s = comm.AllReduceSum(votes.data_ptr(),
+                                         static_cast<size_t>(votes.numel()),
+                                         DataType::kInt64);
       !s.ok()) {
     return CollectiveFailed(s);
   }
@@ -62,8 +62,8 @@ absl::StatusOr<ResumePoint> ResumeFromOffered(
     LOG(WARNING) << "rank " << gen.rank() << " skips unreadable checkpoint "
                  << why;
   }
-  absl::StatusOr<std::vector<int64_t>> votes = SumVotes(
-      comm, ResumeVote(choice->index, candidates.size()), device);
+  absl::StatusOr<std::vector<int64_t>> votes =
+      SumVotes(comm, ResumeVote(choice->index, candidates.size()), device);
   if (!votes.ok()) return votes.status();
   absl::StatusOr<int> agreed =
       AgreedCheckpoint(*votes, gen.world_size(), candidates, *choice);
@@ -113,9 +113,9 @@ absl::Status Checkpointer::Save(const CheckpointPosition& position,
       client_->CommitCheckpoint(c);
   if (!committed.ok()) return committed.status();
   // Only after this commit succeeded: the older files are still offered.
-  if (absl::Status s = PruneCheckpointFiles(spec_.checkpoint_dir(),
-                                            spec_.name(), position.step,
-                                            kKeepCheckpoints);
+  if (absl::Status s =
+          PruneCheckpointFiles(spec_.checkpoint_dir(), spec_.name(),
+                               position.step, kKeepCheckpoints);
       !s.ok()) {
     LOG(WARNING) << "checkpoint pruning: " << s.message();
   }

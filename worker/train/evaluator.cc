@@ -44,7 +44,8 @@ absl::StatusOr<MetricSums> Evaluate(Model& model, const Task& task,
   model.Train(true);
   if (status.ok()) status = loader->status();
   if (!status.ok()) {
-    return JobError(status, absl::StrCat("evaluating on the ", data.Describe()));
+    return JobError(status,
+                    absl::StrCat("evaluating on the ", data.Describe()));
   }
   return sums;
 }

@@ -24,8 +24,7 @@ class MetricSums {
   // sum / count of `name`; 0 when it has no count.
   double Mean(const std::string& name) const;
 
-  void AppendTo(
-      google::protobuf::RepeatedPtrField<v1::MetricSum>* out) const;
+  void AppendTo(google::protobuf::RepeatedPtrField<v1::MetricSum>* out) const;
   const std::vector<v1::MetricSum>& sums() const { return sums_; }
 
  private:

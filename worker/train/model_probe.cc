@@ -20,7 +20,8 @@ namespace {
 // "float32 [3, 32, 32] -> int64 []".
 std::string FieldsString(const Dataset& data) {
   std::vector<std::string> inputs;
-  for (const FieldShape& f : data.input_fields()) inputs.push_back(f.ToString());
+  for (const FieldShape& f : data.input_fields())
+    inputs.push_back(f.ToString());
   return absl::StrCat(absl::StrJoin(inputs, ", "), " -> targets ",
                       data.target_field().ToString());
 }
@@ -67,9 +68,9 @@ absl::Status ProbeModel(Model& model, const Task& task, const Dataset& data,
   }
   model.Train(true);
   if (!s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the model does not fit the ", data.Describe(), " (inputs ",
-        FieldsString(data), "): ", s.message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model does not fit the ", data.Describe(),
+                     " (inputs ", FieldsString(data), "): ", s.message()));
   }
   return absl::OkStatus();
 }

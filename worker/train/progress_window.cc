@@ -80,8 +80,7 @@ v1::ReportProgressRequest ProgressWindow::Evaluated(int64_t epochs,
 }
 
 v1::ReportProgressRequest ProgressWindow::Final(int64_t last_epoch,
-                                                int64_t step,
-                                                double train_loss,
+                                                int64_t step, double train_loss,
                                                 const MetricSums& test) const {
   v1::ReportProgressRequest r = Header(last_epoch, step);
   r.set_loss(train_loss);

@@ -63,7 +63,8 @@ absl::Status Task::CheckClasses(const at::Tensor& output,
   const int64_t classes = output.size(-1);
   const at::Tensor flat = targets.reshape({-1});
   const at::Tensor bad =
-      flat.ne(ignore_index_).logical_and(flat.lt(0).logical_or(flat.ge(classes)));
+      flat.ne(ignore_index_)
+          .logical_and(flat.lt(0).logical_or(flat.ge(classes)));
   if (!bad.any().item<bool>()) return absl::OkStatus();
   const int64_t pos = bad.nonzero().min().item<int64_t>();
   const int64_t per_sample = targets.numel() / targets.size(0);
@@ -78,14 +79,14 @@ absl::Status Task::CheckClasses(const at::Tensor& output,
 
 absl::Status Task::CheckRegression(const at::Tensor& output,
                                    const at::Tensor& targets) const {
-  if (output.numel() != targets.numel() ||
-      output.size(0) != targets.size(0) ||
+  if (output.numel() != targets.numel() || output.size(0) != targets.size(0) ||
       !at::isFloatingType(output.scalar_type()) ||
       !at::isFloatingType(targets.scalar_type())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the model's output ", Shape(output), " does not fit the targets ",
-        Shape(targets), ": regression needs float outputs of the targets' "
-        "shape"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model's output ", Shape(output),
+                     " does not fit the targets ", Shape(targets),
+                     ": regression needs float outputs of the targets' "
+                     "shape"));
   }
   return absl::OkStatus();
 }
@@ -126,12 +127,11 @@ void Task::AccumulateClasses(const at::Tensor& output,
   const at::Tensor labels = targets.reshape({-1});
   const at::Tensor valid = labels.ne(ignore_index_);
   const int64_t n = valid.sum().item<int64_t>();
-  const double loss_sum =
-      F::cross_entropy(logits, labels,
-                       F::CrossEntropyFuncOptions()
-                           .ignore_index(ignore_index_)
-                           .reduction(torch::kSum))
-          .item<double>();
+  const double loss_sum = F::cross_entropy(logits, labels,
+                                           F::CrossEntropyFuncOptions()
+                                               .ignore_index(ignore_index_)
+                                               .reduction(torch::kSum))
+                              .item<double>();
   sums.Add("loss", loss_sum, n);
   const at::Tensor hit = logits.argmax(1).eq(labels).logical_and(valid);
   sums.Add("accuracy", hit.sum().item<double>(), n);
@@ -144,8 +144,7 @@ void Task::AccumulateClasses(const at::Tensor& output,
   }
 }
 
-absl::Status Task::Accumulate(const ModelOutput& out,
-                              const at::Tensor& targets,
+absl::Status Task::Accumulate(const ModelOutput& out, const at::Tensor& targets,
                               const std::vector<int64_t>& sample_ids,
                               MetricSums& sums) const {
   if (!out.output.defined() || (model_computes_loss() && !classes())) {
@@ -153,9 +152,8 @@ absl::Status Task::Accumulate(const ModelOutput& out,
     if (!out.loss.defined()) {
       return absl::InvalidArgumentError("the model returned no loss");
     }
-    const int64_t n = kind_ == v1::TASK_KIND_LANGUAGE_MODEL
-                          ? targets.numel()
-                          : targets.size(0);
+    const int64_t n = kind_ == v1::TASK_KIND_LANGUAGE_MODEL ? targets.numel()
+                                                            : targets.size(0);
     sums.Add("loss", out.loss.item<double>() * n, n);
     return absl::OkStatus();
   }

@@ -33,9 +33,9 @@ class Task {
   // tokens). InvalidArgument, naming the sample by its dataset index
   // (`sample_ids`, one per batch row), when the output does not fit the
   // targets: shapes, dtypes, a class id outside the model's classes.
-  absl::StatusOr<at::Tensor> Loss(
-      const ModelOutput& out, const at::Tensor& targets,
-      const std::vector<int64_t>& sample_ids) const;
+  absl::StatusOr<at::Tensor> Loss(const ModelOutput& out,
+                                  const at::Tensor& targets,
+                                  const std::vector<int64_t>& sample_ids) const;
 
   // Adds one evaluation batch to `sums` (call without gradients):
   // classification "loss", "accuracy", "top<k>_accuracy"; language model

@@ -19,7 +19,8 @@ absl::StatusOr<at::Tensor> TrainStep::ForwardLoss(const Batch& batch) {
   TimelineSpan span(parts_.timeline, "forward");
   std::vector<at::Tensor> inputs;
   inputs.reserve(batch.inputs.size());
-  for (const at::Tensor& t : batch.inputs) inputs.push_back(t.to(parts_.device));
+  for (const at::Tensor& t : batch.inputs)
+    inputs.push_back(t.to(parts_.device));
   const at::Tensor targets = batch.targets.to(parts_.device);
   absl::StatusOr<ModelOutput> out = parts_.model->Forward(
       inputs, parts_.task->model_computes_loss() ? targets : at::Tensor());
@@ -41,11 +42,10 @@ absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync) {
     loss = TorchErrorToStatus(absl::StatusCode::kInvalidArgument, "loss", e);
   }
   if (!loss.ok()) {
-    return JobError(loss.status(),
-                    parts_.data == nullptr
-                        ? std::string("training")
-                        : absl::StrCat("training on the ",
-                                       parts_.data->Describe()));
+    return JobError(loss.status(), parts_.data == nullptr
+                                       ? std::string("training")
+                                       : absl::StrCat("training on the ",
+                                                      parts_.data->Describe()));
   }
   try {
     TimelineSpan span(parts_.timeline, "backward");

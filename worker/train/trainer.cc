@@ -49,17 +49,17 @@ absl::StatusOr<ModelShape> BuiltinShape(const v1::JobSpec& spec,
   ModelShape shape;
   shape.input_dims = fields[0].dims;
   shape.num_classes = spec.task().num_classes() > 0 ? spec.task().num_classes()
-                                                     : train.num_classes();
+                                                    : train.num_classes();
   if (shape.num_classes < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the number of classes is unknown for the ", train.Describe(),
-        ": set task.num_classes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the number of classes is unknown for the ",
+                     train.Describe(), ": set task.num_classes"));
   }
   return shape;
 }
 
 int64_t OptimizerStepsPerEpoch(const v1::JobSpec& spec, int64_t train_size,
-                      int32_t world) {
+                               int32_t world) {
   const int accumulate = std::max(1, spec.gradient_accumulation_steps());
   return (StepsPerEpoch(train_size, world, spec.batch_size(),
                         spec.dataset().drop_last()) +
@@ -122,8 +122,7 @@ absl::Status Trainer::BuildModelAndTask() {
   if (!model.ok()) return JobError(model.status(), "building the model");
   model_ = *std::move(model);
   if (absl::Status s = model_->To(device_); !s.ok()) return s;
-  if (absl::Status s =
-          ProbeModel(*model_, *task_, *env_.data->train, device_);
+  if (absl::Status s = ProbeModel(*model_, *task_, *env_.data->train, device_);
       !s.ok()) {
     return JobError(s);
   }
@@ -173,7 +172,8 @@ absl::Status Trainer::SetUpReplicas() {
   if (!reducer.ok()) return reducer.status();
   reducer_ = *std::move(reducer);
   std::vector<at::Tensor> buffers;
-  for (const NamedTensor& b : model_->NamedBuffers()) buffers.push_back(b.tensor);
+  for (const NamedTensor& b : model_->NamedBuffers())
+    buffers.push_back(b.tensor);
   if (absl::Status s = reducer_->BroadcastParameters(buffers); !s.ok()) {
     return Broken(CollectiveFailed(s));
   }
@@ -189,8 +189,8 @@ absl::Status Trainer::Train() {
   const v1::JobSpec& spec = gen_.spec();
   if (absl::Status s = BuildModelAndTask(); !s.ok()) return s;
   if (absl::Status s = SetUpReplicas(); !s.ok()) return s;
-  source_ = std::make_unique<BatchSource>(env_.client, env_.data, job_id_,
-                                          gen_, resumed_checkpoint_id_);
+  source_ = std::make_unique<BatchSource>(env_.client, env_.data, job_id_, gen_,
+                                          resumed_checkpoint_id_);
   StepParts parts;
   parts.model = model_.get();
   parts.task = task_.get();
@@ -200,8 +200,8 @@ absl::Status Trainer::Train() {
   parts.timeline = timeline_.get();
   parts.device = device_;
   parts.data = env_.data->train.get();
-  step_runner_ = std::make_unique<TrainStep>(
-      parts, spec.gradient_accumulation_steps());
+  step_runner_ =
+      std::make_unique<TrainStep>(parts, spec.gradient_accumulation_steps());
   checkpointer_ = std::make_unique<Checkpointer>(
       env_.client, job_id_, gen_, model_.get(), optimizer_.get());
   reporter_ = std::make_unique<ProgressReporter>(
@@ -216,9 +216,9 @@ absl::Status Trainer::Train() {
       absl::Milliseconds(spec.progress_min_interval_ms()), now);
   steps_per_epoch_ =
       OptimizerStepsPerEpoch(spec, env_.data->train->size(), gen_.world_size());
-  window_ = std::make_unique<ProgressWindow>(
-      job_id_, gen_.generation(), gen_.rank(),
-      steps_per_epoch_ * spec.epochs(), now);
+  window_ =
+      std::make_unique<ProgressWindow>(job_id_, gen_.generation(), gen_.rank(),
+                                       steps_per_epoch_ * spec.epochs(), now);
   for (int64_t epoch = resumed_epoch_; epoch < spec.epochs(); ++epoch) {
     if (absl::Status s = RunEpoch(epoch); !s.ok()) return s;
   }
@@ -247,9 +247,9 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
       batch = e->loader->Next();
     }
     if (!batch.has_value()) {
-      return JobError(e->loader->status(),
-                      absl::StrCat("reading the ",
-                                   source_->train_data().Describe()));
+      return JobError(
+          e->loader->status(),
+          absl::StrCat("reading the ", source_->train_data().Describe()));
     }
     const bool sync = (b + 1) % accumulate == 0 || b + 1 == num_batches;
     if (absl::Status s = RunBatch(epoch, *batch, sync); !s.ok()) return s;
@@ -257,9 +257,9 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
     if (!sync) continue;
     step_runner_->Apply();
     ++step_;
-    if (absl::Status s = AfterStep(epoch, b, num_batches,
-                                   e->loader->num_samples(),
-                                   e->shard.start_offset());
+    if (absl::Status s =
+            AfterStep(epoch, b, num_batches, e->loader->num_samples(),
+                      e->shard.start_offset());
         !s.ok()) {
       return s;
     }
@@ -283,7 +283,8 @@ absl::Status Trainer::RunBatch(int64_t epoch, const Batch& batch, bool sync) {
     // Every later step would be NaN too: the job's own failure.
     return JobError(absl::InvalidArgumentError(absl::StrCat(
         "the training loss is ", *loss, " at step ", step_ + 1, " (epoch ",
-        epoch, ", a batch of samples ", batch.sample_ids.front(), ", ...; lower "
+        epoch, ", a batch of samples ", batch.sample_ids.front(),
+        ", ...; lower "
         "the learning rate or check the data)")));
   }
   epoch_loss_sum_ += *loss;
@@ -296,7 +297,8 @@ absl::Status Trainer::AfterStep(int64_t epoch, int64_t b, int64_t num_batches,
   const v1::JobSpec& spec = gen_.spec();
   const absl::Time now = absl::Now();
   if (env_.metrics != nullptr) {
-    env_.metrics->step_seconds->Observe(absl::ToDoubleSeconds(now - step_start_));
+    env_.metrics->step_seconds->Observe(
+        absl::ToDoubleSeconds(now - step_start_));
     env_.metrics->steps->Increment();
     env_.metrics->step->Set(static_cast<double>(step_));
   }
@@ -338,8 +340,8 @@ absl::Status Trainer::EndEpoch(int64_t epoch, int64_t batches) {
   absl::StatusOr<std::unique_ptr<BatchLoader>> test =
       source_->Test(std::max<int64_t>(256, spec.batch_size()));
   if (!test.ok()) return test.status();
-  absl::StatusOr<MetricSums> sums = Evaluate(
-      *model_, *task_, test->get(), source_->test_data(), device_);
+  absl::StatusOr<MetricSums> sums =
+      Evaluate(*model_, *task_, test->get(), source_->test_data(), device_);
   if (!sums.ok()) return sums.status();
   reporter_->Submit(
       window_->Evaluated(epoch + 1, step_, last_epoch_loss_, *sums));
@@ -352,8 +354,8 @@ absl::Status Trainer::Finish() {
   absl::StatusOr<std::unique_ptr<BatchLoader>> test =
       source_->Test(std::max<int64_t>(256, spec.batch_size()));
   if (!test.ok()) return test.status();
-  absl::StatusOr<MetricSums> sums = Evaluate(
-      *model_, *task_, test->get(), source_->test_data(), device_);
+  absl::StatusOr<MetricSums> sums =
+      Evaluate(*model_, *task_, test->get(), source_->test_data(), device_);
   if (!sums.ok()) return sums.status();
   if (gen_.rank() == 0) {
     // Before the final report: once the job is SUCCEEDED the files are there.
@@ -365,15 +367,14 @@ absl::Status Trainer::Finish() {
             << last_epoch_loss_ << ", test metrics "
             << absl::StrJoin(sums->sums(), ", ",
                              [](std::string* out, const v1::MetricSum& m) {
-                               absl::StrAppend(out, m.name(), " ",
-                                               m.count() > 0
-                                                   ? m.sum() / m.count()
-                                                   : 0.0);
+                               absl::StrAppend(
+                                   out, m.name(), " ",
+                                   m.count() > 0 ? m.sum() / m.count() : 0.0);
                              });
   // Written before the final report, so the file is there once the job is.
   FlushTimeline();
-  return env_.client->ReportProgress(window_->Final(
-      spec.epochs() - 1, step_, last_epoch_loss_, *sums));
+  return env_.client->ReportProgress(
+      window_->Final(spec.epochs() - 1, step_, last_epoch_loss_, *sums));
 }
 
 }  // namespace ringleader

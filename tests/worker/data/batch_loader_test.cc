@@ -7,8 +7,8 @@
 #include <memory>
 #include <numeric>
 #include <optional>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"

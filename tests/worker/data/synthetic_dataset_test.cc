@@ -31,7 +31,8 @@ struct Gathered {
   std::vector<int64_t> labels;
 };
 
-Gathered GatherAll(const ImageDataset& ds, const std::vector<int64_t>& indices) {
+Gathered GatherAll(const ImageDataset& ds,
+                   const std::vector<int64_t>& indices) {
   Gathered g;
   g.images.resize(indices.size() * ds.image_numel());
   g.labels.resize(indices.size());

@@ -52,7 +52,8 @@ class InProcessGroup {
     absl::MutexLock lock(&mu_);
     Op& op = ops_[seq];
     if (rank == root) {
-      op.bytes.assign(static_cast<char*>(data), static_cast<char*>(data) + bytes);
+      op.bytes.assign(static_cast<char*>(data),
+                      static_cast<char*>(data) + bytes);
       op.has_bytes = true;
     }
     auto ready = [&op] { return op.has_bytes; };

@@ -77,10 +77,10 @@ TEST(ModelExportTest, UsersTorchScriptModelWithBatchNorm) {
                     "python3-torch and python3-numpy)";
   }
   const std::string made = TempPath("user_model.pt");
-  ASSERT_EQ(std::system(absl::StrCat("/usr/bin/python3 ", kScript, " make ",
-                                     made)
-                            .c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(
+          absl::StrCat("/usr/bin/python3 ", kScript, " make ", made).c_str()),
+      0);
   absl::StatusOr<std::unique_ptr<Model>> model = LoadTorchScriptModel(made);
   ASSERT_TRUE(model.ok()) << model.status();
   torch::manual_seed(7);

@@ -135,10 +135,9 @@ TEST(TorchScriptModelTest, ForwardReturningATupleWithoutLoss) {
            "tuple.pt");
   auto m = MustLoad(path);
   ASSERT_NE(m, nullptr);
-  EXPECT_THAT(std::string(m->Forward(torch::randn({2, 1, 28, 28}))
-                              .status()
-                              .message()),
-              HasSubstr("forward returned Tuple, not a Tensor"));
+  EXPECT_THAT(
+      std::string(m->Forward(torch::randn({2, 1, 28, 28})).status().message()),
+      HasSubstr("forward returned Tuple, not a Tensor"));
 }
 
 // LOSS_KIND_MODEL: forward(inputs..., targets) returns the loss alone,
@@ -189,8 +188,8 @@ TEST(TorchScriptModelTest, ExportedTorchScriptKeepsTrainedWeights) {
   EXPECT_FALSE(back.is_training());
   const at::Tensor x = torch::randn({2, 1, 28, 28});
   m->Train(false);
-  EXPECT_TRUE(torch::allclose(back.forward({x}).toTensor(),
-                              m->Forward(x).value()));
+  EXPECT_TRUE(
+      torch::allclose(back.forward({x}).toTensor(), m->Forward(x).value()));
 }
 
 TEST(TorchScriptModelTest, ModuleWithoutForwardOrParameters) {

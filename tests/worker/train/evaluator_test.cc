@@ -37,9 +37,9 @@ TEST(EvaluatorTest, SumsEqualOneForwardOverTheWholeSplit) {
   torch::Tensor y = torch::empty({50}, torch::kLong);
   std::vector<int64_t> ids(50);
   std::iota(ids.begin(), ids.end(), 0);
-  ASSERT_TRUE(data->Gather(ids.data(), 50, x.data_ptr<float>(),
-                           y.data_ptr<int64_t>())
-                  .ok());
+  ASSERT_TRUE(
+      data->Gather(ids.data(), 50, x.data_ptr<float>(), y.data_ptr<int64_t>())
+          .ok());
   model->Train(false);
   torch::NoGradGuard no_grad;
   const torch::Tensor logits = model->Forward(x).value();
@@ -74,7 +74,8 @@ TEST(EvaluatorTest, AModelWithTooFewClassesIsAJobError) {
   EXPECT_THAT(std::string(sums.status().message()),
               HasSubstr("evaluating on the test split of the synthetic "
                         "dataset: target "));
-  EXPECT_THAT(std::string(sums.status().message()), HasSubstr("outside [0, 3)"));
+  EXPECT_THAT(std::string(sums.status().message()),
+              HasSubstr("outside [0, 3)"));
   EXPECT_TRUE(model->is_training());
 }
 

@@ -51,8 +51,9 @@ TEST(ModelProbeTest, AModelThatFitsPasses) {
 
 TEST(ModelProbeTest, ThreeChannelModelOnGreyImages) {
   // The new user's first try: a CNN for 3x32x32 on one-channel data.
-  auto model = Script("rgb", {4, 3, 3, 3},
-                      "    return torch.flatten(torch.conv2d(x, self.weight), 1)");
+  auto model =
+      Script("rgb", {4, 3, 3, 3},
+             "    return torch.flatten(torch.conv2d(x, self.weight), 1)");
   ASSERT_NE(model, nullptr);
   const absl::Status s =
       ProbeModel(*model, Task(v1::TaskSpec{}), *Data(), torch::kCPU);

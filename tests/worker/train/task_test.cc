@@ -15,7 +15,8 @@ namespace {
 namespace F = torch::nn::functional;
 using ::testing::HasSubstr;
 
-v1::TaskSpec Spec(v1::TaskKind kind, v1::LossKind loss = v1::LOSS_KIND_UNSPECIFIED) {
+v1::TaskSpec Spec(v1::TaskKind kind,
+                  v1::LossKind loss = v1::LOSS_KIND_UNSPECIFIED) {
   v1::TaskSpec s;
   s.set_kind(kind);
   s.set_loss(loss);
@@ -44,10 +45,10 @@ TEST(TaskTest, LabelSmoothingAndIgnoreIndex) {
   absl::StatusOr<at::Tensor> loss = Task(spec).Loss(Out(logits), y, {});
   ASSERT_TRUE(loss.ok()) << loss.status();
   EXPECT_TRUE(torch::allclose(
-      *loss, F::cross_entropy(logits, y,
-                              F::CrossEntropyFuncOptions()
-                                  .ignore_index(7)
-                                  .label_smoothing(0.1))));
+      *loss,
+      F::cross_entropy(
+          logits, y,
+          F::CrossEntropyFuncOptions().ignore_index(7).label_smoothing(0.1))));
 }
 
 TEST(TaskTest, PerTokenCrossEntropyOverSequences) {
@@ -78,10 +79,13 @@ TEST(TaskTest, TargetOutOfRangeNamesTheSample) {
 }
 
 TEST(TaskTest, OutputThatDoesNotFitTheTargets) {
-  absl::StatusOr<at::Tensor> loss = Task(v1::TaskSpec{}).Loss(
-      Out(torch::zeros({4, 10})), torch::zeros({3}, torch::kLong), {});
-  EXPECT_THAT(std::string(loss.status().message()),
-              HasSubstr("output Float [4, 10] does not fit the targets Long [3]"));
+  absl::StatusOr<at::Tensor> loss =
+      Task(v1::TaskSpec{})
+          .Loss(Out(torch::zeros({4, 10})), torch::zeros({3}, torch::kLong),
+                {});
+  EXPECT_THAT(
+      std::string(loss.status().message()),
+      HasSubstr("output Float [4, 10] does not fit the targets Long [3]"));
   loss = Task(Spec(v1::TASK_KIND_REGRESSION))
              .Loss(Out(torch::zeros({4, 2})), torch::zeros({4, 3}), {});
   EXPECT_THAT(std::string(loss.status().message()),
@@ -97,7 +101,8 @@ TEST(TaskTest, RegressionLosses) {
   ASSERT_TRUE(mse.ok()) << mse.status();
   EXPECT_TRUE(torch::allclose(*mse, F::mse_loss(p.view({8}), y)));
   absl::StatusOr<at::Tensor> l1 =
-      Task(Spec(v1::TASK_KIND_REGRESSION, v1::LOSS_KIND_L1)).Loss(Out(p), y, {});
+      Task(Spec(v1::TASK_KIND_REGRESSION, v1::LOSS_KIND_L1))
+          .Loss(Out(p), y, {});
   ASSERT_TRUE(l1.ok()) << l1.status();
   EXPECT_TRUE(torch::allclose(*l1, F::l1_loss(p.view({8}), y)));
 }
@@ -114,9 +119,9 @@ TEST(TaskTest, ModelComputedLoss) {
   EXPECT_FALSE(task.Loss(Out(torch::zeros({2, 3, 4})), y, {}).ok());
   // Evaluation weighs the model's mean loss by the tokens it covered.
   MetricSums sums;
-  ASSERT_TRUE(
-      task.Accumulate(ModelOutput{at::Tensor(), torch::tensor(2.0)}, y, {}, sums)
-          .ok());
+  ASSERT_TRUE(task.Accumulate(ModelOutput{at::Tensor(), torch::tensor(2.0)}, y,
+                              {}, sums)
+                  .ok());
   EXPECT_EQ(sums.Get("loss").count(), 6);
   EXPECT_DOUBLE_EQ(sums.Get("loss").sum(), 12.0);
 }
@@ -124,9 +129,9 @@ TEST(TaskTest, ModelComputedLoss) {
 TEST(TaskTest, ClassificationMetricSums) {
   // Rows: argmax 2 (label 2: hit), argmax 0 (label 1: miss, but second best),
   // ignored row.
-  const at::Tensor logits = torch::tensor(
-      {{0.f, 1.f, 5.f, 0.f, 0.f, 0.f}, {4.f, 3.f, 0.f, 0.f, 0.f, 0.f},
-       {9.f, 0.f, 0.f, 0.f, 0.f, 0.f}});
+  const at::Tensor logits = torch::tensor({{0.f, 1.f, 5.f, 0.f, 0.f, 0.f},
+                                           {4.f, 3.f, 0.f, 0.f, 0.f, 0.f},
+                                           {9.f, 0.f, 0.f, 0.f, 0.f, 0.f}});
   const at::Tensor y = torch::tensor({2, 1, -100}, torch::kLong);
   v1::TaskSpec spec;
   spec.set_top_k(2);
@@ -150,10 +155,10 @@ TEST(TaskTest, ClassificationMetricSums) {
 TEST(TaskTest, LanguageModelAndRegressionMetricSums) {
   MetricSums lm;
   const at::Tensor logits = torch::zeros({2, 3, 4});  // Uniform: loss ln 4.
-  ASSERT_TRUE(Task(Spec(v1::TASK_KIND_LANGUAGE_MODEL))
-                  .Accumulate(Out(logits), torch::ones({2, 3}, torch::kLong),
-                              {}, lm)
-                  .ok());
+  ASSERT_TRUE(
+      Task(Spec(v1::TASK_KIND_LANGUAGE_MODEL))
+          .Accumulate(Out(logits), torch::ones({2, 3}, torch::kLong), {}, lm)
+          .ok());
   EXPECT_EQ(lm.Get("loss").count(), 6);
   EXPECT_NEAR(lm.Mean("loss"), std::log(4.0), 1e-6);
   EXPECT_EQ(lm.Get("top5_accuracy").count(), 0);  // No top-k for tokens.

@@ -25,8 +25,7 @@ Batch BatchOf(const SyntheticDataset& data, std::vector<int64_t> ids) {
   const int64_t n = static_cast<int64_t>(ids.size());
   b.inputs = {torch::empty({n, 1, 28, 28})};
   b.targets = torch::empty({n}, torch::kLong);
-  EXPECT_TRUE(data.Gather(ids.data(), ids.size(),
-                          b.inputs[0].data_ptr<float>(),
+  EXPECT_TRUE(data.Gather(ids.data(), ids.size(), b.inputs[0].data_ptr<float>(),
                           b.targets.data_ptr<int64_t>())
                   .ok());
   b.sample_ids = std::move(ids);
@@ -126,8 +125,7 @@ TEST(TrainStepTest, ABatchTheModelDoesNotFitIsAJobError) {
   absl::StatusOr<double> loss = rank.step->Micro(bad, true);
   ASSERT_FALSE(loss.ok());
   EXPECT_TRUE(IsJobError(loss.status()));
-  EXPECT_THAT(std::string(loss.status().message()),
-              HasSubstr("training: "));
+  EXPECT_THAT(std::string(loss.status().message()), HasSubstr("training: "));
   EXPECT_THAT(std::string(loss.status().message()),
               HasSubstr("target 42 of sample 1 is outside [0, 10)"));
 }
