@@ -1,7 +1,8 @@
 // Issue point 6c (2): a BatchNorm network trained by Ringleader equals the
 // same network trained by PyTorch's own DistributedDataParallel.
 //
-// A small ResNet (examples/resnet/model.py, widths 4 and 8, TorchScript)
+// A small ResNet (examples/resnet/model.py, widths 4 and 8, with a
+// RunningCenter of the pooled features before its classifier; TorchScript)
 // trains for 7 steps on 2 worker processes (NPY uint8 images with a
 // scale/mean/std transform, SGD with momentum and weight decay, shuffled,
 // the last batch smaller). The workers log each step's sample ids (GLOG_v=1);
@@ -11,27 +12,33 @@
 // evaluates through the DDP wrapper as a training script does. Compared:
 //  - rank 0's final parameters and buffers (BatchNorm running mean and
 //    variance, num_batches_tracked) with Ringleader's last checkpoint;
-//  - the job's pooled test loss and accuracy with DDP's: this is what sees
-//    every rank's buffers, not only rank 0's. (Rank 0's own state never
-//    depends on broadcast_buffers: its buffers are the ones broadcast, and
-//    BatchNorm in training mode normalizes with the batch's statistics, not
-//    the running ones. A rank that evaluated with its own running statistics
-//    instead of rank 0's, as DDP's wrapper broadcasts them before the first
-//    forward after training, changes the pooled loss.)
+//  - the job's pooled test loss and accuracy with DDP's: these see every
+//    rank's buffers at evaluation, where DDP's wrapper broadcasts rank 0's
+//    before the first forward after training.
+// Why the RunningCenter: rank 0's own state never depends on
+// broadcast_buffers with BatchNorm alone (its buffers are the ones
+// broadcast, and BatchNorm in training normalizes with the batch's
+// statistics, never the running ones), so a worker that skipped the
+// per-step buffer sync still matched DDP exactly. RunningCenter reads its
+// buffer in the training forward, as running observation normalizers do:
+// a rank that trains with its own instead of rank 0's sends other
+// gradients, and rank 0's parameters show it (measured, with the sync
+// removed from TrainStep: see kTolerance).
 //
 // Tolerance. Measured here: 0 for parameters, buffers and the test loss,
 // bit for bit. Both sides run the same TorchScript graph with Debian's one
 // LibTorch build on one thread per rank, and with 2 ranks the gradient
-// average rounds alike on both sides: Ringleader sums, then halves; DDP
-// halves each rank's gradient as it fills the bucket, then sums; halving is
-// exact in fp32, and a + b = b + a.
-// Elsewhere (3+ ranks, whose sums depend on the all-reduce's order; a
-// Python torch with other conv kernels than the worker's LibTorch) the
-// values would differ in the last fp32 bits (~1e-7 relative per step),
-// which momentum amplifies somewhat over 7 steps: kTolerance is 1e-5, far
-// below what a semantic difference does (wrong samples or averaging, or a
-// rank evaluating with its own BatchNorm statistics instead of rank 0's:
-// 2.7e-3 relative on the test loss, and 2 of 64 predictions, measured).
+// average rounds alike on both sides: halving is exact in fp32, so it does
+// not matter whether it comes before the sum or after (Ringleader's is
+// after), and a + b = b + a. Elsewhere (3+ ranks, whose sums depend on the
+// all-reduce's order; a Python torch with other conv kernels than the worker's
+// LibTorch) the values would differ in the last fp32 bits (~1e-7 relative per
+// step), which momentum amplifies somewhat over 7 steps: kTolerance is 1e-5,
+// far below what a semantic difference does. Measured by breaking the worker on
+// purpose (not kept): without the per-step buffer sync of TrainStep,
+// parameters 4.5e-4 and buffers 1.1e-4 off; with BufferSync::Sync doing
+// nothing at all, also the test loss 2.1e-3 (relative); without the sync
+// before evaluation (the bug fixed with this test), the test loss 1.1e-3.
 #include <stdlib.h>
 
 #include <algorithm>
@@ -257,8 +264,8 @@ TEST(BatchNormDdpParityTest, TwoWorkersMatchPyTorchDdp) {
     }
   }
   // 6 BatchNorms (stem, 2 per block, the projection shortcut): mean, var
-  // and count each.
-  EXPECT_EQ(buffers, 3 * 6);
+  // and count each; RunningCenter's mean.
+  EXPECT_EQ(buffers, 3 * 6 + 1);
 
   std::ifstream f(cfg["out_json"].get<std::string>());
   const nlohmann::json eval = nlohmann::json::parse(f);

@@ -1,8 +1,8 @@
 """Test-only helper of batchnorm_ddp_parity_test: real PyTorch DDP as the reference.
 
     make-data OUT --seed S --train N --test M --size HW --widths 4,8 --blocks 1,1
-        writes OUT/model.pt (examples/resnet/model.py's ResNet, torch.jit.script-ed, seeded
-        with S), and OUT/{train,test}_{x,y}.npy: uint8 images [N, 3, HW, HW] whose
+        writes OUT/model.pt (examples/resnet/model.py's ResNet with a RunningCenter before
+        its classifier, torch.jit.script-ed, seeded with S), and OUT/{train,test}_{x,y}.npy: uint8 images [N, 3, HW, HW] whose
         brightness and contrast vary from sample to sample (so BatchNorm's batch statistics
         differ from batch to batch and rank to rank), int64 labels in [0, 10).
 
@@ -30,12 +30,46 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 
 
+class RunningCenter(torch.nn.Module):
+    """Subtracts a running mean of its inputs, then (in training) moves it 10% toward the
+    batch's mean, as running observation normalizers do. Unlike BatchNorm's, its training
+    forward reads its buffer, so every rank's step depends on holding rank 0's
+    (broadcast_buffers): the buffer sync is visible in rank 0's parameters."""
+
+    def __init__(self, features: int):
+        super().__init__()
+        self.register_buffer("running_mean", torch.zeros(features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x - self.running_mean
+        if self.training:
+            self.running_mean.mul_(0.9).add_(0.1 * x.detach().mean(dim=0))
+        return y
+
+
+def resnet_with_centered_features(widths, blocks, seed: int) -> torch.nn.Module:
+    """examples/resnet's ResNet with RunningCenter between the pooled features and fc (not
+    before a BatchNorm, which would cancel a constant shift)."""
+    from model import ResNet  # examples/resnet/model.py
+
+    class Net(ResNet):
+        def __init__(self):
+            super().__init__(widths, blocks)
+            self.center = RunningCenter(widths[-1])
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc(self.center(self.layers(self.stem(x)).mean(dim=(2, 3))))
+
+    torch.manual_seed(seed)
+    return Net()
+
+
 def make_data(args) -> None:
     sys.path.insert(0, args.examples_resnet)
-    from model import build, int_list  # examples/resnet/model.py
+    from model import int_list  # examples/resnet/model.py
 
     os.makedirs(args.out, exist_ok=True)
-    net = build(int_list(args.widths), int_list(args.blocks), args.seed)
+    net = resnet_with_centered_features(int_list(args.widths), int_list(args.blocks), args.seed)
     torch.jit.script(net).save(os.path.join(args.out, "model.pt"))
     rng = np.random.RandomState(args.seed)
     for split, n in (("train", args.train), ("test", args.test)):
