@@ -19,6 +19,7 @@
 Run with Debian's /usr/bin/python3 (python3-torch 1.13, python3-numpy).
 """
 import argparse
+import datetime
 import json
 import os
 import sys
@@ -98,8 +99,9 @@ def transform(x: np.ndarray, t: dict) -> torch.Tensor:
 def rank_main(rank: int, cfg: dict) -> None:
     torch.set_num_threads(1)
     world = cfg["world"]
+    # A bounded wait: a rank whose peer died fails instead of hanging the test.
     dist.init_process_group("gloo", init_method="file://" + cfg["store"], rank=rank,
-                            world_size=world)
+                            world_size=world, timeout=datetime.timedelta(minutes=2))
     module = torch.jit.load(cfg["model"])
     module.train()
     # DDP takes a ScriptModule in 1.13: its parameters and buffers are the module's, and
