@@ -1,21 +1,57 @@
 #include "tests/integration/reference_training.h"
 
+#include <memory>
+#include <optional>
+
 #include "common/distributed_sampler.h"
 #include "gtest/gtest.h"
-#include "worker/data/synthetic_dataset.h"
+#include "worker/data/batch_loader.h"
+#include "worker/job_data.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
 #include "worker/train/checkpoint.h"
+#include "worker/train/task.h"
 
 namespace ringleader::testing {
+namespace {
+
+// `spec`'s model as the trainer builds it: a built-in one for the shape of
+// the data (one float input, the spec's or the data's classes), a
+// TorchScript one from its file.
+std::shared_ptr<Model> BuildJobModel(const v1::JobSpec& spec,
+                                     const Dataset& train) {
+  ModelShape shape;
+  if (spec.model().arch() != v1::MODEL_ARCH_TORCHSCRIPT) {
+    const std::vector<FieldShape> fields = train.input_fields();
+    EXPECT_EQ(fields.size(), 1u);
+    if (!fields.empty()) shape.input_dims = fields[0].dims;
+    shape.num_classes = spec.task().num_classes() > 0
+                            ? spec.task().num_classes()
+                            : train.num_classes();
+  }
+  torch::manual_seed(spec.seed());
+  auto model = BuildModel(spec.model(), spec.seed(), shape);
+  EXPECT_TRUE(model.ok()) << model.status();
+  return model.ok() ? *model : nullptr;
+}
+
+}  // namespace
 
 std::vector<torch::Tensor> TrainSingleProcess(const v1::JobSpec& spec,
                                               int world) {
-  const int64_t train = spec.dataset().synthetic_train_size();
-  const int64_t batch = spec.batch_size();
-  auto data = SyntheticDataset::Create(train, spec.seed(), Split::kTrain);
-  auto model = BuildModel(spec.model(), spec.seed());
-  auto optimizer = BuildOptimizer(spec.optimizer(), (*model)->Parameters());
+  EXPECT_LE(spec.gradient_accumulation_steps(), 1) << "not modelled";
+  auto data = LoadJobData(spec.dataset(), spec.seed());
+  EXPECT_TRUE(data.ok()) << data.status();
+  if (!data.ok()) return {};
+  const Dataset& train = *data->train;
+  std::shared_ptr<Model> model = BuildJobModel(spec, train);
+  if (model == nullptr) return {};
+  model->Train(true);
+  const Task task(spec.task());
+  auto optimizer = BuildOptimizer(spec.optimizer(), model->Parameters());
+  EXPECT_TRUE(optimizer.ok()) << optimizer.status();
+  if (!optimizer.ok()) return {};
+  const size_t batch = static_cast<size_t>(spec.batch_size());
   for (int epoch = 0; epoch < spec.epochs(); ++epoch) {
     std::vector<std::vector<int64_t>> shards;
     for (int r = 0; r < world; ++r) {
@@ -24,44 +60,92 @@ std::vector<torch::Tensor> TrainSingleProcess(const v1::JobSpec& spec,
       a.set_epoch(epoch);
       a.set_world_size(world);
       a.set_rank(r);
-      a.set_dataset_size(train);
-      a.set_shuffle(true);
+      a.set_dataset_size(train.size());
+      a.set_shuffle(spec.dataset().shuffle());
+      a.set_drop_last(spec.dataset().drop_last());
       shards.push_back(ShardIndices(a));
     }
     const size_t per_rank = shards[0].size();
     for (size_t off = 0; off < per_rank; off += batch) {
       std::vector<int64_t> global;
       for (const auto& shard : shards) {
-        for (size_t i = off; i < std::min<size_t>(per_rank, off + batch); ++i) {
+        for (size_t i = off; i < std::min(per_rank, off + batch); ++i) {
           global.push_back(shard[i]);
         }
       }
-      torch::Tensor x = torch::empty({int64_t(global.size()), 1, 28, 28});
-      torch::Tensor y = torch::empty({int64_t(global.size())}, torch::kInt64);
-      EXPECT_TRUE((*data)
-                      ->Gather(global.data(), global.size(),
-                               x.data_ptr<float>(), y.data_ptr<int64_t>())
-                      .ok());
+      // The worker's own loader makes the tensors (transforms included).
+      const int64_t n = static_cast<int64_t>(global.size());
+      auto loader = BatchLoader::Create(train, std::move(global), n);
+      EXPECT_TRUE(loader.ok()) << loader.status();
+      if (!loader.ok()) return {};
+      std::optional<Batch> b = (*loader)->Next();
+      EXPECT_TRUE(b.has_value()) << (*loader)->status();
+      if (!b.has_value()) return {};
       (*optimizer)->zero_grad();
-      auto out = (*model)->Forward(x);
-      torch::nn::functional::cross_entropy(*out, y).backward();
+      auto out = model->Forward(
+          b->inputs, task.model_computes_loss() ? b->targets : at::Tensor());
+      EXPECT_TRUE(out.ok()) << out.status();
+      if (!out.ok()) return {};
+      auto loss = task.Loss(*out, b->targets, b->sample_ids);
+      EXPECT_TRUE(loss.ok()) << loss.status();
+      if (!loss.ok()) return {};
+      loss->backward();
       (*optimizer)->step();
     }
   }
   std::vector<torch::Tensor> params;
-  for (auto& p : (*model)->Parameters()) params.push_back(p.detach().clone());
+  for (auto& p : model->Parameters()) params.push_back(p.detach().clone());
   return params;
 }
 
+namespace {
+
+// `spec`'s model with the checkpoint at `path` loaded (null on failure).
+std::shared_ptr<Model> CheckpointModel(const v1::JobSpec& spec,
+                                       const std::string& path) {
+  std::shared_ptr<Model> model;
+  if (spec.model().arch() == v1::MODEL_ARCH_TORCHSCRIPT) {
+    auto m = BuildModel(spec.model(), spec.seed());
+    EXPECT_TRUE(m.ok()) << m.status();
+    if (m.ok()) model = *m;
+  } else {
+    auto data = LoadJobData(spec.dataset(), spec.seed());
+    EXPECT_TRUE(data.ok()) << data.status();
+    if (data.ok()) model = BuildJobModel(spec, *data->train);
+  }
+  if (model == nullptr) return nullptr;
+  auto pos = LoadCheckpoint(path, *model, nullptr);
+  EXPECT_TRUE(pos.ok()) << pos.status();
+  return pos.ok() ? model : nullptr;
+}
+
+}  // namespace
+
 std::vector<torch::Tensor> CheckpointParameters(const v1::JobSpec& spec,
                                                 const std::string& path) {
-  auto model = BuildModel(spec.model(), spec.seed());
-  auto pos = LoadCheckpoint(path, **model, nullptr);
-  EXPECT_TRUE(pos.ok()) << pos.status();
-  if (!pos.ok()) return {};
+  std::shared_ptr<Model> model = CheckpointModel(spec, path);
+  if (model == nullptr) return {};
   std::vector<torch::Tensor> out;
-  for (auto& p : (*model)->Parameters()) out.push_back(p.detach().clone());
+  for (auto& p : model->Parameters()) out.push_back(p.detach().clone());
   return out;
+}
+
+std::map<std::string, torch::Tensor> NamedState(const Model& model) {
+  std::map<std::string, torch::Tensor> out;
+  for (const NamedTensor& t : model.NamedParameters()) {
+    out[t.name] = t.tensor.detach().clone();
+  }
+  for (const NamedTensor& t : model.NamedBuffers()) {
+    out[t.name] = t.tensor.detach().clone();
+  }
+  return out;
+}
+
+std::map<std::string, torch::Tensor> CheckpointState(const v1::JobSpec& spec,
+                                                     const std::string& path) {
+  std::shared_ptr<Model> model = CheckpointModel(spec, path);
+  if (model == nullptr) return {};
+  return NamedState(*model);
 }
 
 double MaxAbsDiff(const std::vector<torch::Tensor>& a,

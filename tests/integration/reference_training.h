@@ -3,23 +3,44 @@
 
 #include <torch/torch.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "ringleader/v1/job.pb.h"
+#include "worker/model/model.h"
 
 namespace ringleader::testing {
 
-// What a distributed job must end with: one process trains `spec` (a
-// synthetic-dataset MLP job, shuffled, no drop_last) where each step's batch
-// is the union of every rank's batch at that step for `world` ranks, and
-// returns the final parameters.
+// What a distributed job must end with: one process trains `spec` where each
+// step's batch is the union of every rank's batch at that step for `world`
+// ranks, and returns the final parameters. Whatever the job trains: its
+// data through LoadJobData (synthetic, IDX, NPY, TOKENS), its model through
+// BuildModel (built-in or TorchScript), its loss through the Task
+// (worker/train/task.h: cross-entropy on the output, or the model's own),
+// its optimizer through BuildOptimizer; shards as the coordinator plans them
+// (DistributedSampler: shuffle, padding or drop_last as the spec says).
+//
+// Equal to DDP's averaged gradients when the loss is a mean over samples (or
+// tokens) that all count: every rank's shard has the same size, so each
+// step's per-rank batches do too (the last one of an epoch included), and
+// the mean over their union is the mean of the ranks' means. (A rank-
+// dependent number of counted tokens, e.g. ignore_index targets, would break
+// that; no caller has them.) One micro-batch per step: gradient
+// accumulation is not modelled.
 std::vector<torch::Tensor> TrainSingleProcess(const v1::JobSpec& spec,
                                               int world);
 
 // The parameters stored in the checkpoint at `path` for `spec`'s model.
 std::vector<torch::Tensor> CheckpointParameters(const v1::JobSpec& spec,
                                                 const std::string& path);
+
+// Parameters and buffers by torch's dotted names (state_dict's keys).
+std::map<std::string, torch::Tensor> NamedState(const Model& model);
+
+// NamedState of `spec`'s model with the checkpoint at `path` loaded.
+std::map<std::string, torch::Tensor> CheckpointState(const v1::JobSpec& spec,
+                                                     const std::string& path);
 
 // Largest |a - b| over all parameters (1e9 if either is empty).
 double MaxAbsDiff(const std::vector<torch::Tensor>& a,

@@ -325,6 +325,22 @@ absl::Status Trainer::AfterStep(int64_t epoch, int64_t b, int64_t num_batches,
   return checkpointer_->Save({epoch, step_}, offset);
 }
 
+absl::StatusOr<MetricSums> Trainer::EvaluateTestSplit() {
+  // Rank 0's buffers first, as DDP's wrapper broadcasts them before the
+  // first forward after training, evaluation's included: every rank then
+  // evaluates the model rank 0 checkpoints and exports, and the pooled
+  // metrics are one model's on the whole split. Without it, each rank
+  // evaluated with its own BatchNorm running statistics, which its last
+  // training forward updated with its own batch.
+  if (absl::Status s = buffers_->Sync(); !s.ok()) {
+    return Broken(CollectiveFailed(s));
+  }
+  absl::StatusOr<std::unique_ptr<BatchLoader>> test =
+      source_->Test(std::max<int64_t>(256, gen_.spec().batch_size()));
+  if (!test.ok()) return test.status();
+  return Evaluate(*model_, *task_, test->get(), source_->test_data(), device_);
+}
+
 absl::Status Trainer::EndEpoch(int64_t epoch, int64_t batches) {
   const v1::JobSpec& spec = gen_.spec();
   last_epoch_loss_ = batches > 0 ? epoch_loss_sum_ / batches : 0;
@@ -337,11 +353,7 @@ absl::Status Trainer::EndEpoch(int64_t epoch, int64_t batches) {
   if (!spec.evaluate_every_epoch() || epoch + 1 >= spec.epochs()) {
     return absl::OkStatus();
   }
-  absl::StatusOr<std::unique_ptr<BatchLoader>> test =
-      source_->Test(std::max<int64_t>(256, spec.batch_size()));
-  if (!test.ok()) return test.status();
-  absl::StatusOr<MetricSums> sums =
-      Evaluate(*model_, *task_, test->get(), source_->test_data(), device_);
+  absl::StatusOr<MetricSums> sums = EvaluateTestSplit();
   if (!sums.ok()) return sums.status();
   reporter_->Submit(
       window_->Evaluated(epoch + 1, step_, last_epoch_loss_, *sums));
@@ -351,11 +363,7 @@ absl::Status Trainer::EndEpoch(int64_t epoch, int64_t batches) {
 absl::Status Trainer::Finish() {
   const v1::JobSpec& spec = gen_.spec();
   reporter_->Flush().IgnoreError();  // Progress is advisory.
-  absl::StatusOr<std::unique_ptr<BatchLoader>> test =
-      source_->Test(std::max<int64_t>(256, spec.batch_size()));
-  if (!test.ok()) return test.status();
-  absl::StatusOr<MetricSums> sums =
-      Evaluate(*model_, *task_, test->get(), source_->test_data(), device_);
+  absl::StatusOr<MetricSums> sums = EvaluateTestSplit();
   if (!sums.ok()) return sums.status();
   if (gen_.rank() == 0) {
     // Before the final report: once the job is SUCCEEDED the files are there.

@@ -9,11 +9,13 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "ringleader/v1/worker_service.pb.h"
 #include "worker/comm/communicator.h"
 #include "worker/coordinator_client.h"
 #include "worker/job_data.h"
+#include "worker/train/metric_sums.h"
 #include "worker/worker_metrics.h"
 
 namespace torch::optim {
@@ -79,6 +81,9 @@ class Trainer {
   absl::Status RunBatch(int64_t epoch, const Batch& batch, bool sync);
   absl::Status AfterStep(int64_t epoch, int64_t b, int64_t num_batches,
                          int64_t epoch_samples, int64_t start_offset);
+  // This rank's metric sums on its part of the test split, with rank 0's
+  // buffers.
+  absl::StatusOr<MetricSums> EvaluateTestSplit();
   absl::Status EndEpoch(int64_t epoch, int64_t batches);
   absl::Status Finish();
   absl::Status Aborted() const;
