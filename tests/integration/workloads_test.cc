@@ -99,10 +99,10 @@ TEST(WorkloadsTest, ResNetWithBatchNormOnFashionMnistArrays) {
   std::cout << "resnet subset: test accuracy " << metrics.at("accuracy")
             << ", top-5 " << metrics.at("top5_accuracy") << ", loss "
             << metrics.at("loss") << "\n";
-  // Chance is 0.1. 192 steps of a ResNet on 8k samples: the full example
-  // reaches 90% (bench/README.md); here about 0.57, with a spread of +-0.05
-  // over seeds in eager PyTorch as well.
-  EXPECT_GE(metrics.at("accuracy"), 0.45);
+  // Chance is 0.1. 192 steps of the example's ResNet and optimizer on 8k
+  // samples: 0.72 here (the full example reaches 90%, bench/README.md); an
+  // early, constant-LR run varies by +-0.05 over seeds in eager PyTorch too.
+  EXPECT_GE(metrics.at("accuracy"), 0.6);
   EXPECT_DOUBLE_EQ(metrics.at("accuracy"), job.progress().test_accuracy());
   EXPECT_EQ(job.progress().evaluations_size(), 3);
   // The exported model, in Python, scores the test split as the job did.
