@@ -82,12 +82,15 @@ class TorchScriptModel final : public Model {
     // On the CPU the module runs op by op, with eager autograd, as the same
     // nn.Module does in Python. LibTorch 1.13 fuses nothing on the CPU, so
     // what the graph executor's optimizations add there is its own autodiff
-    // (DifferentiableGraph): measured on examples/gpt, a step 16% slower
-    // than eager (dropout(p=0) draws a Bernoulli mask instead of returning
-    // its input, log_softmax and its backward 15x slower), and nothing
-    // gained on examples/resnet (bench/README.md). Same ops, same results
-    // up to floating-point rounding; on a GPU the executor keeps its
-    // fusers. The setting is the calling thread's and restored after.
+    // (DifferentiableGraph), once a first call with gradients has profiled
+    // the graph: dropout(p=0) then draws a Bernoulli mask instead of
+    // returning its input, and examples/gpt's step took 16-20% longer
+    // (torch.jit.load in Python, bench/README.md). The trainer's first call
+    // is the model probe's, without gradients, which happened to keep the
+    // executor from building those graphs; this does not depend on it.
+    // Same ops, same results up to floating-point rounding; on a GPU the
+    // executor keeps its fusers. The setting is the calling thread's and is
+    // restored after.
     std::optional<torch::jit::GraphOptimizerEnabledGuard> eager;
     if (on_cpu_) eager.emplace(false);
     return ParseOutput(module_.forward(std::move(args)), targets.defined());
