@@ -1,21 +1,32 @@
 // The compute limit of the training benchmark, and the cost of progress
-// reporting: one rank's LibTorch step loop (the worker's own model,
-// optimizer and batch loader: forward, loss, backward, optimizer step) with
-// no communication at all, at a given per-rank batch.
+// reporting: one rank's step loop for any job, built from the worker's own
+// parts exactly as its trainer builds them (worker/train/trainer.cc): the
+// job's data (LoadJobData), the model for the data's shape (ModelShapeFor,
+// BuildModel, ProbeModel), the task's loss (Task), the optimizer, the batch
+// loader, and TrainStep (buffer sync, forward, loss, backward through the
+// reducer, optimizer) over the worker's communicator for a generation of
+// one rank, where the reducer and the buffer sync communicate nothing. So
+// the limit of a built-in CNN, a TorchScript ResNet or a GPT computing its
+// own loss is the worker's step minus communication.
 //
 // It takes a 1-rank job from a real coordinator (bench/train_bench.sh
 // submits it) for the job's spec and so that progress reports are real
 // ReportProgress calls the coordinator accepts. Rounds alternate two loops
-// of --steps steps each: "quiet" reports nothing; "report" submits a progress
-// report on every step through the worker's ProgressReporter (10 times the
-// default rate). CPU time is the process's (every thread: the loader's, the
-// reporter's, gRPC's, the heartbeats'). Prints one JSON line.
+// of --steps optimizer steps each: "quiet" reports nothing; "report" submits
+// a progress report on every step through the worker's ProgressReporter (10
+// times the default rate). CPU time is the process's (every thread: the
+// loader's, the reporter's, gRPC's, the heartbeats'). Prints one JSON line;
+// samples are the dataset's (a window of block_size tokens for a token
+// stream: tokens_per_sample says how many). With --ready_file and --go_file,
+// several such processes (each in a 1-rank job of its own) measure side by
+// side: the limit of W ranks sharing the host as it is at that moment, not
+// W times one rank's rate.
 #include <sys/resource.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <numeric>
 #include <random>
@@ -26,14 +37,21 @@
 #include "absl/time/clock.h"
 #include "bench/bench_client.h"
 #include "grpcpp/grpcpp.h"
+#include "nlohmann/json.hpp"
 #include "worker/coordinator_client.h"
 #include "worker/data/batch_loader.h"
+#include "worker/ddp/buffer_sync.h"
+#include "worker/ddp/reducer.h"
+#include "worker/device/communicator_factory.h"
 #include "worker/job_data.h"
 #include "worker/malloc_tuning.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
 #include "worker/torch_threads.h"
+#include "worker/train/model_probe.h"
 #include "worker/train/progress_reporter.h"
+#include "worker/train/task.h"
+#include "worker/train/train_step.h"
 
 ABSL_FLAG(std::string, coordinator, "127.0.0.1:50051", "host:port");
 ABSL_FLAG(int, batch, 64, "Per-rank batch size");
@@ -43,6 +61,10 @@ ABSL_FLAG(int, warmup, 20, "Steps before measuring");
 ABSL_FLAG(int, threads, 1, "LibTorch intra-op threads");
 ABSL_FLAG(bool, keep_freed_memory, true,
           "As ringleader-worker's flag of the same name");
+ABSL_FLAG(std::string, ready_file, "",
+          "Side by side with other step loops: created once warmed up; the "
+          "measured loops start when --go_file exists");
+ABSL_FLAG(std::string, go_file, "", "See --ready_file");
 
 namespace ringleader {
 namespace {
@@ -52,6 +74,22 @@ double CpuSeconds() {
   getrusage(RUSAGE_SELF, &u);
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
          1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// Creates `ready` (when set), then waits for `go` to exist.
+absl::Status WaitToGo(const std::string& ready, const std::string& go) {
+  if (ready.empty() && go.empty()) return absl::OkStatus();
+  if (!ready.empty()) {
+    std::ofstream(ready).flush();
+  }
+  const absl::Time deadline = absl::Now() + absl::Minutes(5);
+  while (!go.empty() && ::access(go.c_str(), F_OK) != 0) {
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(go + " never appeared");
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return absl::OkStatus();
 }
 
 double Median(std::vector<double> v) {
@@ -76,17 +114,71 @@ int Run() {
   const v1::JobAssignment* job = &joined->job;
   const v1::JoinRendezvousResponse* gen = &joined->generation;
   const v1::JobSpec& spec = gen->spec();
+  if (gen->world_size() != 1) {
+    return Fail(absl::FailedPreconditionError("submit a job of one rank"));
+  }
 
+  // What Trainer::BuildModelAndTask does, on the CPU.
+  const c10::Device device(c10::kCPU);
   absl::StatusOr<JobData> data = LoadJobData(spec.dataset(), spec.seed());
   if (!data.ok()) return Fail(data.status());
+  const Task task(spec.task());
+  absl::StatusOr<ModelShape> shape = ModelShapeFor(spec, *data->train);
+  if (!shape.ok()) return Fail(shape.status());
   torch::manual_seed(spec.seed());
   absl::StatusOr<std::shared_ptr<Model>> model =
-      BuildModel(spec.model(), spec.seed());
+      BuildModel(spec.model(), spec.seed(), *shape);
   if (!model.ok()) return Fail(model.status());
+  if (absl::Status s = (*model)->To(device); !s.ok()) return Fail(s);
+  if (absl::Status s = ProbeModel(**model, task, *data->train, device);
+      !s.ok()) {
+    return Fail(s);
+  }
   absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> optimizer =
       BuildOptimizer(spec.optimizer(), (*model)->Parameters());
   if (!optimizer.ok()) return Fail(optimizer.status());
-  (*model)->Train(true);
+
+  // What Trainer::SetUpReplicas does, in a world of one: the worker's
+  // communicator for this generation, the reducer (gradients in bucket
+  // views, nothing launched) and the buffer sync (nothing sent).
+  CommunicatorRequest request;
+  request.client = &client;
+  request.job_id = job->job_id();
+  request.generation = gen->generation();
+  request.rank = gen->rank();
+  request.world_size = gen->world_size();
+  request.cpu_transport = spec.ddp().cpu_transport();
+  absl::StatusOr<std::unique_ptr<Communicator>> comm =
+      CreateCommunicator(request);
+  if (!comm.ok()) return Fail(comm.status());
+  Reducer::Options ropts;
+  if (spec.ddp().bucket_cap_bytes() > 0) {
+    ropts.bucket_cap_bytes = spec.ddp().bucket_cap_bytes();
+  }
+  if (spec.ddp().first_bucket_bytes() > 0) {
+    ropts.first_bucket_bytes = spec.ddp().first_bucket_bytes();
+  }
+  absl::StatusOr<std::unique_ptr<Reducer>> reducer =
+      Reducer::Create(comm->get(), (*model)->Parameters(), ropts);
+  if (!reducer.ok()) return Fail(reducer.status());
+  std::vector<at::Tensor> buffers;
+  for (const NamedTensor& b : (*model)->NamedBuffers()) {
+    buffers.push_back(b.tensor);
+  }
+  (*reducer)->ZeroGrad();
+  absl::StatusOr<std::unique_ptr<BufferSync>> sync =
+      BufferSync::Create(comm->get(), std::move(buffers));
+  if (!sync.ok()) return Fail(sync.status());
+  StepParts parts;
+  parts.model = model->get();
+  parts.task = &task;
+  parts.reducer = reducer->get();
+  parts.buffers = sync->get();
+  parts.optimizer = optimizer->get();
+  parts.device = device;
+  parts.data = data->train.get();
+  const int accumulate = std::max(1, spec.gradient_accumulation_steps());
+  TrainStep train_step(parts, accumulate);
 
   const int batch = absl::GetFlag(FLAGS_batch);
   const int steps = absl::GetFlag(FLAGS_steps);
@@ -96,13 +188,14 @@ int Run() {
   // A shuffled epoch (or several), as the sampler gives a rank.
   std::vector<int64_t> order;
   std::mt19937_64 rng(spec.seed());
-  while (static_cast<int64_t>(order.size()) < total * batch) {
-    std::vector<int64_t> epoch((*data).train->size());
+  const int64_t wanted = total * accumulate * batch;
+  while (static_cast<int64_t>(order.size()) < wanted) {
+    std::vector<int64_t> epoch(data->train->size());
     std::iota(epoch.begin(), epoch.end(), 0);
     std::shuffle(epoch.begin(), epoch.end(), rng);
     order.insert(order.end(), epoch.begin(), epoch.end());
   }
-  order.resize(total * batch);
+  order.resize(wanted);
   auto loader = BatchLoader::Create(*data->train, order, batch);
   if (!loader.ok()) return Fail(loader.status());
 
@@ -110,37 +203,44 @@ int Run() {
     return client.ReportProgress(r);
   });
   int64_t step = 0;
+  // One optimizer step as Trainer::RunEpoch takes it (the loss is read on
+  // every micro-batch there too).
   auto one_step = [&](bool report) -> absl::Status {
-    std::optional<Batch> b = (*loader)->Next();
-    if (!b.has_value()) return (*loader)->status();
-    absl::StatusOr<at::Tensor> out = (*model)->Forward(b->inputs[0]);
-    if (!out.ok()) return out.status();
-    torch::Tensor loss = torch::nn::functional::cross_entropy(*out, b->targets);
-    (*optimizer)->zero_grad();
-    loss.backward();
-    (*optimizer)->step();
+    double loss = 0;
+    for (int m = 0; m < accumulate; ++m) {
+      std::optional<Batch> b = (*loader)->Next();
+      if (!b.has_value()) return (*loader)->status();
+      absl::StatusOr<double> l = train_step.Micro(*b, m + 1 == accumulate);
+      if (!l.ok()) return l.status();
+      loss = *l;
+    }
+    train_step.Apply();
     ++step;
     if (report) {
-      // What the trainer sends (it also reads the loss every step).
+      // What the trainer sends.
       v1::ReportProgressRequest p;
       p.set_job_id(job->job_id());
       p.set_generation(gen->generation());
       p.set_rank(0);
       p.set_step(step);
       p.set_total_steps(total);
-      p.set_loss(loss.item<double>());
+      p.set_loss(loss);
       p.set_samples_per_sec(1);
       p.set_step_time_ms(1);
       reporter.Submit(std::move(p));
-    } else {
-      loss.item<double>();
     }
     return absl::OkStatus();
   };
   for (int i = 0; i < warmup; ++i) {
     if (absl::Status s = one_step(false); !s.ok()) return Fail(s);
   }
+  if (absl::Status s = WaitToGo(absl::GetFlag(FLAGS_ready_file),
+                                absl::GetFlag(FLAGS_go_file));
+      !s.ok()) {
+    return Fail(s);
+  }
   std::vector<double> quiet_rate, report_rate, quiet_cpu, report_cpu;
+  const int64_t samples_per_step = static_cast<int64_t>(accumulate) * batch;
   for (int r = 0; r < rounds; ++r) {
     for (bool report : {false, true}) {
       const double cpu0 = CpuSeconds();
@@ -151,19 +251,28 @@ int Run() {
       if (report) reporter.Flush().IgnoreError();
       const double secs = absl::ToDoubleSeconds(absl::Now() - t0);
       const double cpu = (CpuSeconds() - cpu0) / steps;
-      (report ? report_rate : quiet_rate).push_back(steps * batch / secs);
+      (report ? report_rate : quiet_rate)
+          .push_back(steps * samples_per_step / secs);
       (report ? report_cpu : quiet_cpu).push_back(cpu);
     }
   }
   const double qc = Median(quiet_cpu), rc = Median(report_cpu);
-  std::printf(
-      "{\"model\": \"%s\", \"batch\": %d, \"samples_per_s\": %.1f, "
-      "\"reporting_samples_per_s\": %.1f, \"cpu_ms_per_step\": %.4f, "
-      "\"reporting_cpu_ms_per_step\": %.4f, \"report_cpu_us\": %.1f, "
-      "\"reports_sent\": %lld}\n",
-      v1::ModelArch_Name(spec.model().arch()).c_str(), batch,
-      Median(quiet_rate), Median(report_rate), 1e3 * qc, 1e3 * rc,
-      1e6 * (rc - qc), static_cast<long long>(reporter.sent()));
+  const int64_t tokens_per_sample =
+      spec.dataset().format() == v1::DATASET_FORMAT_TOKENS
+          ? spec.dataset().block_size()
+          : 1;
+  nlohmann::json out;
+  out["model"] = v1::ModelArch_Name(spec.model().arch());
+  out["describe"] = (*model)->Describe();
+  out["batch"] = batch;
+  out["samples_per_s"] = Median(quiet_rate);
+  out["reporting_samples_per_s"] = Median(report_rate);
+  out["tokens_per_sample"] = tokens_per_sample;
+  out["cpu_ms_per_step"] = 1e3 * qc;
+  out["reporting_cpu_ms_per_step"] = 1e3 * rc;
+  out["report_cpu_us"] = 1e6 * (rc - qc);
+  out["reports_sent"] = reporter.sent();
+  std::cout << out.dump() << std::endl;
   client.Leave("compute limit measured").IgnoreError();
   return 0;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Training on Fashion-MNIST, side by side in one run for each configuration
-# (model x global batch x ranks):
+# Training side by side in one run for each configuration (model x global
+# batch x ranks):
 #   - Ringleader: a real coordinator and real ringleader-workers (-c opt,
 #     --threads=1), per transport in $TRANSPORTS (auto: shared memory on one
 #     host; gloo: TCP);
@@ -10,34 +10,80 @@
 #     ringleader-worker applies itself; see worker/malloc_tuning.h), and for
 #     the CNN once more written as the worker runs it on CPU (--nhwc:
 #     channels-last activations, ReLU after pooling);
-#   - the compute limit: the worker's step loop with no communication at all
+#   - the compute limit: the worker's step (worker/train/train_step.h) in a
+#     world of one rank, i.e. with no communication at all
 #     (ringleader-compute-limit) at the per-rank batch, times
 #     min(ranks, cores); it also measures the CPU cost of progress reports.
-# Each trains $EPOCHS_MLP / $EPOCHS_CNN epochs and evaluates after each.
-# samples/s: over the first epoch after 20 warm-up steps; time to 85%: from
-# the first training step to the first evaluation at or above 85% test
-# accuracy (evaluations included).
+# Models:
+#   mlp, cnn: the built-ins on Fashion-MNIST (IDX); each trains $EPOCHS_MLP /
+#     $EPOCHS_CNN epochs and evaluates after each; time to 85%: from the first
+#     training step to the first evaluation at or above 85% test accuracy
+#     (evaluations included).
+#   resnet, gpt: the example workloads (examples/resnet: TorchScript ResNet
+#     with BatchNorm, .npy Fashion-MNIST 3x32x32, SGD; examples/gpt: byte-level
+#     GPT computing its own loss, uint16 token file, Adam), each prepared by its
+#     prepare.py into a temporary directory and trained for one epoch of a
+#     subset ($RESNET_TRAIN samples, $GPT_TRAIN_TOKENS tokens; test splits of
+#     $RESNET_TEST samples and $GPT_TEST_TOKENS tokens) from its own job file
+#     (bench/example_job.py sets the ranks, per-rank batch and paths). DDP
+#     trains the example's eager model.py with the job's seed, data, loss and
+#     optimizer. Global batch: the job file's (per-rank batch x 2 ranks).
+# samples/s (tokens/s for the GPT): over the first epoch after 20 warm-up
+# steps.
 #   bench/train_bench.sh [MODELS] [WORLDS] [BATCHES]
-# Defaults: "mlp cnn", "1 2 3", "128 512". Writes bench/results/train.jsonl,
-# then the table and bench/results/train.png.
+# Defaults: MODELS "mlp cnn resnet gpt" (or $MODELS); WORLDS "1 2 3" for mlp
+# and cnn, "1 2" for resnet and gpt; BATCHES "128 512" for mlp and cnn, the
+# job file's for resnet (128) and gpt (32). TRANSPORTS: "auto gloo" for mlp
+# and cnn, "auto" for resnet and gpt. Writes $RESULTS (default
+# bench/results/train.jsonl), then the tables and $PLOT (the same name, .png).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODELS="${1:-mlp cnn}"
-WORLDS="${2:-1 2 3}"
-BATCHES="${3:-128 512}"
-TRANSPORTS="${TRANSPORTS:-auto gloo}"
+MODELS="${1:-${MODELS:-mlp cnn resnet gpt}}"
+WORLDS="${2:-${WORLDS:-}}"
+BATCHES="${3:-${BATCHES:-}}"
 EPOCHS_MLP="${EPOCHS_MLP:-3}"
 EPOCHS_CNN="${EPOCHS_CNN:-2}"
+# The example workloads' subsets: about 100 optimizer steps per epoch at the
+# job files' global batches.
+RESNET_TRAIN="${RESNET_TRAIN:-12800}"
+RESNET_TEST="${RESNET_TEST:-1000}"
+GPT_TRAIN_TOKENS="${GPT_TRAIN_TOKENS:-204801}"
+GPT_TEST_TOKENS="${GPT_TEST_TOKENS:-16385}"
 PY=/usr/bin/python3
 DATA=/usr/share/datasets/fashion-mnist
 . bench/lib.sh
 build_opt //coordinator:ringleader-coordinator //cli:ringctl \
   //worker:ringleader-worker //bench:ringleader-compute-limit
-OUT=bench/results/train.jsonl
+OUT="${RESULTS:-bench/results/train.jsonl}"
+PLOT="${PLOT:-${OUT%.jsonl}.png}"
 TMP="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$TMP"' EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 CORES=$(getconf _NPROCESSORS_ONLN)  # nproc would obey OMP_NUM_THREADS
+
+# prepare_example M: examples/M/prepare.py into $TMP/M, cut to the subset.
+prepare_example() {
+  local dir="$TMP/$1"
+  [[ -d $dir ]] && return 0
+  mkdir -p "$dir"
+  case $1 in
+    resnet)
+      "$PY" examples/resnet/prepare.py --out "$dir" --limit-train "$RESNET_TRAIN" \
+        --limit-test "$RESNET_TEST" >"$dir/prepare.log" ;;
+    gpt)
+      "$PY" examples/gpt/prepare.py --out "$dir" >"$dir/prepare.log"
+      # Raw uint16 tokens: the first N of each split.
+      truncate -s $((2 * GPT_TRAIN_TOKENS)) "$dir/train.bin"
+      truncate -s $((2 * GPT_TEST_TOKENS)) "$dir/test.bin" ;;
+  esac
+}
+
+# example_spec FILE WORKERS BATCH TRANSPORT: the example job M's file for
+# this configuration, its data in $TMP/$M.
+example_spec() {
+  "$PY" bench/example_job.py examples/$M/*.textproto "$1" --data "$TMP/$M" \
+    --world "$2" --batch "$3" --epochs 1 --transport "$4"
+}
 
 # write_spec FILE ARCH EPOCHS BATCH WORKERS TRANSPORT
 write_spec() {
@@ -68,58 +114,161 @@ run_ddp() {
   local malloc=()
   [[ -n "${KEPT_MEMORY:-}" ]] &&
     malloc=(MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824)
+  local job=()
+  [[ $M == resnet || $M == gpt ]] && job=(--job "$RUN/job-auto.textproto")
   env "${malloc[@]}" timeout 600 "$PY" bench/train_ddp.py --model "$M" \
-    --world "$W" --global_batch "$GB" --epochs "$EPOCHS" --impl "$impl" "$@" \
-    >> "$OUT" || echo "$impl $M $GB $W: failed or timed out" >&2
+    --world "$W" --global_batch "$GB" --epochs "$EPOCHS" --impl "$impl" \
+    --repeat "$REP" "${job[@]}" "$@" >> "$OUT" ||
+    echo "$impl $M $GB $W: failed or timed out" >&2
 }
 
-: > "$OUT"
+# compute_limit IMPL JOBFILE N: N ringleader-compute-limit processes side by
+# side, each in a 1-rank job of its own from JOBFILE, their measured loops
+# started together once all warmed up; one JSON line as IMPL: their summed
+# rate (one process: its rate times min(ranks, cores), the ideal of W ranks
+# on W free cores).
+compute_limit() {
+  local impl="$1" job="$2" n="$3" pids=() i
+  rm -f "$RUN"/ready-* "$RUN/go"
+  for i in $(seq "$n"); do
+    "$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$job" >/dev/null
+  done
+  for i in $(seq "$n"); do
+    local sync=()
+    ((n > 1)) && sync=(--ready_file="$RUN/ready-$i" --go_file="$RUN/go")
+    "$BIN/bench/ringleader-compute-limit" --coordinator="$TARGET" --batch="$B" \
+      "${LIMIT[@]}" "${sync[@]}" >"$RUN/$impl-$i.json" 2>"$RUN/$impl-$i.log" &
+    pids+=($!)
+  done
+  if ((n > 1)); then
+    for _ in $(seq 3000); do
+      (($(ls "$RUN"/ready-* 2>/dev/null | wc -l) == n)) && break
+      kill -0 "${pids[@]}" 2>/dev/null || break
+      sleep 0.1
+    done
+    touch "$RUN/go"
+  fi
+  wait "${pids[@]}" || true
+  "$PY" -c 'import json,sys
+impl, model, gb, w, cores, n, rep = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+rs = []
+for path in sys.argv[8:]:
+    text = open(path).read().strip()
+    if not text:
+        sys.exit(f"compute limit: no result from {path} (see its .log)")
+    rs.append(json.loads(text))
+r = rs[0]
+per_rank = [x["samples_per_s"] for x in rs]
+r.update(impl=impl, model=model, global_batch=gb, world=w, repeat=rep,
+         per_rank_batch=r.pop("batch"), processes=n,
+         samples_per_s=sum(per_rank) * (min(w, cores) if n == 1 else 1),
+         per_rank_samples_per_s=sum(per_rank) / n)
+if r["tokens_per_sample"] > 1:
+    r["tokens_per_s"] = r["samples_per_s"] * r["tokens_per_sample"]
+print(json.dumps(r))' "$impl" "$M" "$GB" "$W" "$CORES" "$n" "$REP" \
+    $(for i in $(seq "$n"); do echo "$RUN/$impl-$i.json"; done) >> "$OUT" ||
+    echo "$impl $M $GB $W: failed (see $RUN/$impl-*.log)" >&2
+}
+
+# say WHAT: a timestamped progress line on stderr.
+say() { echo "[$(date +%T)] $M batch $GB x$W (repeat $REP): $*" >&2; }
+
+# conditions: one JSON line of what the machine was doing.
+conditions() {
+  "$PY" -c 'import json, os, sys, time
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+            if l.startswith("model name")), "?")
+print(json.dumps({"conditions": {"time": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                  "cpu": cpu, "cores": os.cpu_count(), "loadavg": os.getloadavg(),
+                  "model": sys.argv[1], "world": int(sys.argv[2]),
+                  "repeat": int(sys.argv[3])}}))' "$M" "$W" "$REP" >> "$OUT"
+}
+
+# run_config: every implementation for configuration ($M, $GB, $W), once.
+run_config() {
+  local lines
+  lines=$(wc -l < "$OUT")
+  conditions
+  B=$((GB / W))
+  RUN="$TMP/$M-$GB-$W-$REP"; mkdir -p "$RUN"
+  start_coordinator "$RUN"
+  for T in $M_TRANSPORTS; do
+    say "ringleader ($T)"
+    if [[ -n $EXAMPLE ]]; then
+      example_spec "$RUN/job-$T.textproto" "$W" "$B" "$T"
+    else
+      write_spec "$RUN/job-$T.textproto" "$ARCH" "$EPOCHS" "$B" "$W" "${T^^}"
+    fi
+    JOB=$("$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$RUN/job-$T.textproto")
+    for R in $(seq "$W"); do
+      "$BIN/worker/ringleader-worker" --coordinator="$TARGET" --threads=1 \
+        --max_jobs=1 >"$RUN/worker-$T-$R.log" 2>&1 &
+    done
+    "$BIN/cli/ringctl" --coordinator="$TARGET" --output=json watch "$JOB" \
+      > "$RUN/watch-$T.jsonl" 2>/dev/null || true
+    wait $(jobs -p | grep -v "^$COORD$") 2>/dev/null || true
+    IMPL=ringleader; [[ $T != auto ]] && IMPL="ringleader-$T"
+    "$PY" bench/train_watch.py "$RUN/watch-$T.jsonl" "$IMPL" "$M" "$W" "$GB" \
+      "$TOKENS" "$REP" >> "$OUT"
+  done
+  # The compute limit at this per-rank batch: a 1-rank job gives it the spec
+  # and a generation to report progress to. With several ranks, also as
+  # many loops side by side, sharing the host as the ranks do.
+  if [[ -n $EXAMPLE ]]; then
+    example_spec "$RUN/limit.textproto" 1 "$B" auto
+  else
+    write_spec "$RUN/limit.textproto" "$ARCH" 1 "$B" 1 AUTO
+  fi
+  say "compute limit"
+  compute_limit compute-limit "$RUN/limit.textproto" 1
+  ((W > 1)) && compute_limit compute-limit-concurrent "$RUN/limit.textproto" "$W"
+  kill "$COORD" 2>/dev/null; wait "$COORD" 2>/dev/null || true
+  say "pytorch ddp"
+  run_ddp pytorch-ddp
+  KEPT_MEMORY=1 run_ddp pytorch-ddp-kept-memory
+  # PyTorch with the CNN written as Ringleader runs it (channels-last, ReLU
+  # after pooling) and kept memory: what is left is the runtime.
+  if [[ $M == cnn ]]; then KEPT_MEMORY=1 run_ddp pytorch-ddp-nhwc --nhwc; fi
+  tail -n +$((lines + 2)) "$OUT" | cut -c1-160
+}
+
+# The example workloads run $REPEATS times (default 3), the built-ins once,
+# each repeat going through every configuration; the tables take medians.
+max_repeats=1
 for M in $MODELS; do
-  ARCH=MODEL_ARCH_MLP; EPOCHS=$EPOCHS_MLP; LIMIT_STEPS=100
-  [[ $M == cnn ]] && { ARCH=MODEL_ARCH_CNN; EPOCHS=$EPOCHS_CNN; LIMIT_STEPS=20; }
-  for GB in $BATCHES; do
-    for W in $WORLDS; do
-      B=$((GB / W))
-      RUN="$TMP/$M-$GB-$W"; mkdir -p "$RUN"
-      start_coordinator "$RUN"
-      for T in $TRANSPORTS; do
-        write_spec "$RUN/job-$T.textproto" "$ARCH" "$EPOCHS" "$B" "$W" "${T^^}"
-        JOB=$("$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$RUN/job-$T.textproto")
-        for R in $(seq "$W"); do
-          "$BIN/worker/ringleader-worker" --coordinator="$TARGET" --threads=1 \
-            --max_jobs=1 >"$RUN/worker-$T-$R.log" 2>&1 &
-        done
-        "$BIN/cli/ringctl" --coordinator="$TARGET" --output=json watch "$JOB" \
-          > "$RUN/watch-$T.jsonl" 2>/dev/null || true
-        wait $(jobs -p | grep -v "^$COORD$") 2>/dev/null || true
-        IMPL=ringleader; [[ $T != auto ]] && IMPL="ringleader-$T"
-        "$PY" bench/train_watch.py "$RUN/watch-$T.jsonl" "$IMPL" "$M" "$W" "$GB" >> "$OUT"
+  case $M in
+    mlp|cnn) ;;
+    resnet|gpt) prepare_example "$M"; max_repeats=${REPEATS:-3} ;;
+    *) echo "unknown model $M (mlp, cnn, resnet, gpt)" >&2; exit 2 ;;
+  esac
+done
+: > "$OUT"
+for REP in $(seq "$max_repeats"); do
+  for M in $MODELS; do
+    EXAMPLE=; TOKENS=1; M_REPEATS=${REPEATS:-1}
+    case $M in
+      mlp) ARCH=MODEL_ARCH_MLP; EPOCHS=$EPOCHS_MLP; LIMIT=(--steps=100 --rounds=3) ;;
+      cnn) ARCH=MODEL_ARCH_CNN; EPOCHS=$EPOCHS_CNN; LIMIT=(--steps=20 --rounds=3) ;;
+      resnet|gpt)
+        EXAMPLE=1; EPOCHS=1; LIMIT=(--steps=20 --rounds=1 --warmup=10)
+        M_REPEATS=${REPEATS:-3}
+        JOBFILE=$(ls examples/$M/*.textproto)
+        PER_RANK=$(sed -n 's/^batch_size: *//p' "$JOBFILE")
+        [[ $M == gpt ]] && TOKENS=$(sed -n 's/^ *block_size: *//p' "$JOBFILE") ;;
+    esac
+    ((REP > M_REPEATS)) && continue
+    if [[ -n $EXAMPLE ]]; then
+      M_WORLDS="${WORLDS:-1 2}"; M_BATCHES="${BATCHES:-$((2 * PER_RANK))}"
+      M_TRANSPORTS="${TRANSPORTS:-auto}"
+    else
+      M_WORLDS="${WORLDS:-1 2 3}"; M_BATCHES="${BATCHES:-128 512}"
+      M_TRANSPORTS="${TRANSPORTS:-auto gloo}"
+    fi
+    for GB in $M_BATCHES; do
+      for W in $M_WORLDS; do
+        run_config
       done
-      # The compute limit at this per-rank batch: a 1-rank job gives it the
-      # spec and a generation to report progress to.
-      write_spec "$RUN/limit.textproto" "$ARCH" 1 "$B" 1 AUTO
-      "$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$RUN/limit.textproto" >/dev/null
-      "$BIN/bench/ringleader-compute-limit" --coordinator="$TARGET" --batch="$B" \
-        --steps="$LIMIT_STEPS" --rounds=3 2>"$RUN/limit.log" |
-        "$PY" -c 'import json,sys
-line = sys.stdin.read()
-if not line.strip():
-    sys.exit("compute limit: no result (see its log)")
-r = json.loads(line)
-w, cores = int(sys.argv[3]), int(sys.argv[5])
-r.update(impl="compute-limit", model=sys.argv[1], global_batch=int(sys.argv[2]),
-         world=w, per_rank_batch=r.pop("batch"),
-         samples_per_s=r["samples_per_s"] * min(w, cores),
-         per_rank_samples_per_s=r["samples_per_s"])
-print(json.dumps(r))' "$M" "$GB" "$W" "$B" "$CORES" >> "$OUT"
-      kill "$COORD" 2>/dev/null; wait "$COORD" 2>/dev/null || true
-      run_ddp pytorch-ddp
-      KEPT_MEMORY=1 run_ddp pytorch-ddp-kept-memory
-      # PyTorch with the CNN written as Ringleader runs it (channels-last,
-      # ReLU after pooling) and kept memory: what is left is the runtime.
-      if [[ $M == cnn ]]; then KEPT_MEMORY=1 run_ddp pytorch-ddp-nhwc --nhwc; fi
-      tail -n 6 "$OUT" | cut -c1-160
     done
   done
 done
-"$PY" bench/train_summary.py "$OUT" bench/results/train.png
+"$PY" bench/train_summary.py "$OUT" "$PLOT"

@@ -1,21 +1,34 @@
-"""PyTorch DDP on Fashion-MNIST, the anchor for bench/train_bench.sh.
+"""PyTorch DDP, the anchor for bench/train_bench.sh.
 
-The same models as Ringleader's built-ins (worker/model/builtin_models.cc),
-the same global batch, SGD with momentum, DistributedSampler, DDP's default
-buckets (25 MiB), Gloo on 127.0.0.1, one intra-op thread per rank. Trains
---epochs epochs and evaluates on the test split after each (each rank its
-DistributedSampler shard, counts summed with all_reduce), as a training
-script's validation loop does. Prints one JSON line: training samples/s over
-the first epoch after a warm-up of 20 steps (evaluation excluded), each
-epoch's test accuracy, and the seconds from the first step to the first
-evaluation at or above 85%.
+--model mlp / cnn: Fashion-MNIST with the same models as Ringleader's
+built-ins (worker/model/builtin_models.cc), SGD with momentum.
+--model resnet / gpt --job JOB: the example workloads (examples/resnet,
+examples/gpt) as a PyTorch user writes them: the eager model of the
+example's model.py, built with the job's seed (the TorchScript file the job
+trains is the same network with the same initial weights), on the job's
+files (.npy arrays with the job's transform; token windows of block_size + 1
+starting every block_size tokens, as the worker cuts them), the job's task
+loss and optimizer (bench/example_job.py reads the job file).
+
+Either way: the same global batch, DistributedSampler (shuffle, the job's
+seed, each rank global_batch / world samples per step), DDP's default
+buckets (25 MiB) and broadcast_buffers, Gloo on 127.0.0.1, one intra-op
+thread per rank. Trains --epochs epochs and evaluates on the test split
+after each (each rank its DistributedSampler shard, sums pooled with
+all_reduce), as a training script's validation loop does. Prints one JSON
+line: training samples/s (and tokens/s for a language model) over the first
+epoch after a warm-up of --warmup steps (evaluation excluded), each epoch's
+test accuracy (classification) or test loss, and the seconds from the first
+step to the first evaluation at or above 85% accuracy.
     /usr/bin/python3 bench/train_ddp.py --model mlp --world 2 --global_batch 128
+    /usr/bin/python3 bench/train_ddp.py --model gpt --job JOB --world 2 --global_batch 32
 """
 import argparse
 import gzip
 import json
 import os
 import socket
+import sys
 import time
 
 import numpy as np
@@ -26,6 +39,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 DATA = "/usr/share/datasets/fashion-mnist"
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "examples")
 
 
 def idx(path):
@@ -74,10 +89,8 @@ class NhwcCnn(Cnn):
         return self.fc2(F.relu(self.fc1(x)))
 
 
-def run(rank, args, port):
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
-                            rank=rank, world_size=args.world)
+def fashion_mnist(args):
+    """(model, train set, test set, loss, optimizer) of --model mlp / cnn."""
     images = torch.from_numpy(idx(f"{DATA}/train-images-idx3-ubyte.gz").copy()).float().div_(255)
     images = images.sub_(0.2860).div_(0.3530).unsqueeze(1)
     labels = torch.from_numpy(idx(f"{DATA}/train-labels-idx1-ubyte.gz").astype(np.int64))
@@ -86,74 +99,206 @@ def run(rank, args, port):
     test_labels = torch.from_numpy(idx(f"{DATA}/t10k-labels-idx1-ubyte.gz").astype(np.int64))
     torch.manual_seed(1)
     net = Mlp() if args.model == "mlp" else NhwcCnn() if args.nhwc else Cnn()
+    train = Samples(len(images), lambda ids: (images[ids], labels[ids]))
+    test = Samples(len(test_images), lambda ids: (test_images[ids], test_labels[ids]))
+    make_opt = lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9)
+    return net, train, test, classification_loss, make_opt, 1
+
+
+class Samples:
+    """A split: its size and a function from sample ids to (inputs, targets) batches."""
+
+    def __init__(self, size, gather):
+        self.size, self.gather = size, gather
+
+
+def classification_loss(model, x, y):
+    logits = model(x)
+    return F.cross_entropy(logits, y), logits
+
+
+def model_loss(model, x, y):
+    _, loss = model(x, y)
+    return loss, None
+
+
+def npy_split(split, transform):
+    """Samples of a job's NPY split (one input), transformed as the worker does."""
+    paths = split["inputs"]
+    if isinstance(paths, list):
+        if len(paths) != 1:
+            raise SystemExit("train_ddp.py: one input per sample only")
+        paths = paths[0]
+    x = torch.from_numpy(np.load(paths))
+    y = torch.from_numpy(np.load(split["targets"]).astype(np.int64))
+    scale = float(transform.get("scale", 1.0))
+    c = x.shape[1]
+    as_list = lambda v, default: [float(a) for a in (v if isinstance(v, list) else [v])] \
+        if v is not None else [default] * c
+    mean = torch.tensor(as_list(transform.get("mean"), 0.0)).view(1, -1, *([1] * (x.dim() - 2)))
+    std = torch.tensor(as_list(transform.get("std"), 1.0)).view(1, -1, *([1] * (x.dim() - 2)))
+    return Samples(len(x), lambda ids: ((x[ids].float() * scale - mean) / std, y[ids]))
+
+
+def token_split(path, block):
+    """Windows of block + 1 tokens starting every block tokens (worker/data/token_dataset.h)."""
+    tokens = torch.from_numpy(np.fromfile(path, dtype="<u2").astype(np.int64))
+    starts = torch.arange((len(tokens) - 1) // block) * block
+    offsets = torch.arange(block + 1)
+
+    def gather(ids):
+        rows = tokens[starts[ids][:, None] + offsets]
+        return rows[:, :-1], rows[:, 1:]
+    return Samples(len(starts), gather)
+
+
+def example(args):
+    """(model, train set, test set, loss, optimizer, tokens per sample) of the
+    example workload --model resnet / gpt, from the job file --job."""
+    sys.path.insert(0, os.path.join(EXAMPLES, args.model))
+    import model as example_model  # examples/<model>/model.py
+    sys.path.insert(0, HERE)
+    import example_job
+    job = example_job.load(args.job)
+    seed = int(job.get("seed", 0))
+    data, task = job["dataset"], job.get("task", {})
+    if args.model == "resnet":
+        net = example_model.build(args.widths, args.blocks, seed)
+        train = npy_split(data["train"], data.get("transform", {}))
+        test = npy_split(data["test"], data.get("transform", {}))
+        per_sample = 1
+    else:
+        cfg = example_model.GPTConfig(block_size=int(data["block_size"]))
+        net = example_model.build(cfg, seed, logits_only=task.get("loss") != "LOSS_KIND_MODEL")
+        train = token_split(data["train_tokens"], cfg.block_size)
+        test = token_split(data["test_tokens"], cfg.block_size)
+        per_sample = cfg.block_size
+    if task.get("loss") == "LOSS_KIND_MODEL":
+        loss = model_loss
+    elif task.get("kind") == "TASK_KIND_LANGUAGE_MODEL":
+        def loss(model, x, y):
+            logits = model(x)
+            return F.cross_entropy(logits.flatten(0, 1), y.flatten()), None
+    else:
+        loss = classification_loss
+    o = job["optimizer"]
+    lr, wd = float(o["learning_rate"]), float(o.get("weight_decay", 0.0))
+    if o["kind"] == "OPTIMIZER_KIND_ADAM":
+        make_opt = lambda params: torch.optim.Adam(params, lr=lr, weight_decay=wd)
+    else:
+        make_opt = lambda params: torch.optim.SGD(params, lr=lr, weight_decay=wd,
+                                                  momentum=float(o.get("momentum", 0.0)))
+    return net, train, test, loss, make_opt, per_sample
+
+
+def run(rank, args, port):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
+                            rank=rank, world_size=args.world)
+    net, train, test, loss_fn, make_opt, per_sample = (
+        fashion_mnist(args) if args.model in ("mlp", "cnn") else example(args))
     model = nn.parallel.DistributedDataParallel(net)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    opt = make_opt(model.parameters())
+    seed = 1 if args.model in ("mlp", "cnn") else args.seed
     sampler = torch.utils.data.distributed.DistributedSampler(
-        torch.utils.data.TensorDataset(images, labels), num_replicas=args.world,
-        rank=rank, shuffle=True, seed=1)
+        range(train.size), num_replicas=args.world, rank=rank, shuffle=True, seed=seed)
     per_rank = args.global_batch // args.world
+    # As before for the Fashion-MNIST models; the worker's for the examples.
+    eval_batch = 1024 if args.model in ("mlp", "cnn") else max(256, per_rank)
     test_ids = torch.tensor(list(iter(torch.utils.data.distributed.DistributedSampler(
-        torch.utils.data.TensorDataset(test_images, test_labels), num_replicas=args.world,
-        rank=rank, shuffle=False))))
+        range(test.size), num_replicas=args.world, rank=rank, shuffle=False))),
+        dtype=torch.int64)
 
     def evaluate():
+        """Pooled test accuracy (classification) or mean loss."""
         model.eval()
         with torch.no_grad():
-            correct = torch.zeros(2, dtype=torch.int64)
-            for i in range(0, len(test_ids), 1024):
-                ids = test_ids[i:i + 1024]
-                correct[0] += (model(test_images[ids]).argmax(1) == test_labels[ids]).sum()
-                correct[1] += len(ids)
-            dist.all_reduce(correct)
+            sums = torch.zeros(3, dtype=torch.float64)  # correct, loss sum, count
+            for i in range(0, len(test_ids), eval_batch):
+                ids = test_ids[i:i + eval_batch]
+                x, y = test.gather(ids)
+                loss, logits = loss_fn(model, x, y)
+                if logits is not None:
+                    sums[0] += (logits.argmax(1) == y).sum()
+                sums[1] += loss.item() * len(ids)
+                sums[2] += len(ids)
+            dist.all_reduce(sums)
         model.train()
-        return correct[0].item() / correct[1].item()
+        return (sums[0] / sums[2]).item(), (sums[1] / sums[2]).item()
 
     dist.barrier()
     t_start = time.perf_counter()
-    rate, accs, to_85 = 0.0, [], None
+    rate, accs, losses, to_85 = 0.0, [], [], None
     for epoch in range(args.epochs):
         sampler.set_epoch(epoch)
-        order = torch.tensor(list(iter(sampler)))
+        order = torch.tensor(list(iter(sampler)), dtype=torch.int64)
         steps = len(order) // per_rank
         if args.max_steps:
             steps = min(steps, args.max_steps)
-        warm = min(20, steps // 4)
+        warm = min(args.warmup, steps // 4)
         start = None
+        loss_sum = torch.zeros(())
         for s in range(steps):
             if epoch == 0 and s == warm:
                 dist.barrier()
                 start = time.perf_counter()
-            ids = order[s * per_rank:(s + 1) * per_rank]
-            loss = F.cross_entropy(model(images[ids]), labels[ids])
+            x, y = train.gather(order[s * per_rank:(s + 1) * per_rank])
+            loss, _ = loss_fn(model, x, y)
             opt.zero_grad()
             loss.backward()
             opt.step()
+            loss_sum += loss.detach()
+        train_loss = loss_sum.item() / max(1, steps)
         if epoch == 0:
             dist.barrier()
             rate = (steps - warm) * args.global_batch / (time.perf_counter() - start)
-        accs.append(evaluate())
+        if args.skip_eval:
+            continue
+        acc, test_loss = evaluate()
+        accs.append(acc)
+        losses.append(test_loss)
         if to_85 is None and accs[-1] >= 0.85:
             to_85 = time.perf_counter() - t_start
     if rank == 0:
-        print(json.dumps({"impl": args.impl, "model": args.model,
-                          "world": args.world, "global_batch": args.global_batch,
-                          "samples_per_s": rate, "test_accuracy": accs,
-                          "seconds_to_85": to_85}), flush=True)
+        out = {"impl": args.impl, "model": args.model, "repeat": args.repeat,
+               "world": args.world, "global_batch": args.global_batch,
+               "samples_per_s": rate, "test_accuracy": accs,
+               "seconds_to_85": to_85}
+        if args.model in ("resnet", "gpt"):
+            out.update(test_loss=losses, train_loss=train_loss, tokens_per_sample=per_sample,
+                       eager=f"examples/{args.model}/model.py")
+            if per_sample > 1:
+                out["tokens_per_s"] = rate * per_sample
+        print(json.dumps(out), flush=True)
     dist.destroy_process_group()
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--model", choices=["mlp", "cnn"], required=True)
+    p.add_argument("--model", choices=["mlp", "cnn", "resnet", "gpt"], required=True)
+    p.add_argument("--job", help="resnet / gpt: the job file (bench/example_job.py)")
+    p.add_argument("--widths", default="16,32,64", help="resnet: as prepare.py made model.pt")
+    p.add_argument("--blocks", default="1,1,1", help="resnet: as prepare.py made model.pt")
+    p.add_argument("--warmup", type=int, default=20, help="steps before timing")
+    p.add_argument("--skip_eval", action="store_true", help="no evaluation")
     p.add_argument("--world", type=int, required=True)
     p.add_argument("--global_batch", type=int, required=True)
     p.add_argument("--max_steps", type=int, default=0)
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--impl", default="pytorch-ddp", help="name in the output")
+    p.add_argument("--repeat", type=int, default=1, help="the benchmark's repeat, in the output")
     p.add_argument("--nhwc", action="store_true",
                    help="CNN: channels-last activations and ReLU after pooling, "
                         "as Ringleader's worker runs it on CPU")
     args = p.parse_args()
+    if args.model in ("resnet", "gpt"):
+        if not args.job:
+            p.error(f"--model {args.model} needs --job")
+        sys.path.insert(0, HERE)
+        import example_job
+        args.seed = int(example_job.load(args.job).get("seed", 0))
+        args.widths = [int(v) for v in args.widths.split(",")]
+        args.blocks = [int(v) for v in args.blocks.split(",")]
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

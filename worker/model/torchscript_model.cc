@@ -2,11 +2,13 @@
 
 #include <sys/stat.h>
 #include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/serialization/import.h>
 
 #include <cerrno>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -56,6 +58,7 @@ class TorchScriptModel final : public Model {
           absl::StatusCode::kFailedPrecondition,
           absl::StrCat(description_, ": moving to ", device.str()), e);
     }
+    on_cpu_ = device.is_cpu();
     return absl::OkStatus();
   }
   std::string Describe() const override { return description_; }
@@ -76,6 +79,20 @@ class TorchScriptModel final : public Model {
     }
     std::vector<c10::IValue> args(inputs.begin(), inputs.end());
     if (targets.defined()) args.emplace_back(targets);
+    // On the CPU the module runs op by op, with eager autograd, as the same
+    // nn.Module does in Python. LibTorch 1.13 fuses nothing on the CPU, so
+    // what the graph executor's optimizations add there is its own autodiff
+    // (DifferentiableGraph), once a first call with gradients has profiled
+    // the graph: dropout(p=0) then draws a Bernoulli mask instead of
+    // returning its input, and examples/gpt's step took 16-20% longer
+    // (torch.jit.load in Python, bench/README.md). The trainer's first call
+    // is the model probe's, without gradients, which happened to keep the
+    // executor from building those graphs; this does not depend on it.
+    // Same ops, same results up to floating-point rounding; on a GPU the
+    // executor keeps its fusers. The setting is the calling thread's and is
+    // restored after.
+    std::optional<torch::jit::GraphOptimizerEnabledGuard> eager;
+    if (on_cpu_) eager.emplace(false);
     return ParseOutput(module_.forward(std::move(args)), targets.defined());
   }
 
@@ -120,6 +137,7 @@ class TorchScriptModel final : public Model {
   // the model, and it is a handle to shared state anyway.
   mutable torch::jit::Module module_;
   const std::string description_;
+  bool on_cpu_ = true;  // Loaded onto the CPU.
 };
 
 }  // namespace

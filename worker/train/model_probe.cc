@@ -45,6 +45,29 @@ absl::Status ForwardAndLoss(Model& model, const Task& task, const Batch& batch,
 
 }  // namespace
 
+absl::StatusOr<ModelShape> ModelShapeFor(const v1::JobSpec& spec,
+                                         const Dataset& train) {
+  if (spec.model().arch() == v1::MODEL_ARCH_TORCHSCRIPT) return ModelShape();
+  const std::vector<FieldShape> fields = train.input_fields();
+  if (fields.size() != 1 || fields[0].type != ElementType::kFloat32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the built-in models take one float input per sample; the ",
+        train.Describe(), " has ", fields.size(),
+        fields.size() == 1 ? absl::StrCat(" of ", fields[0].ToString())
+                           : std::string(" inputs")));
+  }
+  ModelShape shape;
+  shape.input_dims = fields[0].dims;
+  shape.num_classes = spec.task().num_classes() > 0 ? spec.task().num_classes()
+                                                    : train.num_classes();
+  if (shape.num_classes < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the number of classes is unknown for the ",
+                     train.Describe(), ": set task.num_classes"));
+  }
+  return shape;
+}
+
 absl::Status ProbeModel(Model& model, const Task& task, const Dataset& data,
                         const c10::Device& device) {
   const int64_t n = std::min<int64_t>(2, data.size());

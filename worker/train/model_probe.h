@@ -9,11 +9,21 @@
 #include <c10/core/Device.h>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ringleader/v1/job.pb.h"
 #include "worker/data/dataset.h"
 #include "worker/model/model.h"
 #include "worker/train/task.h"
 
 namespace ringleader {
+
+// What the job's model is built for (BuildModel's `shape`): for a built-in
+// model, the data's one float input and the classes the spec's task or the
+// data declare; InvalidArgument, naming the dataset, when the data has
+// another input or no known number of classes. A TorchScript model brings
+// its own shapes: the default, unused.
+absl::StatusOr<ModelShape> ModelShapeFor(const v1::JobSpec& spec,
+                                         const Dataset& train);
 
 // Runs forward and the task's loss once on the first two samples of
 // `data`, in eval mode without gradients, so nothing changes (BatchNorm's

@@ -34,30 +34,6 @@
 namespace ringleader {
 namespace {
 
-// What a built-in model is built for: the data's one float input and the
-// classes the spec or the data declare.
-absl::StatusOr<ModelShape> BuiltinShape(const v1::JobSpec& spec,
-                                        const Dataset& train) {
-  const std::vector<FieldShape> fields = train.input_fields();
-  if (fields.size() != 1 || fields[0].type != ElementType::kFloat32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the built-in models take one float input per sample; the ",
-        train.Describe(), " has ", fields.size(),
-        fields.size() == 1 ? absl::StrCat(" of ", fields[0].ToString())
-                           : std::string(" inputs")));
-  }
-  ModelShape shape;
-  shape.input_dims = fields[0].dims;
-  shape.num_classes = spec.task().num_classes() > 0 ? spec.task().num_classes()
-                                                    : train.num_classes();
-  if (shape.num_classes < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the number of classes is unknown for the ",
-                     train.Describe(), ": set task.num_classes"));
-  }
-  return shape;
-}
-
 int64_t OptimizerStepsPerEpoch(const v1::JobSpec& spec, int64_t train_size,
                                int32_t world) {
   const int accumulate = std::max(1, spec.gradient_accumulation_steps());
@@ -109,16 +85,12 @@ absl::Status Trainer::Run() {
 absl::Status Trainer::BuildModelAndTask() {
   const v1::JobSpec& spec = gen_.spec();
   task_ = std::make_unique<Task>(spec.task());
-  ModelShape shape;
-  if (spec.model().arch() != v1::MODEL_ARCH_TORCHSCRIPT) {
-    absl::StatusOr<ModelShape> s = BuiltinShape(spec, *env_.data->train);
-    if (!s.ok()) return JobError(s.status());
-    shape = *s;
-  }
+  absl::StatusOr<ModelShape> shape = ModelShapeFor(spec, *env_.data->train);
+  if (!shape.ok()) return JobError(shape.status());
   // The same seed on every rank; rank 0's weights are broadcast anyway.
   torch::manual_seed(spec.seed());
   absl::StatusOr<std::shared_ptr<Model>> model =
-      BuildModel(spec.model(), spec.seed(), shape);
+      BuildModel(spec.model(), spec.seed(), *shape);
   if (!model.ok()) return JobError(model.status(), "building the model");
   model_ = *std::move(model);
   if (absl::Status s = model_->To(device_); !s.ok()) return s;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "worker/data/empty_dataset.h"
 #include "worker/data/synthetic_dataset.h"
 #include "worker/model/torchscript_model.h"
 
@@ -90,6 +91,56 @@ TEST(ModelProbeTest, ChangesNoState) {
       ProbeModel(*model, Task(v1::TaskSpec{}), *Data(), torch::kCPU).ok());
   EXPECT_EQ(model->NamedBuffers()[0].tensor.item<float>(), 0.f);
   EXPECT_EQ(model->Parameters()[0].grad().defined(), false);
+}
+
+v1::JobSpec Spec(v1::ModelArch arch) {
+  v1::JobSpec spec;
+  spec.mutable_model()->set_arch(arch);
+  return spec;
+}
+
+TEST(ModelShapeForTest, BuiltinTakesTheDataShapeAndClasses) {
+  absl::StatusOr<ModelShape> shape =
+      ModelShapeFor(Spec(v1::MODEL_ARCH_CNN), *Data());
+  ASSERT_TRUE(shape.ok()) << shape.status();
+  EXPECT_EQ(shape->input_dims, (std::vector<int64_t>{1, 28, 28}));
+  EXPECT_EQ(shape->num_classes, 10);
+
+  const EmptyDataset rgb({{ElementType::kFloat32, {3, 32, 32}}},
+                         {ElementType::kInt64, {}}, "rgb");
+  v1::JobSpec spec = Spec(v1::MODEL_ARCH_MLP);
+  spec.mutable_task()->set_num_classes(7);  // The spec's count wins.
+  shape = ModelShapeFor(spec, rgb);
+  ASSERT_TRUE(shape.ok()) << shape.status();
+  EXPECT_EQ(shape->input_dims, (std::vector<int64_t>{3, 32, 32}));
+  EXPECT_EQ(shape->num_classes, 7);
+}
+
+TEST(ModelShapeForTest, BuiltinRejectsDataItCannotTake) {
+  const EmptyDataset tokens({{ElementType::kInt64, {64}}},
+                            {ElementType::kInt64, {64}},
+                            "train split of t.bin");
+  absl::StatusOr<ModelShape> shape =
+      ModelShapeFor(Spec(v1::MODEL_ARCH_MLP), tokens);
+  EXPECT_EQ(shape.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(shape.status().message()),
+              HasSubstr("take one float input per sample; the train split "
+                        "of t.bin has 1 of int64 [64]"));
+
+  const EmptyDataset unlabelled({{ElementType::kFloat32, {4}}},
+                                {ElementType::kInt64, {}}, "x");
+  shape = ModelShapeFor(Spec(v1::MODEL_ARCH_MLP), unlabelled);
+  EXPECT_THAT(std::string(shape.status().message()),
+              HasSubstr("set task.num_classes"));
+}
+
+TEST(ModelShapeForTest, TorchScriptBringsItsOwn) {
+  const EmptyDataset tokens({{ElementType::kInt64, {64}}},
+                            {ElementType::kInt64, {64}}, "tokens");
+  absl::StatusOr<ModelShape> shape =
+      ModelShapeFor(Spec(v1::MODEL_ARCH_TORCHSCRIPT), tokens);
+  ASSERT_TRUE(shape.ok()) << shape.status();
+  EXPECT_EQ(shape->input_dims, ModelShape().input_dims);
 }
 
 }  // namespace

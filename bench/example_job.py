@@ -1,0 +1,153 @@
+"""The example workloads' job files (examples/*/*.textproto) for the training benchmark.
+
+bench/train_bench.sh runs examples/resnet and examples/gpt from their own job files, so
+that Ringleader and PyTorch DDP (bench/train_ddp.py --job) train what a user of the
+example trains: this module rewrites a job file for one benchmark configuration, and
+reads back the fields DDP needs (data paths, transform, task, optimizer, seed).
+
+    example_job.py SRC OUT --data DIR --world W --batch B [--epochs E] [--transport T]
+
+writes OUT: SRC with its data and model paths moved from SRC's directory (the
+directory of model.torchscript_path) to DIR, batch_size B per rank, min_workers =
+max_workers = W, epochs E, progress every 10 steps (at most every 100 ms), no export,
+evaluate_every_epoch as in SRC, and ddp.cpu_transport T (auto, shm or gloo).
+
+The reader is a small protobuf text-format parser, enough for these files: messages,
+scalar fields, lists, strings and comments (no Python protobuf is needed).
+"""
+import argparse
+import os
+import re
+import sys
+
+_TOKEN = re.compile(r'\s*(?:#[^\n]*|("(?:[^"\\]|\\.)*")|([\[\]{}:,])|([^\s\[\]{}:,#"]+))')
+
+
+def _tokens(text):
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            if text[pos:].strip():
+                raise ValueError(f"cannot parse text proto at {text[pos:pos + 30]!r}")
+            return
+        pos = m.end()
+        tok = m.group(1) or m.group(2) or m.group(3)
+        if tok:
+            yield tok
+
+
+def _value(tok):
+    if tok.startswith('"'):
+        return bytes(tok[1:-1], "utf-8").decode("unicode_escape")
+    if tok in ("true", "false"):
+        return tok == "true"
+    try:
+        return int(tok)
+    except ValueError:
+        pass
+    try:
+        return float(tok)
+    except ValueError:
+        return tok  # an enum name
+
+
+def parse(text):
+    """A text-format message as a dict; repeated fields are lists, messages dicts."""
+    toks = list(_tokens(text))
+    i = 0
+
+    def message(end):
+        nonlocal i
+        out = {}
+        while i < len(toks) and toks[i] != end:
+            name = toks[i]
+            i += 1
+            if toks[i] == ":":
+                i += 1
+            if toks[i] == "{":
+                i += 1
+                val = message("}")
+                i += 1
+            elif toks[i] == "[":
+                i += 1
+                val = []
+                while toks[i] != "]":
+                    if toks[i] != ",":
+                        val.append(_value(toks[i]))
+                    i += 1
+                i += 1
+            else:
+                val = _value(toks[i])
+                i += 1
+            if name in out:  # repeated
+                if not isinstance(out[name], list) or isinstance(val, list):
+                    out[name] = [out[name]]
+                out[name].append(val)
+            else:
+                out[name] = val
+        return out
+
+    return message(None)
+
+
+def load(path):
+    with open(path) as f:
+        return parse(f.read())
+
+
+def _drop_field(text, name):
+    """text without the top-level field `name` (a scalar line or a { } block)."""
+    lines, out, depth, skipping = text.splitlines(keepends=True), [], 0, False
+    for line in lines:
+        code = line.split("#", 1)[0]
+        if not skipping and depth == 0 and re.match(rf"\s*{name}\s*(:|\{{)", code):
+            if "{" in code and code.count("{") > code.count("}"):
+                skipping, block = True, code.count("{") - code.count("}")
+            continue
+        if skipping:
+            block += code.count("{") - code.count("}")
+            if block <= 0:
+                skipping = False
+            continue
+        depth += code.count("{") - code.count("}")
+        out.append(line)
+    return "".join(out)
+
+
+def rewrite(src_text, data_dir, world, batch, epochs=None, transport="auto"):
+    spec = parse(src_text)
+    old_dir = os.path.dirname(spec["model"]["torchscript_path"])
+    text = src_text.replace(old_dir + "/", data_dir.rstrip("/") + "/")
+    for name in ("batch_size", "min_workers", "max_workers", "export", "progress_every_steps",
+                 "progress_min_interval_ms", "ddp", "name") + (("epochs",) if epochs else ()):
+        text = _drop_field(text, name)
+    text += (f'name: "train-bench"\nbatch_size: {batch}\nmin_workers: {world}\n'
+             f"max_workers: {world}\nprogress_every_steps: 10\nprogress_min_interval_ms: 100\n"
+             f"ddp {{ cpu_transport: CPU_TRANSPORT_{transport.upper()} }}\n")
+    if epochs:
+        text += f"epochs: {epochs}\n"
+    parse(text)  # still well-formed
+    return text
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("src")
+    p.add_argument("out")
+    p.add_argument("--data", required=True, help="where prepare.py wrote the files")
+    p.add_argument("--world", type=int, required=True)
+    p.add_argument("--batch", type=int, required=True, help="per rank")
+    p.add_argument("--epochs", type=int, default=0, help="0: as in SRC")
+    p.add_argument("--transport", default="auto", choices=["auto", "shm", "gloo"])
+    args = p.parse_args(argv)
+    with open(args.src) as f:
+        text = rewrite(f.read(), args.data, args.world, args.batch, args.epochs or None,
+                       args.transport)
+    with open(args.out, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
