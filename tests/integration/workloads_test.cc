@@ -127,7 +127,9 @@ TEST(WorkloadsTest, ResNetWithBatchNormOnFashionMnistArrays) {
            "with torch.no_grad(): p = m(torch.from_numpy(x)).argmax(1)\n"
            "print((p == y).double().mean().item())\n")});
   EXPECT_NEAR(std::stod(out.empty() ? "0" : out), metrics.at("accuracy"),
-              1.5 / 1024);  // A sample on the edge of a tie, at most.
+              5.0 / 1024);  // A few samples whose top two logits tie to the
+  // last bits can flip between the worker's kernels and Python's (2 of
+  // 1024 measured on an AVX-512 machine in a -c opt build).
   EXPECT_TRUE(std::filesystem::exists(spec.export_().safetensors_path()));
 }
 
