@@ -2,25 +2,16 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include <exception>
 #include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "worker/model/torch_status.h"
+#include "worker/train/batch_forward.h"
 #include "worker/train/job_error.h"
 
 namespace ringleader {
-namespace {
-
-std::vector<at::Tensor> ToDevice(const std::vector<at::Tensor>& inputs,
-                                 const c10::Device& device) {
-  std::vector<at::Tensor> out;
-  out.reserve(inputs.size());
-  for (const at::Tensor& t : inputs) out.push_back(t.to(device));
-  return out;
-}
-
-}  // namespace
-
 absl::StatusOr<MetricSums> Evaluate(Model& model, const Task& task,
                                     BatchLoader* loader, const Dataset& data,
                                     const c10::Device& device) {
@@ -30,15 +21,19 @@ absl::StatusOr<MetricSums> Evaluate(Model& model, const Task& task,
   at::NoGradGuard no_grad;
   absl::Status status;
   while (std::optional<Batch> batch = loader->Next()) {
-    const at::Tensor targets = batch->targets.to(device);
+    at::Tensor targets;
     absl::StatusOr<ModelOutput> out =
-        model.Forward(ToDevice(batch->inputs, device),
-                      task.model_computes_loss() ? targets : at::Tensor());
+        ForwardBatch(model, task, *batch, device, &targets);
     if (!out.ok()) {
       status = out.status();
       break;
     }
-    status = task.Accumulate(*out, targets, batch->sample_ids, sums);
+    try {
+      status = task.Accumulate(*out, targets, batch->sample_ids, sums);
+    } catch (const std::exception& e) {
+      status =
+          TorchErrorToStatus(absl::StatusCode::kInvalidArgument, "metrics", e);
+    }
     if (!status.ok()) break;
   }
   model.Train(true);

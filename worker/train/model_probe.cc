@@ -3,7 +3,6 @@
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
-#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "worker/data/batch_loader.h"
-#include "worker/model/torch_status.h"
+#include "worker/train/batch_forward.h"
 
 namespace ringleader {
 namespace {
@@ -24,23 +23,6 @@ std::string FieldsString(const Dataset& data) {
     inputs.push_back(f.ToString());
   return absl::StrCat(absl::StrJoin(inputs, ", "), " -> targets ",
                       data.target_field().ToString());
-}
-
-absl::Status ForwardAndLoss(Model& model, const Task& task, const Batch& batch,
-                            const c10::Device& device) {
-  std::vector<at::Tensor> inputs;
-  for (const at::Tensor& t : batch.inputs) inputs.push_back(t.to(device));
-  const at::Tensor targets = batch.targets.to(device);
-  absl::StatusOr<ModelOutput> out = model.Forward(
-      inputs, task.model_computes_loss() ? targets : at::Tensor());
-  if (!out.ok()) return out.status();
-  try {
-    absl::StatusOr<at::Tensor> loss =
-        task.Loss(*out, targets, batch.sample_ids);
-    return loss.status();
-  } catch (const std::exception& e) {
-    return TorchErrorToStatus(absl::StatusCode::kInvalidArgument, "loss", e);
-  }
 }
 
 }  // namespace
@@ -87,7 +69,7 @@ absl::Status ProbeModel(Model& model, const Task& task, const Dataset& data,
   absl::Status s;
   {
     at::NoGradGuard no_grad;
-    s = ForwardAndLoss(model, task, *batch, device);
+    s = BatchLoss(model, task, *batch, device).status();
   }
   model.Train(true);
   if (!s.ok()) {

@@ -8,25 +8,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "worker/model/torch_status.h"
+#include "worker/train/batch_forward.h"
 #include "worker/train/job_error.h"
 
 namespace ringleader {
 
 TrainStep::TrainStep(StepParts parts, int accumulate)
     : parts_(parts), accumulate_(std::max(1, accumulate)) {}
-
-absl::StatusOr<at::Tensor> TrainStep::ForwardLoss(const Batch& batch) {
-  TimelineSpan span(parts_.timeline, "forward");
-  std::vector<at::Tensor> inputs;
-  inputs.reserve(batch.inputs.size());
-  for (const at::Tensor& t : batch.inputs)
-    inputs.push_back(t.to(parts_.device));
-  const at::Tensor targets = batch.targets.to(parts_.device);
-  absl::StatusOr<ModelOutput> out = parts_.model->Forward(
-      inputs, parts_.task->model_computes_loss() ? targets : at::Tensor());
-  if (!out.ok()) return out.status();
-  return parts_.task->Loss(*out, targets, batch.sample_ids);
-}
 
 absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync) {
   if (parts_.buffers != nullptr) {
@@ -36,10 +24,9 @@ absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync) {
   }
   parts_.reducer->PrepareForBackward(sync);
   absl::StatusOr<at::Tensor> loss;
-  try {
-    loss = ForwardLoss(batch);
-  } catch (const std::exception& e) {
-    loss = TorchErrorToStatus(absl::StatusCode::kInvalidArgument, "loss", e);
+  {
+    TimelineSpan span(parts_.timeline, "forward");
+    loss = BatchLoss(*parts_.model, *parts_.task, batch, parts_.device);
   }
   if (!loss.ok()) {
     return JobError(loss.status(), parts_.data == nullptr

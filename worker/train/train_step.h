@@ -48,8 +48,6 @@ class TrainStep {
   void Apply();
 
  private:
-  absl::StatusOr<at::Tensor> ForwardLoss(const Batch& batch);
-
   const StepParts parts_;
   const int accumulate_;
 };

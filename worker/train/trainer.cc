@@ -207,7 +207,6 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
   }
   const int accumulate = std::max(1, gen_.spec().gradient_accumulation_steps());
   const int64_t num_batches = e->loader->num_batches();
-  double epoch_loss = 0;
   int64_t epoch_batches = 0;
   step_start_ = absl::Now();
   for (int64_t b = 0; b < num_batches; ++b) {
