@@ -3,8 +3,6 @@
 // `bazel test //...` checks the fuzzer's invariants on known inputs (an
 // invariant that breaks aborts, which fails the test). scripts/fuzz.sh runs
 // the clang-built fuzzer itself.
-#include <dirent.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -12,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/corpus_files.h"
 #include "fuzz/job_spec_fuzzer.h"
 #include "gtest/gtest.h"
 
@@ -22,26 +21,6 @@ namespace {
 // workspace-relative paths.
 constexpr char kCorpusDir[] = "fuzz/corpus/job_spec";
 
-std::vector<std::string> CorpusFiles() {
-  std::vector<std::string> files;
-  DIR* dir = opendir(kCorpusDir);
-  if (dir == nullptr) return files;
-  while (const dirent* e = readdir(dir)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") files.push_back(name);
-  }
-  closedir(dir);
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void Replay(const std::string& bytes) {
   EXPECT_EQ(LLVMFuzzerTestOneInput(
                 reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
@@ -49,7 +28,7 @@ void Replay(const std::string& bytes) {
 }
 
 TEST(JobSpecCorpusTest, SeedCorpusKeepsTheInvariants) {
-  const std::vector<std::string> files = CorpusFiles();
+  const std::vector<std::string> files = CorpusFiles(kCorpusDir);
   // The seeds cover both formats, valid and broken specs.
   ASSERT_GE(files.size(), 15u) << "corpus missing from " << kCorpusDir;
   for (const std::string& name : files) {

@@ -3,8 +3,6 @@
 // invariants on known inputs (an invariant that breaks aborts, which fails
 // the test), plus every prefix of each seed and a few edge inputs.
 // scripts/fuzz.sh runs the clang-built fuzzer itself.
-#include <dirent.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -12,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/corpus_files.h"
 #include "fuzz/npy_header_fuzzer.h"
 #include "gtest/gtest.h"
 
@@ -22,26 +21,6 @@ namespace {
 // workspace-relative paths.
 constexpr char kCorpusDir[] = "fuzz/corpus/npy_header";
 
-std::vector<std::string> CorpusFiles() {
-  std::vector<std::string> files;
-  DIR* dir = opendir(kCorpusDir);
-  if (dir == nullptr) return files;
-  while (const dirent* e = readdir(dir)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") files.push_back(name);
-  }
-  closedir(dir);
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Exactly the bytes, in a buffer of their size (as libFuzzer passes them).
 void Replay(const std::string& bytes) {
   const std::vector<uint8_t> buf(bytes.begin(), bytes.end());
@@ -51,7 +30,7 @@ void Replay(const std::string& bytes) {
 }
 
 TEST(NpyHeaderCorpusTest, SeedCorpusKeepsTheInvariants) {
-  const std::vector<std::string> files = CorpusFiles();
+  const std::vector<std::string> files = CorpusFiles(kCorpusDir);
   // Valid files of every dtype and version, and broken ones.
   ASSERT_GE(files.size(), 20u) << "corpus missing from " << kCorpusDir;
   for (const std::string& name : files) {
@@ -63,7 +42,7 @@ TEST(NpyHeaderCorpusTest, SeedCorpusKeepsTheInvariants) {
 }
 
 TEST(NpyHeaderCorpusTest, EveryPrefixOfEverySeed) {
-  for (const std::string& name : CorpusFiles()) {
+  for (const std::string& name : CorpusFiles(kCorpusDir)) {
     SCOPED_TRACE(name);
     const std::string bytes = Slurp(std::string(kCorpusDir) + "/" + name);
     for (size_t n = 0; n < bytes.size(); ++n) Replay(bytes.substr(0, n));
