@@ -11,7 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3 zlib1g-dev libsystemd-dev
   libcpp-httplib-dev libcli11-dev nlohmann-json3-dev
-  dataset-fashion-mnist python3-torch
+  dataset-fashion-mnist python3-torch python3-numpy fortunes
   clang libclang-rt-dev
   openssl
   python3-yaml systemd
