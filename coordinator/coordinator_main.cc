@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/flag_help.h"
 #include "common/systemd/notify.h"
 #include "common/tls_credentials.h"
 #include "coordinator/coordinator_server.h"
@@ -47,14 +49,31 @@ std::atomic<bool> g_stop{false};
 
 void OnSignal(int) { g_stop = true; }
 
+constexpr char kUsage[] =
+    "ringleader-coordinator: registration, rendezvous, KV store, barriers, "
+    "shard plans and job state for data-parallel training.\n"
+    "  ringleader-coordinator --listen=0.0.0.0:7070 "
+    "--state=/var/lib/ringleader/state.db";
+
+const std::vector<ringleader::FlagGroup>& FlagGroups() {
+  static const auto* groups = new std::vector<ringleader::FlagGroup>{
+      {"Serving", {"listen", "port_file", "max_message_bytes"}},
+      {"State", {"state"}},
+      {"Failure detection", {"lease_ms", "heartbeat_ms"}},
+      {"Security", {"tls_cert", "tls_key", "tls_client_ca", "auth_token_file"}},
+      {"Metrics", {"metrics_listen"}},
+  };
+  return *groups;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "Ringleader coordinator: registration, rendezvous, KV store, barriers, "
-      "shard plans and job state for data-parallel training.\n"
-      "  ringleader-coordinator --listen=0.0.0.0:7070 --state=/var/lib/"
-      "ringleader/state.db");
+  absl::SetProgramUsageMessage(kUsage);
+  if (ringleader::WantsFlagHelp(argc, argv)) {
+    std::cout << ringleader::FlagHelp(kUsage, FlagGroups(), {"coordinator/"});
+    return 0;
+  }
   absl::ParseCommandLine(argc, argv);
   // Debian builds Abseil without NDEBUG, which leaves absl::Mutex's deadlock
   // detection on: every lock then updates one global lock-order graph (and
@@ -63,6 +82,8 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
+  LOG(INFO) << "ringleader-coordinator, build: "
+            << ringleader::BuildModeDescription();
 
   ringleader::CoordinatorServerConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);

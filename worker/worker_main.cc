@@ -8,10 +8,12 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "common/flag_help.h"
 #include "common/metrics.h"
 #include "common/metrics_http.h"
 #include "common/systemd/notify.h"
@@ -56,16 +58,35 @@ ringleader::WorkerDaemon* g_daemon = nullptr;
 void OnSignal(int) {
   if (g_daemon != nullptr) g_daemon->Stop();
 }
+
+constexpr char kUsage[] =
+    "ringleader-worker: registers with the coordinator, trains the jobs it is "
+    "given with its peers, and reports progress.\n"
+    "  ringleader-worker --coordinator=HOST:PORT --device=cpu|cuda:N";
+
+const std::vector<ringleader::FlagGroup>& FlagGroups() {
+  static const auto* groups = new std::vector<ringleader::FlagGroup>{
+      {"Coordinator", {"coordinator", "tls_ca", "tls_cert", "tls_key"}},
+      {"Device and threads", {"device", "threads", "keep_freed_memory"}},
+      {"Collectives", {"address", "collective_timeout_s"}},
+      {"Lifetime", {"max_jobs"}},
+      {"Metrics", {"metrics_listen", "metrics_port_file"}},
+  };
+  return *groups;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "Ringleader worker: registers with the coordinator, trains the jobs it "
-      "is given with its peers, and reports progress.\n"
-      "  ringleader-worker --coordinator=HOST:PORT --device=cpu|cuda:N");
+  absl::SetProgramUsageMessage(kUsage);
+  if (ringleader::WantsFlagHelp(argc, argv)) {
+    std::cout << ringleader::FlagHelp(kUsage, FlagGroups(), {"worker/"});
+    return 0;
+  }
   absl::ParseCommandLine(argc, argv);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
+  LOG(INFO) << "ringleader-worker, build: "
+            << ringleader::BuildModeDescription();
 
   ringleader::WorkerConfig config;
   absl::StatusOr<ringleader::WorkerEnv> env = ringleader::ResolveWorkerEnv(
