@@ -1,8 +1,9 @@
 # Shared by the benchmark scripts that drive the real binaries. Source it from
 # the repository root.
 
-# Optimized binaries (the default fastbuild is -O0), built without moving the
-# bazel-bin symlink other builds use. Sets BIN to their directory.
+# Optimized binaries (-c opt, also .bazelrc's default; said here so that the
+# figures never depend on it), built without moving the bazel-bin symlink
+# other builds use. Sets BIN to their directory.
 build_opt() {
   local opt=(-c opt --symlink_prefix=/)
   bazel build "${opt[@]}" "$@" >/dev/null 2>&1

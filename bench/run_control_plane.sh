@@ -1,6 +1,6 @@
 #!/bin/bash
-# Control plane at scale: builds optimized (-c opt; the default fastbuild is
-# -O0), runs N = 64..4096 simulated workers against a real coordinator,
+# Control plane at scale: builds optimized (-c opt, also .bazelrc's
+# default), runs N = 64..4096 simulated workers against a real coordinator,
 # writes bench/results/control_plane.json and .png. Extra flags go to the
 # benchmark, e.g. --sizes=256 --repeats=5.
 set -euo pipefail

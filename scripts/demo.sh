@@ -6,10 +6,15 @@ cd "$(dirname "$0")/.."
 
 WORKERS=${WORKERS:-2}
 JOB_FILE=${JOB_FILE:-examples/fashion_mnist.textproto}
+# Extra Bazel flags; scripts/first_run_check.sh runs the demo on the tests'
+# fastbuild binaries with "-c fastbuild" rather than build everything twice.
+read -r -a extra_flags <<<"${DEMO_BAZEL_FLAGS:-}"
+. scripts/bazel_output.sh
 
-bazel build //coordinator:ringleader-coordinator //cli:ringctl \
-  //worker:ringleader-worker
-BIN=bazel-bin
+# Optimized: -c opt is the default in .bazelrc.
+bazel build "${BAZEL_QUIET[@]}" "${extra_flags[@]}" \
+  //coordinator:ringleader-coordinator //cli:ringctl //worker:ringleader-worker
+BIN="$(bazel info "${extra_flags[@]}" bazel-bin 2>/dev/null)"
 work=$(mktemp -d /tmp/ringleader-demo.XXXXXX)
 pids=()
 cleanup() {
@@ -33,8 +38,8 @@ for i in $(seq 1 "$WORKERS"); do
     --coordinator="$RINGLEADER_COORDINATOR" --device=cpu --threads=1 \
     2>"$work/worker$i.log" &
   pids+=($!)
+  echo "worker $i started (log $work/worker$i.log)"
 done
 job=$("$BIN/cli/ringctl" submit --file="$JOB_FILE")
-echo "submitted $job"
-"$BIN/cli/ringctl" workers
+echo "submitted $job ($JOB_FILE)"
 "$BIN/cli/ringctl" watch "$job"

@@ -52,6 +52,8 @@ ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 
 san="-fsanitize=address,undefined"
 flags=(
   --repo_env=CC=clang
+  # Assertions on (no NDEBUG), unlike .bazelrc's default -c opt.
+  -c fastbuild
   --copt=-fsanitize=fuzzer-no-link,address,undefined
   --copt=-fno-sanitize-recover=undefined
   --copt=-fno-omit-frame-pointer

@@ -18,7 +18,7 @@ check_begin "$xml" thread_safety clang_thread_safety_analysis thread_safety
 
 command -v clang++ >/dev/null ||
   check_fail "clang++ is not installed (scripts/setup.sh installs clang)"
-bin="$(bazel info bazel-bin 2>/dev/null)" || check_fail "bazel info failed"
+bin="$(bazel info -c fastbuild bazel-bin 2>/dev/null)" || check_fail "bazel info failed"
 [[ -d "$bin/proto/ringleader" ]] ||
   check_fail "no generated headers under $bin (run bazel build //... first)"
 
