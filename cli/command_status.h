@@ -1,11 +1,12 @@
 #ifndef RINGLEADER_CLI_COMMAND_STATUS_H_
 #define RINGLEADER_CLI_COMMAND_STATUS_H_
 
-// What a subcommand returns: an exit code and, unless it succeeded, the one
-// line main prints to stderr as "ringctl: <message>". The exit code is chosen
-// where the failure is understood (a NotFound from a job file is a usage
-// error, from GetJob an operational one), so it is carried, not derived from
-// a status code. A value type; thread-compatible.
+// What a subcommand returns: an exit code and, unless it succeeded, the
+// message main prints to stderr, each of its lines as "ringctl: <line>"
+// (mostly one; a refused job spec has one per invalid field). The exit code
+// is chosen where the failure is understood (a NotFound from a job file is a
+// usage error, from GetJob an operational one), so it is carried, not
+// derived from a status code. A value type; thread-compatible.
 
 #include <string>
 #include <utility>

@@ -41,6 +41,20 @@ double StepRateTracker::StepsPerSecond() const {
   return static_cast<double>(last_step - first_step) / secs;
 }
 
+bool LogLinePacer::ShouldPrint(const v1::Job& job, absl::Time now) {
+  const int64_t step = job.progress().step();
+  bool due = !printed_any_ || job.state() != state_;
+  if (!due && step != step_) {
+    due = now - printed_at_ >= min_interval_ || now < printed_at_;
+  }
+  if (!due) return false;
+  printed_any_ = true;
+  state_ = job.state();
+  step_ = step;
+  printed_at_ = now;
+  return true;
+}
+
 std::optional<absl::Duration> EstimateEta(const v1::Job& job,
                                           double observed_steps_per_sec) {
   const v1::JobProgress& p = job.progress();

@@ -2,9 +2,10 @@
 #define RINGLEADER_CLI_PROGRESS_FORMAT_H_
 
 // The pieces of `ringctl watch`: the progress bar, the ETA and the one-line
-// status drawn per update, and the summary printed when the job ends. Time
-// is passed in, never read. Pure functions and a value class; thread-safe
-// except StepRateTracker, which is thread-compatible.
+// status drawn per update, which updates get a line in a log, and the summary
+// printed when the job ends. Time is passed in, never read. Pure functions
+// and value classes; thread-safe except StepRateTracker and LogLinePacer,
+// which are thread-compatible.
 
 #include <cstdint>
 #include <deque>
@@ -38,6 +39,29 @@ class StepRateTracker {
  private:
   size_t window_;
   std::deque<std::pair<int64_t, absl::Time>> seen_;
+};
+
+// Which updates of a watched job get a line when the output is a log, not a
+// terminal: the coordinator sends one update per rank's report, so printing
+// each would give world_size identical lines per step. A line is due when
+// the state differs from the last line's (always, so every state shows), or
+// when the step does and `min_interval` has passed since the last line. The
+// final summary is not an update and is never held back.
+class LogLinePacer {
+ public:
+  explicit LogLinePacer(absl::Duration min_interval = absl::Seconds(1))
+      : min_interval_(min_interval) {}
+  // Whether the update `job`, seen at `now`, gets a line; a yes counts as
+  // printed. A clock that went back since the last line counts as the
+  // interval having passed, so a stepped clock cannot silence the log.
+  bool ShouldPrint(const v1::Job& job, absl::Time now);
+
+ private:
+  absl::Duration min_interval_;
+  bool printed_any_ = false;
+  v1::JobState state_ = v1::JOB_STATE_UNSPECIFIED;  // Of the last line.
+  int64_t step_ = 0;                                // Of the last line.
+  absl::Time printed_at_;
 };
 
 // Time left for the job's remaining steps: from the reported samples/s when

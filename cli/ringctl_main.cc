@@ -8,6 +8,8 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "cli/cli_config.h"
 #include "cli/command_status.h"
 #include "cli/commands.h"
@@ -29,8 +31,13 @@ int TerminalWidth() {
   return ws.ws_col;
 }
 
+// Each line of the message as a "ringctl: " line of its own, as a compiler
+// lists its errors (a refused job spec has one per invalid field).
 int Fail(const CommandStatus& status) {
-  std::cerr << "ringctl: " << OneLine(status.message()) << "\n";
+  for (absl::string_view line :
+       absl::StrSplit(TidyLines(status.message()), '\n')) {
+    std::cerr << "ringctl: " << line << "\n";
+  }
   return status.code();
 }
 
@@ -65,8 +72,7 @@ int Main(int argc, char** argv) {
   app.add_option("--token", token_flag,
                  "Bearer token for submit and cancel (visible to ps: prefer "
                  "--token_file or $RINGLEADER_TOKEN)");
-  app.add_option("--token_file", token_file,
-                 "File holding the bearer token");
+  app.add_option("--token_file", token_file, "File holding the bearer token");
 
   std::string job_id;
   CLI::App* submit = app.add_subcommand(

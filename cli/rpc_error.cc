@@ -1,10 +1,13 @@
 #include "cli/rpc_error.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 
 namespace ringleader::cli {
 namespace {
@@ -36,6 +39,15 @@ std::string OneLine(absl::string_view text) {
   return std::string(absl::StripAsciiWhitespace(s));
 }
 
+std::string TidyLines(absl::string_view text) {
+  std::vector<absl::string_view> lines;
+  for (absl::string_view line :
+       absl::StrSplit(text, absl::ByAnyChar("\r\n"), absl::SkipWhitespace())) {
+    lines.push_back(absl::StripAsciiWhitespace(line));
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
 absl::Status RpcErrorToStatus(const grpc::Status& status,
                               const RpcCallInfo& call) {
   if (status.ok()) return absl::OkStatus();
@@ -55,10 +67,12 @@ absl::Status RpcErrorToStatus(const grpc::Status& status,
         absl::StrCat("coordinator at ", call.address, " did not answer within ",
                      absl::FormatDuration(call.timeout)));
   }
-  const std::string message = OneLine(status.error_message());
-  if (IsApplicationError(code) && !message.empty()) {
-    return absl::Status(absl_code, message);
+  if (IsApplicationError(code)) {
+    const std::string lines = TidyLines(status.error_message());
+    if (!lines.empty()) return absl::Status(absl_code, lines);
   }
+  // Anything else is put into a sentence of ours, which is one line.
+  const std::string message = OneLine(status.error_message());
   return absl::Status(
       absl_code, absl::StrCat("coordinator at ", call.address,
                               " failed: ", absl::StatusCodeToString(absl_code),

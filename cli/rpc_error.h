@@ -20,7 +20,9 @@ struct RpcCallInfo {
   bool connected = false;
 };
 
-// An absl::Status with the gRPC code and a one-line message:
+// An absl::Status with the gRPC code and a message of one line, except for
+// the coordinator's own messages, which keep their lines (TidyLines): a
+// refused job spec lists a violation per line.
 //   UNAVAILABLE, or DEADLINE_EXCEEDED before connecting:
 //     "cannot reach coordinator at HOST:PORT (is it running?)"
 //   DEADLINE_EXCEEDED once connected:
@@ -34,6 +36,10 @@ absl::Status RpcErrorToStatus(const grpc::Status& status,
 
 // `text` on one line: line breaks become spaces, surrounding space trimmed.
 std::string OneLine(absl::string_view text);
+
+// `text` as lines joined by "\n": "\r\n" and "\r" break lines too, each line
+// is trimmed and empty ones are dropped, so each prints as a line of its own.
+std::string TidyLines(absl::string_view text);
 
 }  // namespace ringleader::cli
 

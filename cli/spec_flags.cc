@@ -9,6 +9,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace ringleader::cli {
 namespace {
@@ -526,13 +528,26 @@ std::string FlagForField(absl::string_view field_path) {
   return it == flags->end() ? "" : it->second;
 }
 
-std::string WithFlagHint(absl::string_view message) {
+namespace {
+
+std::string LineWithFlagHint(absl::string_view line) {
   constexpr absl::string_view kPrefix = "invalid job spec: ";
-  if (!absl::StartsWith(message, kPrefix)) return std::string(message);
-  absl::string_view rest = message.substr(kPrefix.size());
+  if (!absl::StartsWith(line, kPrefix)) return std::string(line);
+  absl::string_view rest = line.substr(kPrefix.size());
   const std::string flag = FlagForField(rest.substr(0, rest.find(' ')));
-  if (flag.empty()) return std::string(message);
-  return absl::StrCat(message, " (flag ", flag, ")");
+  if (flag.empty()) return std::string(line);
+  return absl::StrCat(line, " (flag ", flag, ")");
+}
+
+}  // namespace
+
+std::string WithFlagHint(absl::string_view message) {
+  // The validator lists every violation, one per line: each gets its hint.
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(message, '\n')) {
+    lines.push_back(LineWithFlagHint(line));
+  }
+  return absl::StrJoin(lines, "\n");
 }
 
 }  // namespace ringleader::cli

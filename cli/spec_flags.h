@@ -92,8 +92,9 @@ void ApplySpecOverrides(const SpecOverrides& overrides, v1::JobSpec* spec);
 // "--lr", "model.hidden_sizes[2]" -> "--hidden"); empty when none does.
 std::string FlagForField(absl::string_view field_path);
 
-// A validator message ("invalid job spec: <field> ...") with the flag that
-// sets the field appended: "... (flag --lr)". Other messages are unchanged.
+// A validator message, one line per violation ("invalid job spec: <field>
+// ..."), with the flag that sets each line's field appended to it:
+// "... (flag --lr)". Other lines are unchanged.
 std::string WithFlagHint(absl::string_view validator_message);
 
 }  // namespace ringleader::cli

@@ -15,8 +15,8 @@
 namespace ringleader::cli {
 
 // `file` empty: start from an empty spec. Errors are the one-line message of
-// an unreadable or unparsable file (starting with its path) or of the first
-// invalid field, with the flag that sets it ("invalid job spec:
+// an unreadable or unparsable file (starting with its path), or a line for
+// each invalid field, with the flag that sets it ("invalid job spec:
 // optimizer.learning_rate must be > 0 and finite (got -1) (flag --lr)").
 // Every error is a usage error.
 absl::StatusOr<v1::JobSpec> BuildSubmitSpec(const std::string& file,

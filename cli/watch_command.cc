@@ -81,7 +81,10 @@ void WatchPrinter::OnJob(const v1::Job& job, absl::Time now) {
       (stragglers_changed ? StragglerMessages(stragglers, straggler_factor_)
                           : "");
   if (!config_.stdout_is_tty) {
-    out_ << messages << line << "\n" << std::flush;
+    // Messages are events, each printed once; the status line is paced.
+    out_ << messages;
+    if (pacer_.ShouldPrint(job, now)) out_ << line << "\n";
+    out_ << std::flush;
     return;
   }
   if (line_open_ && state_changed) {

@@ -4,9 +4,11 @@
 // `ringctl watch JOB`: follows WatchJob until the job is final. On a
 // terminal one status line is redrawn in place (a new line is started when
 // the state changes, so the history of states stays on screen); otherwise,
-// and for pipes and logs, one line per update; with --output=json one JSON
-// object per update (NDJSON). Ends with the final state and metrics; exit 0
-// when the job SUCCEEDED, 1 when it FAILED or was CANCELLED.
+// for pipes and logs, a line when the state changes, or when the step does
+// and a second has passed since the last line (LogLinePacer), so a log does
+// not get a line per rank's report; with --output=json one JSON object per
+// update (NDJSON). Ends with the final state and metrics; exit 0 when the
+// job SUCCEEDED, 1 when it FAILED or was CANCELLED.
 //
 // A running rank whose step time exceeds the median over ranks by more than
 // the straggler factor is marked on the status line ("STRAGGLER rank 1
@@ -55,6 +57,7 @@ class WatchPrinter {
   StepRateTracker rate_;
   std::optional<v1::Job> last_;
   bool line_open_ = false;  // A redrawn line without its "\n" yet.
+  LogLinePacer pacer_;      // Off a terminal only.
   const double straggler_factor_;
   std::vector<int32_t> straggler_ranks_;  // Of the last update.
   int evaluations_shown_ = 0;

@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/spec_violations.h"
 #include "google/protobuf/descriptor.h"
 #include "ringleader/v1/job.pb.h"
 
@@ -38,22 +38,6 @@ constexpr int kMaxBlockSize = 1 << 20;
 constexpr int kMaxChannels = 64;
 constexpr int kMaxTopK = 1000;
 constexpr int64_t kMaxClasses = 1 << 24;
-
-// Every message has the same shape so users (and tests) can rely on the field
-// path being there: "invalid job spec: <field> <rule> (got <value>)".
-absl::Status Invalid(absl::string_view field, absl::string_view rule,
-                     absl::string_view got) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("invalid job spec: ", field, " ", rule, " (got ", got, ")"));
-}
-
-// User strings go into a one-line message: escaped, and cut if long.
-std::string Quoted(absl::string_view s) {
-  constexpr size_t kMaxShown = 80;
-  const bool cut = s.size() > kMaxShown;
-  return absl::StrCat("\"", absl::CHexEscape(s.substr(0, kMaxShown)),
-                      cut ? "...\"" : "\"");
-}
 
 absl::Status InRange(absl::string_view field, int64_t value, int64_t lo,
                      int64_t hi) {
@@ -97,50 +81,43 @@ bool IsValidName(absl::string_view name) {
   return alnum(name.front()) && alnum(name.back());
 }
 
-absl::Status CheckName(const v1::JobSpec& spec) {
-  if (IsValidName(spec.name())) return absl::OkStatus();
-  return Invalid("name", "must match [a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?",
-                 Quoted(spec.name()));
+void CheckName(const v1::JobSpec& spec, SpecViolations* v) {
+  if (IsValidName(spec.name())) return;
+  v->Check(Invalid("name", "must match [a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?",
+                   Quoted(spec.name())));
 }
 
-absl::Status CheckModel(const v1::JobSpec& spec) {
-  const v1::ModelSpec& m = spec.model();
-  if (absl::Status s = DefinedEnum("model.arch", v1::ModelArch_descriptor(),
-                                   m.arch(), /*allow_unspecified=*/false);
-      !s.ok()) {
-    return s;
-  }
-  const bool mlp = m.arch() == v1::MODEL_ARCH_MLP;
-  if (!mlp && m.hidden_sizes_size() > 0) {
-    return Invalid("model.hidden_sizes",
-                   "is only valid with model.arch MODEL_ARCH_MLP",
-                   absl::StrCat(m.hidden_sizes_size(), " sizes with ",
-                                v1::ModelArch_Name(m.arch())));
+// Rules that relate another field to the model hold only once model.arch is
+// a real architecture: against an unset one they would only echo its error.
+bool ArchIsSet(const v1::ModelSpec& m) {
+  return m.arch() != v1::MODEL_ARCH_UNSPECIFIED &&
+         v1::ModelArch_IsValid(m.arch());
+}
+
+void CheckHiddenSizes(const v1::ModelSpec& m, SpecViolations* v) {
+  if (m.arch() != v1::MODEL_ARCH_MLP && m.hidden_sizes_size() > 0) {
+    v->Check(Invalid("model.hidden_sizes",
+                     "is only valid with model.arch MODEL_ARCH_MLP",
+                     absl::StrCat(m.hidden_sizes_size(), " sizes with ",
+                                  v1::ModelArch_Name(m.arch()))));
+    return;
   }
   if (m.hidden_sizes_size() > kMaxHiddenLayers) {
-    return Invalid(
+    v->Check(Invalid(
         "model.hidden_sizes",
         absl::StrCat("must have at most ", kMaxHiddenLayers, " entries"),
-        absl::StrCat(m.hidden_sizes_size()));
+        absl::StrCat(m.hidden_sizes_size())));
+    return;
   }
   for (int i = 0; i < m.hidden_sizes_size(); ++i) {
-    if (absl::Status s = InRange(absl::StrCat("model.hidden_sizes[", i, "]"),
-                                 m.hidden_sizes(i), 1, kMaxHiddenWidth);
-        !s.ok()) {
-      return s;
-    }
+    v->Check(InRange(absl::StrCat("model.hidden_sizes[", i, "]"),
+                     m.hidden_sizes(i), 1, kMaxHiddenWidth));
   }
+}
+
+absl::Status CheckTorchScriptPath(const v1::ModelSpec& m) {
   const std::string& path = m.torchscript_path();
   if (m.arch() != v1::MODEL_ARCH_TORCHSCRIPT) {
-    // The built-in MLP and CNN take 28x28 images (DatasetSpec formats IDX,
-    // SYNTHETIC, or NPY arrays of that shape).
-    if (spec.dataset().format() == v1::DATASET_FORMAT_TOKENS) {
-      return Invalid("model.arch",
-                     "must be MODEL_ARCH_TORCHSCRIPT with "
-                     "DATASET_FORMAT_TOKENS: built-in models take images; use "
-                     "a TorchScript model for token data",
-                     v1::ModelArch_Name(m.arch()));
-    }
     if (path.empty()) return absl::OkStatus();
     return Invalid("model.torchscript_path",
                    "is only valid with model.arch MODEL_ARCH_TORCHSCRIPT",
@@ -161,6 +138,27 @@ absl::Status CheckModel(const v1::JobSpec& spec) {
                    Quoted(path));
   }
   return absl::OkStatus();
+}
+
+void CheckModel(const v1::JobSpec& spec, SpecViolations* v) {
+  const v1::ModelSpec& m = spec.model();
+  // The model's other rules all depend on the architecture.
+  if (!v->Check(DefinedEnum("model.arch", v1::ModelArch_descriptor(), m.arch(),
+                            /*allow_unspecified=*/false))) {
+    return;
+  }
+  // The built-in MLP and CNN take 28x28 images (DatasetSpec formats IDX,
+  // SYNTHETIC, or NPY arrays of that shape).
+  if (m.arch() != v1::MODEL_ARCH_TORCHSCRIPT &&
+      spec.dataset().format() == v1::DATASET_FORMAT_TOKENS) {
+    v->Check(Invalid("model.arch",
+                     "must be MODEL_ARCH_TORCHSCRIPT with "
+                     "DATASET_FORMAT_TOKENS: built-in models take images; use "
+                     "a TorchScript model for token data",
+                     v1::ModelArch_Name(m.arch())));
+  }
+  CheckHiddenSizes(m, v);
+  v->Check(CheckTorchScriptPath(m));
 }
 
 // A file a worker reads: required or not, at most PATH_MAX bytes, no NUL
@@ -243,161 +241,149 @@ std::vector<DatasetField> DatasetFields(const v1::DatasetSpec& d) {
 
 // Fields numbered in [lo, hi) that another format owns must be unset: a
 // value there would be silently ignored.
-absl::Status CheckForeignFields(const v1::DatasetSpec& d, int lo, int hi) {
+void CheckForeignFields(const v1::DatasetSpec& d, int lo, int hi,
+                        SpecViolations* v) {
   for (const DatasetField& f : DatasetFields(d)) {
     if (f.number < lo || f.number >= hi || !f.set || f.format == d.format()) {
       continue;
     }
-    return Invalid(f.name,
-                   absl::StrCat("is only valid with ", FormatName(f.format)),
-                   absl::StrCat(f.got, " with ", FormatName(d.format())));
+    v->Check(Invalid(f.name,
+                     absl::StrCat("is only valid with ", FormatName(f.format)),
+                     absl::StrCat(f.got, " with ", FormatName(d.format()))));
   }
-  return absl::OkStatus();
 }
 
-absl::Status CheckNpySplit(const std::string& field, const v1::NpySplit& s) {
+bool HasInputCountInRange(const v1::NpySplit& s) {
+  return !s.inputs().empty() && s.inputs_size() <= kMaxNpyInputs;
+}
+
+void CheckNpySplit(const std::string& field, const v1::NpySplit& s,
+                   SpecViolations* v) {
   const std::string inputs = absl::StrCat(field, ".inputs");
-  if (s.inputs().empty() || s.inputs_size() > kMaxNpyInputs) {
-    return Invalid(inputs,
-                   absl::StrCat("must name 1..", kMaxNpyInputs,
-                                " .npy files with DATASET_FORMAT_NPY"),
-                   absl::StrCat(s.inputs_size(), " files"));
-  }
-  for (int i = 0; i < s.inputs_size(); ++i) {
-    if (absl::Status st = CheckDataPath(absl::StrCat(inputs, "[", i, "]"),
-                                        s.inputs(i), "DATASET_FORMAT_NPY");
-        !st.ok()) {
-      return st;
+  if (!HasInputCountInRange(s)) {
+    v->Check(Invalid(inputs,
+                     absl::StrCat("must name 1..", kMaxNpyInputs,
+                                  " .npy files with DATASET_FORMAT_NPY"),
+                     absl::StrCat(s.inputs_size(), " files")));
+  } else {
+    for (int i = 0; i < s.inputs_size(); ++i) {
+      v->Check(CheckDataPath(absl::StrCat(inputs, "[", i, "]"), s.inputs(i),
+                             "DATASET_FORMAT_NPY"));
     }
   }
-  return CheckDataPath(absl::StrCat(field, ".targets"), s.targets(),
-                       "DATASET_FORMAT_NPY");
+  v->Check(CheckDataPath(absl::StrCat(field, ".targets"), s.targets(),
+                         "DATASET_FORMAT_NPY"));
 }
 
 // torchvision's Normalize: one mean and one std per channel.
-absl::Status CheckTransform(const v1::InputTransform& t) {
+void CheckTransform(const v1::InputTransform& t, SpecViolations* v) {
   if (!(t.scale() >= 0) || !std::isfinite(t.scale())) {
-    return Invalid("dataset.transform.scale", "must be finite and >= 0",
-                   absl::StrCat(t.scale()));
+    v->Check(Invalid("dataset.transform.scale", "must be finite and >= 0",
+                     absl::StrCat(t.scale())));
   }
+  // The channels are checked one by one only when they pair up.
   if (t.mean_size() > kMaxChannels) {
-    return Invalid("dataset.transform.mean",
-                   absl::StrCat("must have at most ", kMaxChannels, " entries"),
-                   absl::StrCat(t.mean_size()));
+    v->Check(
+        Invalid("dataset.transform.mean",
+                absl::StrCat("must have at most ", kMaxChannels, " entries"),
+                absl::StrCat(t.mean_size())));
+    return;
   }
   if (t.std_size() != t.mean_size()) {
-    return Invalid("dataset.transform.std",
-                   "must have as many entries as dataset.transform.mean",
-                   absl::StrCat(t.std_size(), " vs ", t.mean_size()));
+    v->Check(Invalid("dataset.transform.std",
+                     "must have as many entries as dataset.transform.mean",
+                     absl::StrCat(t.std_size(), " vs ", t.mean_size())));
+    return;
   }
   for (int c = 0; c < t.mean_size(); ++c) {
     if (!std::isfinite(t.mean(c))) {
-      return Invalid(absl::StrCat("dataset.transform.mean[", c, "]"),
-                     "must be finite", absl::StrCat(t.mean(c)));
+      v->Check(Invalid(absl::StrCat("dataset.transform.mean[", c, "]"),
+                       "must be finite", absl::StrCat(t.mean(c))));
     }
     if (!(t.std(c) > 0) || !std::isfinite(t.std(c))) {
-      return Invalid(absl::StrCat("dataset.transform.std[", c, "]"),
-                     "must be > 0 and finite", absl::StrCat(t.std(c)));
+      v->Check(Invalid(absl::StrCat("dataset.transform.std[", c, "]"),
+                       "must be > 0 and finite", absl::StrCat(t.std(c))));
     }
   }
-  return absl::OkStatus();
 }
 
-absl::Status CheckNpy(const v1::DatasetSpec& d) {
-  if (absl::Status s = CheckNpySplit("dataset.train", d.train()); !s.ok()) {
-    return s;
-  }
+void CheckNpy(const v1::DatasetSpec& d, SpecViolations* v) {
+  CheckNpySplit("dataset.train", d.train(), v);
   // The test split is all or nothing, and feeds the same model inputs.
   if (!IsEmpty(d.test())) {
-    if (absl::Status s = CheckNpySplit("dataset.test", d.test()); !s.ok()) {
-      return s;
+    CheckNpySplit("dataset.test", d.test(), v);
+    if (HasInputCountInRange(d.train()) && HasInputCountInRange(d.test()) &&
+        d.test().inputs_size() != d.train().inputs_size()) {
+      v->Check(Invalid("dataset.test.inputs",
+                       "must name as many files as dataset.train.inputs",
+                       absl::StrCat(d.test().inputs_size(), " vs ",
+                                    d.train().inputs_size())));
     }
-    if (d.test().inputs_size() != d.train().inputs_size()) {
-      return Invalid("dataset.test.inputs",
-                     "must name as many files as dataset.train.inputs",
-                     absl::StrCat(d.test().inputs_size(), " vs ",
-                                  d.train().inputs_size()));
-    }
   }
-  return CheckTransform(d.transform());
+  CheckTransform(d.transform(), v);
 }
 
-absl::Status CheckTokens(const v1::DatasetSpec& d) {
-  if (absl::Status s = CheckDataPath("dataset.train_tokens", d.train_tokens(),
-                                     "DATASET_FORMAT_TOKENS");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          CheckDataPath("dataset.test_tokens", d.test_tokens(), "");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          DefinedEnum("dataset.token_dtype", v1::TokenDtype_descriptor(),
-                      d.token_dtype(), /*allow_unspecified=*/true);
-      !s.ok()) {
-    return s;
-  }
-  return InRange("dataset.block_size", d.block_size(), 1, kMaxBlockSize);
+void CheckTokens(const v1::DatasetSpec& d, SpecViolations* v) {
+  v->Check(CheckDataPath("dataset.train_tokens", d.train_tokens(),
+                         "DATASET_FORMAT_TOKENS"));
+  v->Check(CheckDataPath("dataset.test_tokens", d.test_tokens(), ""));
+  v->Check(DefinedEnum("dataset.token_dtype", v1::TokenDtype_descriptor(),
+                       d.token_dtype(), /*allow_unspecified=*/true));
+  v->Check(InRange("dataset.block_size", d.block_size(), 1, kMaxBlockSize));
 }
 
-absl::Status CheckSynthetic(const v1::DatasetSpec& d) {
-  if (absl::Status s = InRange("dataset.synthetic_train_size",
-                               d.synthetic_train_size(), 1, kMaxSyntheticSize);
-      !s.ok()) {
-    return s;
-  }
-  return InRange("dataset.synthetic_test_size", d.synthetic_test_size(), 0,
-                 kMaxSyntheticSize);
+void CheckSynthetic(const v1::DatasetSpec& d, SpecViolations* v) {
+  v->Check(InRange("dataset.synthetic_train_size", d.synthetic_train_size(), 1,
+                   kMaxSyntheticSize));
+  v->Check(InRange("dataset.synthetic_test_size", d.synthetic_test_size(), 0,
+                   kMaxSyntheticSize));
 }
 
-absl::Status CheckDataset(const v1::JobSpec& spec) {
-  const v1::DatasetSpec& d = spec.dataset();
-  if (absl::Status s =
-          DefinedEnum("dataset.format", v1::DatasetFormat_descriptor(),
-                      d.format(), /*allow_unspecified=*/false);
-      !s.ok()) {
-    return s;
+// The first field number among the format's own fields: other formats'
+// fields before it are complained about first, as a spec file in field order
+// reads.
+int FirstOwnField(v1::DatasetFormat format) {
+  switch (format) {
+    case v1::DATASET_FORMAT_IDX:
+      return 2;
+    case v1::DATASET_FORMAT_SYNTHETIC:
+      return 3;
+    case v1::DATASET_FORMAT_NPY:
+      return 7;
+    default:  // DATASET_FORMAT_TOKENS.
+      return 10;
   }
-  // The format's own fields, and the first field number among them: other
-  // formats' fields before it are complained about first, as a spec file
-  // in field order reads.
-  int first_own;
-  absl::Status own;
+}
+
+void CheckOwnFields(const v1::DatasetSpec& d, SpecViolations* v) {
   switch (d.format()) {
     case v1::DATASET_FORMAT_IDX:
-      first_own = 2;
-      own = CheckDataPath("dataset.path", d.path(), "DATASET_FORMAT_IDX");
-      break;
+      v->Check(CheckDataPath("dataset.path", d.path(), "DATASET_FORMAT_IDX"));
+      return;
     case v1::DATASET_FORMAT_SYNTHETIC:
-      first_own = 3;
-      own = CheckSynthetic(d);
-      break;
+      return CheckSynthetic(d, v);
     case v1::DATASET_FORMAT_NPY:
-      first_own = 7;
-      own = CheckNpy(d);
-      break;
+      return CheckNpy(d, v);
     default:  // DATASET_FORMAT_TOKENS.
-      first_own = 10;
-      own = CheckTokens(d);
-      break;
+      return CheckTokens(d, v);
   }
-  if (absl::Status s = CheckForeignFields(d, 0, first_own); !s.ok()) return s;
-  if (!own.ok()) return own;
-  return CheckForeignFields(d, first_own, 1 << 29);
 }
 
-absl::Status CheckOptimizer(const v1::JobSpec& spec) {
-  const v1::OptimizerSpec& o = spec.optimizer();
-  if (absl::Status s =
-          DefinedEnum("optimizer.kind", v1::OptimizerKind_descriptor(),
-                      o.kind(), /*allow_unspecified=*/false);
-      !s.ok()) {
-    return s;
+void CheckDataset(const v1::JobSpec& spec, SpecViolations* v) {
+  const v1::DatasetSpec& d = spec.dataset();
+  // Which fields belong depends on the format.
+  if (!v->Check(DefinedEnum("dataset.format", v1::DatasetFormat_descriptor(),
+                            d.format(), /*allow_unspecified=*/false))) {
+    return;
   }
+  const int first_own = FirstOwnField(d.format());
+  CheckForeignFields(d, 0, first_own, v);
+  CheckOwnFields(d, v);
+  CheckForeignFields(d, first_own, 1 << 29, v);
+}
+
+absl::Status CheckLearningRate(double lr) {
   // Comparisons are written so that NaN fails them.
-  const double lr = o.learning_rate();
   if (!(lr > 0) || !std::isfinite(lr)) {
     return Invalid("optimizer.learning_rate", "must be > 0 and finite",
                    absl::StrCat(lr));
@@ -407,48 +393,59 @@ absl::Status CheckOptimizer(const v1::JobSpec& spec) {
                    absl::StrCat("must be <= ", kMaxLearningRate),
                    absl::StrCat(lr));
   }
-  const double momentum = o.momentum();
-  if (o.kind() != v1::OPTIMIZER_KIND_SGD) {
-    if (momentum != 0) {
-      return Invalid(
-          "optimizer.momentum",
-          "is only valid with optimizer.kind OPTIMIZER_KIND_SGD",
-          absl::StrCat(momentum, " with ", v1::OptimizerKind_Name(o.kind())));
-    }
-  } else if (!(momentum >= 0 && momentum < 1)) {
-    return Invalid("optimizer.momentum", "must be in [0, 1)",
-                   absl::StrCat(momentum));
-  }
-  const double wd = o.weight_decay();
-  if (!(wd >= 0 && wd <= 1)) {
-    return Invalid("optimizer.weight_decay", "must be finite and in [0, 1]",
-                   absl::StrCat(wd));
-  }
   return absl::OkStatus();
 }
 
-absl::Status CheckTraining(const v1::JobSpec& spec) {
-  if (absl::Status s = InRange("epochs", spec.epochs(), 1, kMaxEpochs);
-      !s.ok()) {
-    return s;
+absl::Status CheckMomentum(const v1::OptimizerSpec& o) {
+  const double momentum = o.momentum();
+  if (o.kind() != v1::OPTIMIZER_KIND_SGD) {
+    if (momentum == 0) return absl::OkStatus();
+    return Invalid(
+        "optimizer.momentum",
+        "is only valid with optimizer.kind OPTIMIZER_KIND_SGD",
+        absl::StrCat(momentum, " with ", v1::OptimizerKind_Name(o.kind())));
   }
-  return InRange("batch_size", spec.batch_size(), 1, kMaxBatchSize);
+  if (momentum >= 0 && momentum < 1) return absl::OkStatus();
+  return Invalid("optimizer.momentum", "must be in [0, 1)",
+                 absl::StrCat(momentum));
 }
 
-absl::Status CheckWorkers(const v1::JobSpec& spec) {
-  if (spec.min_workers() < 1) {
-    return Invalid("min_workers", "must be >= 1",
-                   absl::StrCat(spec.min_workers()));
+void CheckOptimizer(const v1::JobSpec& spec, SpecViolations* v) {
+  const v1::OptimizerSpec& o = spec.optimizer();
+  const bool kind_set =
+      v->Check(DefinedEnum("optimizer.kind", v1::OptimizerKind_descriptor(),
+                           o.kind(), /*allow_unspecified=*/false));
+  v->Check(CheckLearningRate(o.learning_rate()));
+  // Whether momentum is allowed at all depends on the kind.
+  if (kind_set) v->Check(CheckMomentum(o));
+  const double wd = o.weight_decay();
+  if (!(wd >= 0 && wd <= 1)) {
+    v->Check(Invalid("optimizer.weight_decay", "must be finite and in [0, 1]",
+                     absl::StrCat(wd)));
   }
-  if (spec.max_workers() < spec.min_workers()) {
-    return Invalid("max_workers", "must be >= min_workers",
-                   absl::StrCat(spec.max_workers(), " < ", spec.min_workers()));
+}
+
+void CheckTraining(const v1::JobSpec& spec, SpecViolations* v) {
+  v->Check(InRange("epochs", spec.epochs(), 1, kMaxEpochs));
+  v->Check(InRange("batch_size", spec.batch_size(), 1, kMaxBatchSize));
+}
+
+void CheckWorkers(const v1::JobSpec& spec, SpecViolations* v) {
+  const bool min_ok = spec.min_workers() >= 1;
+  if (!min_ok) {
+    v->Check(Invalid("min_workers", "must be >= 1",
+                     absl::StrCat(spec.min_workers())));
   }
-  if (spec.max_workers() > kMaxWorkers) {
-    return Invalid("max_workers", absl::StrCat("must be <= ", kMaxWorkers),
-                   absl::StrCat(spec.max_workers()));
+  // Compared with min_workers only when that is valid itself.
+  if (min_ok && spec.max_workers() < spec.min_workers()) {
+    v->Check(
+        Invalid("max_workers", "must be >= min_workers",
+                absl::StrCat(spec.max_workers(), " < ", spec.min_workers())));
+  } else if (spec.max_workers() > kMaxWorkers) {
+    v->Check(Invalid("max_workers", absl::StrCat("must be <= ", kMaxWorkers),
+                     absl::StrCat(spec.max_workers())));
   }
-  return absl::OkStatus();  // seed: every value is fine.
+  // seed: every value is fine.
 }
 
 // Absolute, so every worker means the same place whatever its working
@@ -462,105 +459,76 @@ bool IsCleanAbsolutePath(absl::string_view path) {
   return true;
 }
 
-absl::Status CheckCheckpoints(const v1::JobSpec& spec) {
+void CheckCheckpoints(const v1::JobSpec& spec, SpecViolations* v) {
   const std::string& dir = spec.checkpoint_dir();
   if (!dir.empty() && !IsCleanAbsolutePath(dir)) {
-    return Invalid("checkpoint_dir",
-                   "must be empty or an absolute path without \"..\"",
-                   Quoted(dir));
+    v->Check(Invalid("checkpoint_dir",
+                     "must be empty or an absolute path without \"..\"",
+                     Quoted(dir)));
   }
   const int32_t every = spec.checkpoint_every_steps();
   if (every < 0) {
-    return Invalid("checkpoint_every_steps", "must be >= 0",
-                   absl::StrCat(every));
+    v->Check(
+        Invalid("checkpoint_every_steps", "must be >= 0", absl::StrCat(every)));
+  } else if (every > 0 && dir.empty()) {
+    v->Check(Invalid("checkpoint_every_steps", "> 0 requires checkpoint_dir",
+                     absl::StrCat(every, " with empty checkpoint_dir")));
   }
-  if (every > 0 && dir.empty()) {
-    return Invalid("checkpoint_every_steps", "> 0 requires checkpoint_dir",
-                   absl::StrCat(every, " with empty checkpoint_dir"));
-  }
-  return absl::OkStatus();
 }
 
-absl::Status CheckRuntime(const v1::JobSpec& spec) {
-  if (absl::Status s =
-          InRange("progress_every_steps", spec.progress_every_steps(), 0,
-                  kMaxProgressEverySteps);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          InRange("progress_min_interval_ms", spec.progress_min_interval_ms(),
-                  0, kMaxProgressMinIntervalMs);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          InRange("max_restarts", spec.max_restarts(), 0, kMaxRestarts);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = DefinedEnum("device", v1::DeviceKind_descriptor(),
-                                   spec.device(), /*allow_unspecified=*/true);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          InRange("rendezvous_last_call_ms", spec.rendezvous_last_call_ms(), 0,
-                  kMaxLastCallMs);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          InRange("rendezvous_timeout_ms", spec.rendezvous_timeout_ms(), 0,
-                  kMaxRendezvousTimeoutMs);
-      !s.ok()) {
-    return s;
-  }
+void CheckRuntime(const v1::JobSpec& spec, SpecViolations* v) {
+  v->Check(InRange("progress_every_steps", spec.progress_every_steps(), 0,
+                   kMaxProgressEverySteps));
+  v->Check(InRange("progress_min_interval_ms", spec.progress_min_interval_ms(),
+                   0, kMaxProgressMinIntervalMs));
+  v->Check(InRange("max_restarts", spec.max_restarts(), 0, kMaxRestarts));
+  v->Check(DefinedEnum("device", v1::DeviceKind_descriptor(), spec.device(),
+                       /*allow_unspecified=*/true));
+  v->Check(InRange("rendezvous_last_call_ms", spec.rendezvous_last_call_ms(), 0,
+                   kMaxLastCallMs));
+  v->Check(InRange("rendezvous_timeout_ms", spec.rendezvous_timeout_ms(), 0,
+                   kMaxRendezvousTimeoutMs));
   if (spec.resume() && spec.checkpoint_dir().empty()) {
-    return Invalid("resume", "requires checkpoint_dir",
-                   "true with empty checkpoint_dir");
+    v->Check(Invalid("resume", "requires checkpoint_dir",
+                     "true with empty checkpoint_dir"));
   }
-  return InRange("gradient_accumulation_steps",
-                 spec.gradient_accumulation_steps(), 0,
-                 kMaxGradientAccumulation);
+  v->Check(InRange("gradient_accumulation_steps",
+                   spec.gradient_accumulation_steps(), 0,
+                   kMaxGradientAccumulation));
 }
 
 // Buckets below 1 KiB would mean one all-reduce per few floats; above 1 GiB
 // one bucket would hold any model we train.
-absl::Status CheckDdp(const v1::JobSpec& spec) {
+void CheckDdp(const v1::JobSpec& spec, SpecViolations* v) {
   constexpr int64_t kMinBucket = 1 << 10, kMaxBucket = int64_t{1} << 30;
   for (const auto& [field, value] :
        {std::pair<const char*, int64_t>{"ddp.bucket_cap_bytes",
                                         spec.ddp().bucket_cap_bytes()},
         {"ddp.first_bucket_bytes", spec.ddp().first_bucket_bytes()}}) {
     if (value == 0) continue;  // The default.
-    if (absl::Status s = InRange(field, value, kMinBucket, kMaxBucket);
-        !s.ok()) {
-      return s;
-    }
+    v->Check(InRange(field, value, kMinBucket, kMaxBucket));
   }
-  return DefinedEnum("ddp.cpu_transport", v1::CpuTransport_descriptor(),
-                     spec.ddp().cpu_transport(), /*allow_unspecified=*/true);
+  v->Check(DefinedEnum("ddp.cpu_transport", v1::CpuTransport_descriptor(),
+                       spec.ddp().cpu_transport(),
+                       /*allow_unspecified=*/true));
 }
 
-absl::Status CheckTimeline(const v1::JobSpec& spec) {
+void CheckTimeline(const v1::JobSpec& spec, SpecViolations* v) {
   const std::string& dir = spec.timeline_dir();
   if (!dir.empty() && !IsCleanAbsolutePath(dir)) {
-    return Invalid("timeline_dir",
-                   "must be empty or an absolute path without \"..\"",
-                   Quoted(dir));
+    v->Check(Invalid("timeline_dir",
+                     "must be empty or an absolute path without \"..\"",
+                     Quoted(dir)));
   }
-  if (absl::Status s = InRange("timeline_steps", spec.timeline_steps(), 0,
-                               kMaxTimelineSteps);
-      !s.ok()) {
-    return s;
+  if (!v->Check(InRange("timeline_steps", spec.timeline_steps(), 0,
+                        kMaxTimelineSteps))) {
+    return;
   }
   if (spec.timeline_steps() > 0 && dir.empty()) {
-    return Invalid(
+    v->Check(Invalid(
         "timeline_steps", "> 0 requires timeline_dir",
-        absl::StrCat(spec.timeline_steps(), " with empty timeline_dir"));
+        absl::StrCat(spec.timeline_steps(), " with empty timeline_dir")));
   }
-  return absl::OkStatus();
 }
 
 // The loss the worker computes: LOSS_KIND_UNSPECIFIED is the task's usual
@@ -577,22 +545,30 @@ v1::TaskKind EffectiveKind(const v1::TaskSpec& t) {
                                                : t.kind();
 }
 
-// Which losses fit which task, and which models can learn it.
-absl::Status CheckTaskLoss(const v1::JobSpec& spec) {
-  const v1::TaskSpec& t = spec.task();
-  const v1::TaskKind kind = EffectiveKind(t);
+// Which models can learn the task.
+absl::Status CheckTaskModel(const v1::JobSpec& spec) {
   const v1::ModelArch arch = spec.model().arch();
-  if (arch != v1::MODEL_ARCH_TORCHSCRIPT &&
-      kind != v1::TASK_KIND_CLASSIFICATION) {
-    return Invalid("task.kind",
-                   absl::StrCat("must be TASK_KIND_CLASSIFICATION with ",
-                                v1::ModelArch_Name(arch),
-                                ": built-in models classify images; use a "
-                                "TorchScript model for other tasks"),
-                   v1::TaskKind_Name(t.kind()));
+  if (arch == v1::MODEL_ARCH_TORCHSCRIPT ||
+      EffectiveKind(spec.task()) == v1::TASK_KIND_CLASSIFICATION) {
+    return absl::OkStatus();
   }
+  return Invalid("task.kind",
+                 absl::StrCat("must be TASK_KIND_CLASSIFICATION with ",
+                              v1::ModelArch_Name(arch),
+                              ": built-in models classify images; use a "
+                              "TorchScript model for other tasks"),
+                 v1::TaskKind_Name(spec.task().kind()));
+}
+
+// Which losses fit the task; LOSS_KIND_MODEL needs a model that computes
+// one, which is checked only when `arch_set`.
+absl::Status CheckTaskLoss(const v1::JobSpec& spec, bool arch_set) {
+  const v1::TaskSpec& t = spec.task();
+  const v1::ModelArch arch = spec.model().arch();
   if (t.loss() == v1::LOSS_KIND_MODEL) {
-    if (arch == v1::MODEL_ARCH_TORCHSCRIPT) return absl::OkStatus();
+    if (!arch_set || arch == v1::MODEL_ARCH_TORCHSCRIPT) {
+      return absl::OkStatus();
+    }
     return Invalid(
         "task.loss",
         "LOSS_KIND_MODEL requires model.arch "
@@ -600,58 +576,54 @@ absl::Status CheckTaskLoss(const v1::JobSpec& spec) {
         "its own loss)",
         absl::StrCat("LOSS_KIND_MODEL with ", v1::ModelArch_Name(arch)));
   }
+  const v1::TaskKind kind = EffectiveKind(t);
   const bool regression = kind == v1::TASK_KIND_REGRESSION;
   const bool cross_entropy = EffectiveLoss(t) == v1::LOSS_KIND_CROSS_ENTROPY;
-  if (regression == cross_entropy) {
-    return Invalid(
-        "task.loss",
-        regression ? "must be LOSS_KIND_MSE, LOSS_KIND_L1 or LOSS_KIND_MODEL "
-                     "for TASK_KIND_REGRESSION"
-                   : absl::StrCat("must be LOSS_KIND_CROSS_ENTROPY or "
-                                  "LOSS_KIND_MODEL for ",
-                                  v1::TaskKind_Name(kind)),
-        v1::LossKind_Name(t.loss()));
-  }
-  return absl::OkStatus();
+  if (regression != cross_entropy) return absl::OkStatus();
+  return Invalid("task.loss",
+                 regression
+                     ? "must be LOSS_KIND_MSE, LOSS_KIND_L1 or LOSS_KIND_MODEL "
+                       "for TASK_KIND_REGRESSION"
+                     : absl::StrCat("must be LOSS_KIND_CROSS_ENTROPY or "
+                                    "LOSS_KIND_MODEL for ",
+                                    v1::TaskKind_Name(kind)),
+                 v1::LossKind_Name(t.loss()));
 }
 
-// The knobs of the cross-entropy loss and of classification metrics.
-absl::Status CheckTaskOptions(const v1::TaskSpec& t) {
-  const v1::LossKind loss = EffectiveLoss(t);
-  const bool mse_or_l1 = loss == v1::LOSS_KIND_MSE || loss == v1::LOSS_KIND_L1;
-  if (t.has_ignore_index() && mse_or_l1) {
-    return Invalid(
-        "task.ignore_index", "is only valid with cross-entropy",
-        absl::StrCat(t.ignore_index(), " with ", v1::LossKind_Name(loss)));
-  }
+absl::Status CheckLabelSmoothing(const v1::TaskSpec& t) {
   const double ls = t.label_smoothing();
   if (!(ls >= 0 && ls < 1)) {  // NaN fails too.
     return Invalid("task.label_smoothing", "must be in [0, 1)",
                    absl::StrCat(ls));
   }
+  const v1::LossKind loss = EffectiveLoss(t);
   if (ls != 0 && loss != v1::LOSS_KIND_CROSS_ENTROPY) {
     return Invalid("task.label_smoothing", "is only valid with cross-entropy",
                    absl::StrCat(ls, " with ", v1::LossKind_Name(loss)));
   }
+  return absl::OkStatus();
+}
+
+// Regression has neither classes nor a top k: a value would be ignored.
+absl::Status NotWithRegression(const v1::TaskSpec& t, absl::string_view field,
+                               int64_t value) {
+  if (value == 0 || EffectiveKind(t) != v1::TASK_KIND_REGRESSION) {
+    return absl::OkStatus();
+  }
+  return Invalid(field, "is not valid with TASK_KIND_REGRESSION",
+                 absl::StrCat(value));
+}
+
+absl::Status CheckTopK(const v1::TaskSpec& t) {
   if (absl::Status s = InRange("task.top_k", t.top_k(), 0, kMaxTopK); !s.ok()) {
     return s;
   }
-  if (absl::Status s =
-          InRange("task.num_classes", t.num_classes(), 0, kMaxClasses);
-      !s.ok()) {
+  if (absl::Status s = NotWithRegression(t, "task.top_k", t.top_k()); !s.ok()) {
     return s;
   }
-  // Regression has neither classes nor a top k: a value would be ignored.
-  const bool regression = EffectiveKind(t) == v1::TASK_KIND_REGRESSION;
-  for (const auto& [field, value] :
-       {std::pair<const char*, int64_t>{"task.top_k", t.top_k()},
-        {"task.num_classes", t.num_classes()}}) {
-    if (regression && value != 0) {
-      return Invalid(field, "is not valid with TASK_KIND_REGRESSION",
-                     absl::StrCat(value));
-    }
-  }
-  if (t.top_k() > 0 && t.num_classes() > 0 && t.top_k() >= t.num_classes()) {
+  // Against num_classes only when that is in range itself.
+  if (t.top_k() > 0 && t.num_classes() > 0 && t.num_classes() <= kMaxClasses &&
+      t.top_k() >= t.num_classes()) {
     return Invalid(
         "task.top_k", "must be less than task.num_classes",
         absl::StrCat(t.top_k(), " with ", t.num_classes(), " classes"));
@@ -659,20 +631,36 @@ absl::Status CheckTaskOptions(const v1::TaskSpec& t) {
   return absl::OkStatus();
 }
 
-absl::Status CheckTask(const v1::JobSpec& spec) {
+// The knobs of the cross-entropy loss and of classification metrics.
+void CheckTaskOptions(const v1::TaskSpec& t, SpecViolations* v) {
+  const v1::LossKind loss = EffectiveLoss(t);
+  const bool mse_or_l1 = loss == v1::LOSS_KIND_MSE || loss == v1::LOSS_KIND_L1;
+  if (t.has_ignore_index() && mse_or_l1) {
+    v->Check(Invalid(
+        "task.ignore_index", "is only valid with cross-entropy",
+        absl::StrCat(t.ignore_index(), " with ", v1::LossKind_Name(loss))));
+  }
+  v->Check(CheckLabelSmoothing(t));
+  v->Check(CheckTopK(t));
+  if (v->Check(InRange("task.num_classes", t.num_classes(), 0, kMaxClasses))) {
+    v->Check(NotWithRegression(t, "task.num_classes", t.num_classes()));
+  }
+}
+
+void CheckTask(const v1::JobSpec& spec, SpecViolations* v) {
   const v1::TaskSpec& t = spec.task();
-  if (absl::Status s = DefinedEnum("task.kind", v1::TaskKind_descriptor(),
-                                   t.kind(), /*allow_unspecified=*/true);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = DefinedEnum("task.loss", v1::LossKind_descriptor(),
-                                   t.loss(), /*allow_unspecified=*/true);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckTaskLoss(spec); !s.ok()) return s;
-  return CheckTaskOptions(t);
+  // The task's other rules depend on its kind and loss.
+  const bool kind_ok =
+      v->Check(DefinedEnum("task.kind", v1::TaskKind_descriptor(), t.kind(),
+                           /*allow_unspecified=*/true));
+  const bool loss_ok =
+      v->Check(DefinedEnum("task.loss", v1::LossKind_descriptor(), t.loss(),
+                           /*allow_unspecified=*/true));
+  if (!kind_ok || !loss_ok) return;
+  const bool arch_set = ArchIsSet(spec.model());
+  if (arch_set) v->Check(CheckTaskModel(spec));
+  v->Check(CheckTaskLoss(spec, arch_set));
+  CheckTaskOptions(t, v);
 }
 
 // Rank 0 writes these files after training: a bad path must fail now, not
@@ -694,40 +682,35 @@ absl::Status CheckExportPath(absl::string_view field, const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::Status CheckExport(const v1::JobSpec& spec) {
+void CheckExport(const v1::JobSpec& spec, SpecViolations* v) {
   const v1::ExportSpec& e = spec.export_();
-  if (absl::Status s =
-          CheckExportPath("export.torchscript_path", e.torchscript_path());
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          CheckExportPath("export.safetensors_path", e.safetensors_path());
-      !s.ok()) {
-    return s;
-  }
-  if (!e.safetensors_path().empty() &&
+  const bool torchscript_ok = v->Check(
+      CheckExportPath("export.torchscript_path", e.torchscript_path()));
+  const bool safetensors_ok = v->Check(
+      CheckExportPath("export.safetensors_path", e.safetensors_path()));
+  if (torchscript_ok && safetensors_ok && !e.safetensors_path().empty() &&
       e.safetensors_path() == e.torchscript_path()) {
-    return Invalid("export.safetensors_path",
-                   "must differ from export.torchscript_path",
-                   Quoted(e.safetensors_path()));
+    v->Check(Invalid("export.safetensors_path",
+                     "must differ from export.torchscript_path",
+                     Quoted(e.safetensors_path())));
   }
-  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::Status ValidateJobSpec(const v1::JobSpec& spec) {
-  // In proto field order, so the first complaint is the first bad line of a
-  // spec file written in that order.
-  using Check = absl::Status (*)(const v1::JobSpec&);
+  // Every group runs, each rule of an independent field too, so a spec with
+  // several mistakes is answered with all of them; in proto field order, so
+  // the lines follow a spec file written in that order.
+  using Check = void (*)(const v1::JobSpec&, SpecViolations*);
+  SpecViolations violations;
   for (Check check :
        {&CheckName, &CheckModel, &CheckDataset, &CheckOptimizer, &CheckTraining,
         &CheckWorkers, &CheckCheckpoints, &CheckRuntime, &CheckDdp,
         &CheckTimeline, &CheckTask, &CheckExport}) {
-    if (absl::Status s = check(spec); !s.ok()) return s;
+    check(spec, &violations);
   }
-  return absl::OkStatus();
+  return violations.ToStatus();
 }
 
 v1::JobSpec WithDefaults(v1::JobSpec spec) {

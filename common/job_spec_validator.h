@@ -2,7 +2,8 @@
 #define RINGLEADER_COMMON_JOB_SPEC_VALIDATOR_H_
 
 // Checks a user's JobSpec before the coordinator accepts it, so a bad spec
-// fails at submit time with one clear line instead of on every worker later.
+// fails at submit time, with a line for each mistake, instead of on every
+// worker later.
 // The CLI runs the same check locally for a fast answer; the coordinator runs
 // it again because it cannot trust clients.
 //
@@ -18,9 +19,16 @@
 
 namespace ringleader {
 
-// OK, or InvalidArgument for the first violated rule in field order, phrased
-// "invalid job spec: <proto.path> <rule> (got <value>)", e.g.
+// OK, or one InvalidArgument whose message has a line per violated rule, in
+// field order, each phrased "invalid job spec: <proto.path> <rule> (got
+// <value>)" (common/spec_violations.h), e.g.
 //   invalid job spec: optimizer.learning_rate must be > 0 and finite (got -1)
+//   invalid job spec: epochs must be in [1, 100000] (got -3)
+// Every invalid field is reported, each at most once; a rule that relates a
+// field to another one that is itself invalid (momentum to an unset
+// optimizer.kind) waits until that one is fixed, so a mistake is not echoed
+// by the rules built on it. Past a budget the last line only counts the
+// rest ("invalid job spec: ... and 9 more"), to fit a gRPC status.
 // Every JobSpec field is checked; enum fields also reject numeric values that
 // are not in the enum (proto3 parsers keep those). A field that only one
 // dataset format, loss or task uses is refused with the others rather than

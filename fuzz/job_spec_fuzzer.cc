@@ -6,8 +6,8 @@
 //     the same verdict as ParseJobSpec, its message prefixed with the path;
 //   - WithDefaults is idempotent, and validating before or after it gives
 //     the same verdict;
-//   - a rejected spec is INVALID_ARGUMENT with one line starting
-//     "invalid job spec: ";
+//   - a rejected spec is INVALID_ARGUMENT, one line per violation, each
+//     starting "invalid job spec: ", and short enough for a gRPC status;
 //   - what parses prints as JSON that parses back to the same spec (when its
 //     strings are UTF-8, which JSON requires), and as text format likewise;
 //     JobToJson of a job holding it is a JSON object, never the error form.
@@ -27,9 +27,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/job_spec_io.h"
 #include "common/job_spec_validator.h"
+#include "common/spec_violations.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/text_format.h"
@@ -145,9 +147,13 @@ void CheckSpec(const v1::JobSpec& spec) {
   if (!valid.ok()) {
     FUZZ_CHECK(valid.code() == absl::StatusCode::kInvalidArgument,
                valid.ToString());
-    FUZZ_CHECK(absl::StartsWith(valid.message(), "invalid job spec: "),
+    // The budget of common/spec_violations.h, and its last "... and N
+    // more" line.
+    FUZZ_CHECK(valid.message().size() <= SpecViolations::kMaxBytes + 64,
                valid.ToString());
-    FUZZ_CHECK(!absl::StrContains(valid.message(), '\n'), valid.ToString());
+    for (absl::string_view line : absl::StrSplit(valid.message(), '\n')) {
+      FUZZ_CHECK(absl::StartsWith(line, kInvalidSpecPrefix), valid.ToString());
+    }
   }
 
   // JSON: what ringctl --output=json prints must read back.

@@ -125,6 +125,84 @@ TEST(StepRateTrackerTest, NoRateWithoutElapsedTimeOrProgress) {
   EXPECT_EQ(u.StepsPerSecond(), 0);
 }
 
+// A snapshot in `state` at `step`, for the pacer, which reads no more.
+v1::Job At(v1::JobState state, int64_t step) {
+  v1::Job job = RunningJob(step, 100, 0);
+  job.set_state(state);
+  return job;
+}
+
+const absl::Time kStart = absl::FromUnixSeconds(1700000000);
+
+absl::Time AfterMs(int64_t ms) { return kStart + absl::Milliseconds(ms); }
+
+TEST(LogLinePacerTest, FirstUpdateAlwaysPrints) {
+  LogLinePacer pacer;
+  EXPECT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_PENDING, 0), kStart));
+}
+
+TEST(LogLinePacerTest, RepeatsOfTheSameStepAndStateNeverPrint) {
+  // Every rank reports each step: the later reports change nothing shown.
+  LogLinePacer pacer;
+  ASSERT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 10), kStart));
+  EXPECT_FALSE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 10), AfterMs(1)));
+  EXPECT_FALSE(
+      pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 10), AfterMs(60000)));
+}
+
+TEST(LogLinePacerTest, StepChangesPrintAtMostOncePerInterval) {
+  LogLinePacer pacer(absl::Seconds(1));
+  ASSERT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 1), kStart));
+  EXPECT_FALSE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 2), AfterMs(400)));
+  EXPECT_FALSE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 3), AfterMs(999)));
+  EXPECT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 4), AfterMs(1000)));
+  // The interval counts from the last line printed, not the last update.
+  EXPECT_FALSE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 5), AfterMs(1999)));
+  EXPECT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 6), AfterMs(2000)));
+}
+
+TEST(LogLinePacerTest, AHeldBackStepPrintsOnTheNextUpdateAfterTheInterval) {
+  // The step compared is the printed line's: a step held back is still
+  // news when its repeat arrives later.
+  LogLinePacer pacer(absl::Seconds(1));
+  ASSERT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 0), kStart));
+  EXPECT_FALSE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 5), AfterMs(10)));
+  EXPECT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 5), AfterMs(1500)));
+}
+
+TEST(LogLinePacerTest, StateChangesAlwaysPrint) {
+  LogLinePacer pacer(absl::Seconds(1));
+  ASSERT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_PENDING, 0), kStart));
+  EXPECT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_RENDEZVOUS, 0), AfterMs(1)));
+  EXPECT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 0), AfterMs(2)));
+  EXPECT_FALSE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 7), AfterMs(3)));
+  EXPECT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_SUCCEEDED, 8), AfterMs(4)));
+}
+
+TEST(LogLinePacerTest, AClockThatWentBackDoesNotSilenceTheLog) {
+  LogLinePacer pacer(absl::Seconds(1));
+  ASSERT_TRUE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 1), kStart));
+  EXPECT_TRUE(
+      pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 2), kStart - absl::Hours(1)));
+  // Paced again from the new reading.
+  EXPECT_FALSE(pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, 3),
+                                 kStart - absl::Hours(1) + absl::Seconds(0.5)));
+}
+
+TEST(LogLinePacerTest, StepLinesAreBoundedByElapsedTime) {
+  // Two ranks reporting 1000 steps over 10 s: the state line plus at most
+  // one step line per second.
+  LogLinePacer pacer(absl::Seconds(1));
+  int lines = 0;
+  for (int step = 0; step < 1000; ++step) {
+    for (int rank = 0; rank < 2; ++rank) {
+      lines += pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, step),
+                                 AfterMs(10 * step + rank));
+    }
+  }
+  EXPECT_EQ(lines, 10);
+}
+
 TEST(FormatWatchLineTest, RunningJobShowsEverything) {
   EXPECT_EQ(FormatWatchLine(RunningJob(1200, 2400, 1534.23), absl::Seconds(72),
                             /*max_width=*/0, /*bar_width=*/10),

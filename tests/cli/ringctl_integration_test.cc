@@ -1,5 +1,6 @@
 // The real ringctl binary against the real coordinator binary: output,
-// exit codes and the one-line errors a user sees.
+// exit codes and the errors a user sees (one line, or a line per invalid
+// field of a job spec).
 #include <algorithm>
 #include <fstream>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "grpcpp/client_context.h"
@@ -326,8 +328,38 @@ TEST_F(RingctlTest, InvalidSpecIsExit2BeforeAnyRpc) {
   ExpectOneLineError(r, 2,
                      "invalid job spec: optimizer.learning_rate must be > 0");
   EXPECT_EQ(r.out, "");
-  // Nothing at all: the first missing field is named.
-  ExpectOneLineError(Ringctl({"submit"}), 2, "invalid job spec: name");
+}
+
+TEST_F(RingctlTest, AnInvalidSpecGetsALinePerBadField) {
+  // No file, one bad flag: every missing field and the bad one, each on a
+  // "ringctl: " line of its own with the flag that sets it, as a compiler
+  // lists its errors.
+  const ProcessResult r =
+      Ringctl({"--coordinator=127.0.0.1:1", "submit", "--epochs=-3"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.back(), '\n');
+  std::vector<std::string> fields, flags;
+  for (absl::string_view line :
+       absl::StrSplit(r.err, '\n', absl::SkipEmpty())) {
+    ASSERT_TRUE(absl::ConsumePrefix(&line, "ringctl: invalid job spec: "))
+        << line;
+    fields.emplace_back(line.substr(0, line.find(' ')));
+    flags.emplace_back(line.substr(line.rfind("(flag ")));
+  }
+  EXPECT_EQ(fields, (std::vector<std::string>{
+                        "name", "model.arch", "dataset.format",
+                        "optimizer.kind", "optimizer.learning_rate", "epochs",
+                        "batch_size", "min_workers"}))
+      << r.err;
+  EXPECT_EQ(flags, (std::vector<std::string>{
+                       "(flag --name)", "(flag --model)", "(flag --dataset)",
+                       "(flag --optimizer)", "(flag --lr)", "(flag --epochs)",
+                       "(flag --batch_size)", "(flag --min_workers)"}))
+      << r.err;
+  EXPECT_THAT(r.err, HasSubstr("ringctl: invalid job spec: epochs must be in "
+                               "[1, 100000] (got -3) (flag --epochs)\n"));
 }
 
 TEST_F(RingctlTest, BadJobFilesAreExit2) {

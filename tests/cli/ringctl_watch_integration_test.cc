@@ -1,11 +1,17 @@
 // `ringctl watch` (and `submit --watch`) following a job to its end. The
-// worker side is scripted over the real WorkerService, one step at a time,
-// and each step waits until ringctl has printed the update it caused.
+// worker side is scripted over the real WorkerService, one step at a time.
+// ringctl's stdout is a file, so it paces its lines as for a log: a test
+// that needs a step's line repeats the report until the line is printed.
+#include <algorithm>
+#include <future>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "grpcpp/client_context.h"
@@ -31,18 +37,20 @@ std::unique_ptr<grpc::ClientContext> Context() {
   return ctx;
 }
 
-// One worker daemon's protocol, driven by hand.
+// One worker daemon's protocol, driven by hand. The coordinator takes one
+// (hostname, pid) for one worker process: two scripted workers need two pids.
 class ScriptedWorker {
  public:
-  explicit ScriptedWorker(const std::string& address)
-      : stub_(v1::WorkerService::NewStub(grpc::CreateChannel(
-            address, grpc::InsecureChannelCredentials()))) {}
+  explicit ScriptedWorker(const std::string& address, int32_t pid = 1)
+      : stub_(v1::WorkerService::NewStub(
+            grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))),
+        pid_(pid) {}
 
   grpc::Status Register() {
     v1::RegisterRequest req;
     req.set_hostname("scripted");
     req.set_device("cpu");
-    req.set_pid(1);
+    req.set_pid(pid_);
     req.set_address("127.0.0.1:1");
     v1::RegisterResponse resp;
     grpc::Status s = stub_->Register(Context().get(), req, &resp);
@@ -103,6 +111,7 @@ class ScriptedWorker {
 
  private:
   std::unique_ptr<v1::WorkerService::Stub> stub_;
+  int32_t pid_;
   std::string worker_id_;
   std::string job_id_;
   int64_t generation_ = 0;
@@ -143,6 +152,24 @@ class RingctlWatchTest : public ::testing::Test {
         out_path_, needle, kStepTimeout, ringctl_.get());
     ASSERT_TRUE(out.ok()) << out.status() << "\nstderr: "
                           << testing::ReadFileOrEmpty(err_path_);
+  }
+
+  // Reports `step` of `total` until ringctl printed `needle`: a log gets
+  // a new step's line only a second after its last line, and each report is
+  // an update that can be the one to print it.
+  void ReportUntilPrinted(ScriptedWorker& worker, int64_t step, int64_t total,
+                          const std::string& needle) {
+    const absl::Time deadline = absl::Now() + kStepTimeout;
+    while (true) {
+      ASSERT_TRUE(worker.Report(step, total, false).ok());
+      if (testing::WaitForFileContaining(
+              out_path_, needle, absl::Milliseconds(200), ringctl_.get())
+              .ok()) {
+        return;
+      }
+      ASSERT_LT(absl::Now(), deadline)
+          << "no \"" << needle << "\" in: " << Out() << "\nstderr: " << Err();
+    }
   }
 
   int AwaitExit() {
@@ -188,9 +215,9 @@ TEST_F(RingctlWatchTest, SubmitWatchFollowsToSuccessWithFinalMetrics) {
   AwaitOutput("follow-1\nPENDING\n");
   AssignAndJoin(worker);
 
-  ASSERT_TRUE(worker.Report(5, 10, false).ok());
   // 5 steps left x 8 samples / 80 samples/s = 0.5 s, shown rounded up.
-  AwaitOutput(
+  ReportUntilPrinted(
+      worker, 5, 10,
       "RUNNING gen 1 world 1 epoch 1/1 [##########----------]  50.0% 5/10 "
       "loss 0.7500 80.0 samples/s ETA 1s\n");
   ASSERT_TRUE(worker.Report(10, 10, true).ok());
@@ -201,6 +228,66 @@ TEST_F(RingctlWatchTest, SubmitWatchFollowsToSuccessWithFinalMetrics) {
   EXPECT_THAT(out, HasSubstr("job follow-1 SUCCEEDED"));
   EXPECT_THAT(out, HasSubstr("final train loss 0.2500, test accuracy "
                              "90.00%\n"));
+  EXPECT_EQ(Err(), "");
+}
+
+// The step of a status line ("... 5/20 loss ..."), or -1 for a line before
+// the first report, which shows no step.
+int64_t StepOf(const std::string& line, int64_t total) {
+  std::smatch m;
+  const std::regex step(absl::StrCat(" ([0-9]+)/", total, " "));
+  return std::regex_search(line, m, step) ? std::stoll(m[1]) : -1;
+}
+
+TEST_F(RingctlWatchTest, ALogGetsALinePerNewStepAtMostOncePerSecond) {
+  // Two ranks report each of 20 steps: 40 updates, which a terminal
+  // redraws. A log gets the state changes, a step line at most once a second
+  // and never twice for one step, and the summary.
+  constexpr int64_t kSteps = 20;
+  ScriptedWorker w0(coordinator_->address(), 1), w1(coordinator_->address(), 2);
+  ASSERT_TRUE(w0.Register().ok());
+  ASSERT_TRUE(w1.Register().ok());
+  std::vector<std::string> args = kSubmitAndWatch;
+  std::replace(args.begin(), args.end(), std::string("--workers=1"),
+               std::string("--workers=2"));
+  const absl::Time started = absl::Now();
+  StartRingctl(args);
+  AwaitOutput("PENDING\n");
+  ASSERT_EQ(w0.HeartbeatForAssignment(), "follow-1");
+  ASSERT_EQ(w1.HeartbeatForAssignment(), "follow-1");
+  // The rendezvous completes when both have joined: join concurrently.
+  std::future<grpc::Status> join1 =
+      std::async(std::launch::async, [&w1] { return w1.Join("follow-1"); });
+  ASSERT_TRUE(w0.Join("follow-1").ok());
+  ASSERT_TRUE(join1.get().ok());
+  for (int64_t step = 1; step <= kSteps; ++step) {
+    ASSERT_TRUE(w0.Report(step, kSteps, step == kSteps).ok());
+    ASSERT_TRUE(w1.Report(step, kSteps, step == kSteps).ok());
+  }
+  ASSERT_EQ(AwaitExit(), 0) << Err();
+  const absl::Duration elapsed = absl::Now() - started;
+
+  const std::string out = Out();
+  const std::vector<std::string> lines =
+      absl::StrSplit(out, '\n', absl::SkipEmpty());
+  int64_t running = 0, last_step = -2;
+  for (const std::string& line : lines) {
+    if (!absl::StartsWith(line, "RUNNING")) continue;
+    ++running;
+    const int64_t step = StepOf(line, kSteps);
+    EXPECT_GT(step, last_step) << "a step printed twice:\n" << out;
+    last_step = step;
+  }
+  // The state change's line, then at most one a second.
+  EXPECT_GE(running, 1) << out;
+  EXPECT_LE(running, 1 + absl::ToInt64Seconds(elapsed)) << out;
+  // The id, PENDING, maybe RENDEZVOUS, the RUNNING lines, SUCCEEDED and the
+  // two summary lines.
+  EXPECT_LE(lines.size(), static_cast<size_t>(running + 6)) << out;
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[lines.size() - 2],
+            "job follow-1 SUCCEEDED: all ranks finished");
+  EXPECT_EQ(lines.back(), "final train loss 0.2500, test accuracy 90.00%");
   EXPECT_EQ(Err(), "");
 }
 

@@ -58,6 +58,24 @@ TEST(RpcErrorTest, ApplicationErrorsKeepTheServerMessage) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(RpcErrorTest, ApplicationErrorsKeepTheirLines) {
+  // A refused job spec lists every violation on a line of its own.
+  const absl::Status s = RpcErrorToStatus(
+      grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                   "invalid job spec: name must match x (got \"\")\r\n"
+                   "invalid job spec: epochs must be in [1, 9] (got -3)\n"),
+      Call(true));
+  EXPECT_EQ(s.message(),
+            "invalid job spec: name must match x (got \"\")\n"
+            "invalid job spec: epochs must be in [1, 9] (got -3)");
+  // Other codes' messages go into one sentence.
+  EXPECT_EQ(
+      RpcErrorToStatus(grpc::Status(grpc::StatusCode::INTERNAL, "disk\nfull"),
+                       Call(true))
+          .message(),
+      "coordinator at 10.0.0.1:7070 failed: INTERNAL: disk full");
+}
+
 TEST(RpcErrorTest, UnexpectedCodesNameTheCoordinatorAndCode) {
   EXPECT_EQ(RpcErrorToStatus(
                 grpc::Status(grpc::StatusCode::INTERNAL, "sqlite: disk full"),
@@ -68,6 +86,12 @@ TEST(RpcErrorTest, UnexpectedCodesNameTheCoordinatorAndCode) {
                              Call(true))
                 .message(),
             "coordinator at 10.0.0.1:7070 failed: NOT_FOUND");
+}
+
+TEST(TidyLinesTest, OneLineEachTrimmedWithoutEmptyOnes) {
+  EXPECT_EQ(TidyLines("  a \r\n\n b\rc\n  \n"), "a\nb\nc");
+  EXPECT_EQ(TidyLines("plain"), "plain");
+  EXPECT_EQ(TidyLines(" \n "), "");
 }
 
 TEST(OneLineTest, JoinsLinesAndTrims) {

@@ -275,6 +275,16 @@ TEST(WithFlagHintTest, AppendsTheFlag) {
   EXPECT_EQ(WithFlagHint("something else"), "something else");
 }
 
+TEST(WithFlagHintTest, HintsEveryLine) {
+  EXPECT_EQ(WithFlagHint("invalid job spec: name must match x (got \"\")\n"
+                         "invalid job spec: ... and 3 more\n"
+                         "invalid job spec: epochs must be in [1, 9] (got 0)"),
+            "invalid job spec: name must match x (got \"\") (flag --name)\n"
+            "invalid job spec: ... and 3 more\n"
+            "invalid job spec: epochs must be in [1, 9] (got 0) (flag "
+            "--epochs)");
+}
+
 // A spec the validator accepts.
 constexpr char kValidFlags[] =
     "--name=ok --model=mlp --dataset=synthetic --train_size=100 "
@@ -336,6 +346,34 @@ TEST(BuildSubmitSpecTest, InvalidSpecNamesFieldAndFlag) {
   EXPECT_EQ(s.status().message(),
             "invalid job spec: optimizer.learning_rate must be > 0 and finite "
             "(got -1) (flag --lr)");
+}
+
+TEST(BuildSubmitSpecTest, EveryInvalidFieldGetsALineWithItsFlag) {
+  // `ringctl submit --epochs=-3`: everything else is missing.
+  absl::StatusOr<v1::JobSpec> s = BuildSubmitSpec("", Overrides("--epochs=-3"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.status().message(),
+            "invalid job spec: name must match "
+            "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])? (got \"\") (flag --name)\n"
+            "invalid job spec: model.arch must be one of MODEL_ARCH_MLP, "
+            "MODEL_ARCH_CNN, MODEL_ARCH_TORCHSCRIPT (got "
+            "MODEL_ARCH_UNSPECIFIED) (flag --model)\n"
+            "invalid job spec: dataset.format must be one of "
+            "DATASET_FORMAT_IDX, DATASET_FORMAT_SYNTHETIC, DATASET_FORMAT_NPY, "
+            "DATASET_FORMAT_TOKENS (got DATASET_FORMAT_UNSPECIFIED) (flag "
+            "--dataset)\n"
+            "invalid job spec: optimizer.kind must be one of "
+            "OPTIMIZER_KIND_SGD, OPTIMIZER_KIND_ADAM (got "
+            "OPTIMIZER_KIND_UNSPECIFIED) (flag --optimizer)\n"
+            "invalid job spec: optimizer.learning_rate must be > 0 and finite "
+            "(got 0) (flag --lr)\n"
+            "invalid job spec: epochs must be in [1, 100000] (got -3) (flag "
+            "--epochs)\n"
+            "invalid job spec: batch_size must be in [1, 65536] (got 0) (flag "
+            "--batch_size)\n"
+            "invalid job spec: min_workers must be >= 1 (got 0) (flag "
+            "--min_workers)");
 }
 
 TEST(BuildSubmitSpecTest, FlagsOverrideTheFile) {

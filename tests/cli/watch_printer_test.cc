@@ -45,7 +45,7 @@ CliConfig Config(bool tty, OutputFormat output = OutputFormat::kText) {
   return config;
 }
 
-TEST(WatchPrinterTest, PipeGetsOneLinePerUpdateAndTheSummary) {
+TEST(WatchPrinterTest, PipeGetsALinePerStateAndTheSummary) {
   const CliConfig config = Config(false);
   std::ostringstream out;
   WatchPrinter printer(config, out);
@@ -59,6 +59,37 @@ TEST(WatchPrinterTest, PipeGetsOneLinePerUpdateAndTheSummary) {
             "PENDING\n"
             "RUNNING gen 1 world 2 epoch 1/1 [##########----------]  50.0% "
             "50/100 loss 0.5000\n"
+            "SUCCEEDED gen 1 world 2 epoch 1/1 [####################] 100.0% "
+            "100/100 loss 0.5000\n"
+            "job mnist-3 SUCCEEDED: all ranks finished\n"
+            "final train loss 0.1250, test accuracy 87.50%\n");
+}
+
+TEST(WatchPrinterTest, PipeGetsALinePerNewStepAtMostOncePerSecond) {
+  // Two ranks report each step 100 ms apart: on a terminal every update is
+  // redrawn, in a log each second's first new step is enough.
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  printer.OnJob(Snapshot(v1::JOB_STATE_PENDING, 0), kT0);
+  for (int step = 1; step <= 25; ++step) {
+    for (int rank = 0; rank < 2; ++rank) {
+      printer.OnJob(Snapshot(v1::JOB_STATE_RUNNING, step),
+                    kT0 + absl::Milliseconds(100 * step + rank));
+    }
+  }
+  printer.OnJob(Finished(v1::JOB_STATE_SUCCEEDED, "all ranks finished"),
+                kT0 + absl::Milliseconds(2550));
+  ASSERT_TRUE(printer.Finish("mnist-3", absl::OkStatus()).ok());
+  // Step 1 starts RUNNING at 0.1 s; 11 and 21 are the next a second apart.
+  EXPECT_EQ(out.str(),
+            "PENDING\n"
+            "RUNNING gen 1 world 2 epoch 1/1 [--------------------]   1.0% "
+            "1/100 loss 0.5000\n"
+            "RUNNING gen 1 world 2 epoch 1/1 [##------------------]  11.0% "
+            "11/100 loss 0.5000 ETA 9s\n"
+            "RUNNING gen 1 world 2 epoch 1/1 [####----------------]  21.0% "
+            "21/100 loss 0.5000 ETA 8s\n"
             "SUCCEEDED gen 1 world 2 epoch 1/1 [####################] 100.0% "
             "100/100 loss 0.5000\n"
             "job mnist-3 SUCCEEDED: all ranks finished\n"
@@ -177,6 +208,21 @@ void AddEvaluation(v1::Job* job, int64_t epoch, double accuracy, double loss) {
   }
 }
 
+TEST(WatchPrinterTest, PipePrintsAnEvaluationWhoseStatusLineIsHeldBack) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  v1::Job job = Snapshot(v1::JOB_STATE_RUNNING, 40);
+  printer.OnJob(job, kT0);
+  job.mutable_progress()->set_step(41);
+  AddEvaluation(&job, 1, 0.8, 0.55);
+  printer.OnJob(job, kT0 + absl::Milliseconds(10));
+  EXPECT_EQ(out.str(),
+            "RUNNING gen 1 world 2 epoch 1/1 [########------------]  40.0% "
+            "40/100 loss 0.5000\n"
+            "evaluated epoch 1: test accuracy 80.00%, loss 0.5500\n");
+}
+
 TEST(WatchPrinterTest, EachEvaluationIsPrintedOnceAndTheFinalOneInTheSummary) {
   const CliConfig config = Config(false);
   std::ostringstream out;
@@ -185,10 +231,10 @@ TEST(WatchPrinterTest, EachEvaluationIsPrintedOnceAndTheFinalOneInTheSummary) {
   AddEvaluation(&job, 1, 0.8, 0.55);
   printer.OnJob(job, kT0);
   job.mutable_progress()->set_step(50);
-  printer.OnJob(job, kT0);  // Nothing new.
+  printer.OnJob(job, kT0 + absl::Seconds(1));  // No new evaluation.
   job.mutable_progress()->set_step(80);
   AddEvaluation(&job, 2, 0.855, 0.4012);
-  printer.OnJob(job, kT0);
+  printer.OnJob(job, kT0 + absl::Seconds(2));
   v1::Job done = Finished(v1::JOB_STATE_SUCCEEDED, "all ranks finished");
   *done.mutable_progress()->mutable_evaluations() =
       job.progress().evaluations();
@@ -199,17 +245,17 @@ TEST(WatchPrinterTest, EachEvaluationIsPrintedOnceAndTheFinalOneInTheSummary) {
   m = done.mutable_progress()->add_test_metrics();
   m->set_name("loss");
   m->set_value(0.35);
-  printer.OnJob(done, kT0);
+  printer.OnJob(done, kT0 + absl::Seconds(3));
   ASSERT_TRUE(printer.Finish("mnist-3", absl::OkStatus()).ok());
   EXPECT_EQ(out.str(),
             "evaluated epoch 1: test accuracy 80.00%, loss 0.5500\n"
             "RUNNING gen 1 world 2 epoch 1/1 [########------------]  40.0% "
             "40/100 loss 0.5000\n"
             "RUNNING gen 1 world 2 epoch 1/1 [##########----------]  50.0% "
-            "50/100 loss 0.5000\n"
+            "50/100 loss 0.5000 ETA 5s\n"
             "evaluated epoch 2: test accuracy 85.50%, loss 0.4012\n"
             "RUNNING gen 1 world 2 epoch 1/1 [################----]  80.0% "
-            "80/100 loss 0.5000\n"
+            "80/100 loss 0.5000 ETA 1s\n"
             "SUCCEEDED gen 1 world 2 epoch 1/1 [####################] 100.0% "
             "100/100 loss 0.5000\n"
             "job mnist-3 SUCCEEDED: all ranks finished\n"
@@ -274,21 +320,22 @@ TEST(WatchPrinterTest, PipeFlagsAStragglerOnceAndMarksEveryLine) {
   const CliConfig config = Config(false);
   std::ostringstream out;
   WatchPrinter printer(config, out, 1.5);
+  const absl::Duration s = absl::Seconds(1);   // A line each.
   printer.OnJob(WithStepTimes(10, 120), kT0);  // 1.2x: none.
-  printer.OnJob(WithStepTimes(20, 210), kT0);
-  printer.OnJob(WithStepTimes(30, 220), kT0);  // Same set: no new message.
-  printer.OnJob(WithStepTimes(40, 110), kT0);  // Caught up.
+  printer.OnJob(WithStepTimes(20, 210), kT0 + s);
+  printer.OnJob(WithStepTimes(30, 220), kT0 + 2 * s);  // Same set: no message.
+  printer.OnJob(WithStepTimes(40, 110), kT0 + 3 * s);  // Caught up.
   EXPECT_EQ(out.str(),
             "RUNNING gen 1 world 3 epoch 1/1 [##------------------]  10.0% "
             "10/100 loss 0.5000\n"
             "straggler: rank 2 step time 210.0 ms is 2.10x the median 100.0 "
             "ms (factor 1.5)\n"
             "RUNNING gen 1 world 3 epoch 1/1 [####----------------]  20.0% "
-            "20/100 loss 0.5000 STRAGGLER rank 2 (2.1x)\n"
+            "20/100 loss 0.5000 ETA 8s STRAGGLER rank 2 (2.1x)\n"
             "RUNNING gen 1 world 3 epoch 1/1 [######--------------]  30.0% "
-            "30/100 loss 0.5000 STRAGGLER rank 2 (2.2x)\n"
+            "30/100 loss 0.5000 ETA 7s STRAGGLER rank 2 (2.2x)\n"
             "RUNNING gen 1 world 3 epoch 1/1 [########------------]  40.0% "
-            "40/100 loss 0.5000\n");
+            "40/100 loss 0.5000 ETA 6s\n");
 }
 
 TEST(WatchPrinterTest, StragglerFactorIsHonoured) {

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ringleader/v1/job.pb.h"
@@ -15,7 +16,9 @@
 namespace ringleader {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
+using ::testing::MatchesRegex;
 using ::testing::StartsWith;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -94,11 +97,28 @@ v1::JobSpec Regression() {
   return spec;
 }
 
+std::vector<std::string> Lines(const absl::Status& s) {
+  return absl::StrSplit(s.message(), '\n');
+}
+
+// The field each line names ("invalid job spec: <field> ...").
+std::vector<std::string> Fields(const absl::Status& s) {
+  std::vector<std::string> fields;
+  for (const std::string& line : Lines(s)) {
+    std::vector<std::string> words = absl::StrSplit(line, ' ');
+    fields.push_back(words.size() > 3 ? words[3] : line);
+  }
+  return fields;
+}
+
 struct Case {
   const char* what;
   std::function<v1::JobSpec()> make;
   // Proto path the message must name right after the prefix; empty: valid.
   std::string field;
+  // The field of a second line, where the one edit breaks a second,
+  // independent rule; empty: the message is one line.
+  std::string also = "";
 };
 
 // A modified copy of `base`.
@@ -292,7 +312,9 @@ std::vector<Case> Cases() {
       {"npy empty input path",
        With(Npy,
             [](S s) { s.mutable_dataset()->mutable_train()->add_inputs(""); }),
-       "dataset.train.inputs[1]"},
+       "dataset.train.inputs[1]",
+       // The train split now names one file more than the test split.
+       "dataset.test.inputs"},
       {"npy input path too long",
        With(Npy,
             [](S s) {
@@ -488,7 +510,8 @@ std::vector<Case> Cases() {
               s.mutable_model()->set_arch(v1::MODEL_ARCH_CNN);
               s.mutable_model()->clear_torchscript_path();
             }),
-       "model.arch"},
+       // A CNN cannot be a language model either.
+       "model.arch", "task.kind"},
       // dataset: IDX and SYNTHETIC take none of the new fields.
       {"idx with npy targets", With([](S s) {
          s.mutable_dataset()->mutable_train()->set_targets("/y.npy");
@@ -884,10 +907,18 @@ TEST(JobSpecValidatorTest, EveryRuleNamesItsField) {
       continue;
     }
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    // The field path comes right after the prefix, followed by the rule.
-    EXPECT_THAT(std::string(s.message()),
-                StartsWith("invalid job spec: " + c.field + " "));
-    EXPECT_TRUE(absl::StrContains(s.message(), "(got ")) << s;
+    // One line per broken rule: the field path comes right after the
+    // prefix, followed by the rule. A rule that depends on the broken one
+    // adds no line.
+    const std::vector<std::string> lines = Lines(s);
+    ASSERT_EQ(lines.size(), c.also.empty() ? 1u : 2u) << s;
+    EXPECT_THAT(lines[0], StartsWith("invalid job spec: " + c.field + " "));
+    if (!c.also.empty()) {
+      EXPECT_THAT(lines[1], StartsWith("invalid job spec: " + c.also + " "));
+    }
+    for (const std::string& line : lines) {
+      EXPECT_TRUE(absl::StrContains(line, "(got ")) << line;
+    }
   }
 }
 
@@ -924,7 +955,11 @@ TEST(JobSpecValidatorTest, NewFieldMessagesAreExact) {
   EXPECT_EQ(ValidateJobSpec(spec).message(),
             "invalid job spec: model.arch must be MODEL_ARCH_TORCHSCRIPT with "
             "DATASET_FORMAT_TOKENS: built-in models take images; use a "
-            "TorchScript model for token data (got MODEL_ARCH_MLP)");
+            "TorchScript model for token data (got MODEL_ARCH_MLP)\n"
+            "invalid job spec: task.kind must be TASK_KIND_CLASSIFICATION "
+            "with MODEL_ARCH_MLP: built-in models classify images; use a "
+            "TorchScript model for other tasks (got "
+            "TASK_KIND_LANGUAGE_MODEL)");
 
   spec = Npy();
   spec.mutable_dataset()->set_block_size(128);
@@ -967,12 +1002,122 @@ TEST(JobSpecValidatorTest, LongValuesAreCutInMessages) {
   EXPECT_TRUE(absl::StrContains(s.message(), "...\")")) << s;
 }
 
-TEST(JobSpecValidatorTest, FirstErrorInFieldOrderWins) {
+TEST(JobSpecValidatorTest, LongBinaryValuesAreCutAfterEscaping) {
+  v1::JobSpec spec = ValidSpec();
+  spec.set_checkpoint_dir(std::string(10000, '\x01'));  // Not absolute.
+  const absl::Status s = ValidateJobSpec(spec);
+  ASSERT_EQ(Lines(s).size(), 1u) << s;
+  EXPECT_LT(s.message().size(), 300u);
+  EXPECT_TRUE(absl::StrContains(s.message(), "\\x01...\")")) << s;
+}
+
+TEST(JobSpecValidatorTest, EveryErrorIsListedInFieldOrder) {
   v1::JobSpec spec = ValidSpec();
   spec.set_epochs(0);
   spec.mutable_optimizer()->set_learning_rate(0);
-  EXPECT_THAT(std::string(ValidateJobSpec(spec).message()),
-              StartsWith("invalid job spec: optimizer.learning_rate "));
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: optimizer.learning_rate must be > 0 and finite "
+            "(got 0)\n"
+            "invalid job spec: epochs must be in [1, 100000] (got 0)");
+}
+
+TEST(JobSpecValidatorTest, SeveralIndependentErrorsGetALineEach) {
+  v1::JobSpec spec = Synthetic();
+  spec.set_name("My_Job");
+  spec.mutable_model()->add_hidden_sizes(0);
+  spec.mutable_model()->add_hidden_sizes(64);
+  spec.mutable_model()->add_hidden_sizes(-2);
+  spec.mutable_dataset()->set_synthetic_test_size(-1);
+  spec.mutable_optimizer()->set_learning_rate(-1);
+  spec.mutable_optimizer()->set_weight_decay(2);
+  spec.set_batch_size(0);
+  spec.set_checkpoint_every_steps(-1);
+  spec.set_timeline_dir("relative/dir");
+  spec.mutable_task()->set_label_smoothing(1.5);
+  spec.mutable_export_()->set_safetensors_path("/out/");
+  const absl::Status s = ValidateJobSpec(spec);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      Fields(s),
+      ElementsAre("name", "model.hidden_sizes[0]", "model.hidden_sizes[2]",
+                  "dataset.synthetic_test_size", "optimizer.learning_rate",
+                  "optimizer.weight_decay", "batch_size",
+                  "checkpoint_every_steps", "timeline_dir",
+                  "task.label_smoothing", "export.safetensors_path"))
+      << s;
+  EXPECT_THAT(Lines(s), Contains("invalid job spec: model.hidden_sizes[2] "
+                                 "must be in [1, 65536] (got -2)"));
+}
+
+TEST(JobSpecValidatorTest, AnEmptySpecNamesEveryMissingField) {
+  // `ringctl submit --epochs=-3` with no file.
+  v1::JobSpec spec;
+  spec.set_epochs(-3);
+  const absl::Status s = ValidateJobSpec(WithDefaults(spec));
+  EXPECT_THAT(Fields(s),
+              ElementsAre("name", "model.arch", "dataset.format",
+                          "optimizer.kind", "optimizer.learning_rate", "epochs",
+                          "batch_size", "min_workers"))
+      << s;
+  EXPECT_THAT(Lines(s), Contains("invalid job spec: epochs must be in [1, "
+                                 "100000] (got -3)"));
+  // The verdict does not depend on the defaults.
+  EXPECT_EQ(ValidateJobSpec(spec).message(), s.message());
+}
+
+TEST(JobSpecValidatorTest, ARuleOnAnInvalidFieldWaitsForIt) {
+  // Momentum is only wrong for a known optimizer other than SGD.
+  v1::JobSpec spec = ValidSpec();
+  spec.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_UNSPECIFIED);
+  EXPECT_THAT(Fields(ValidateJobSpec(spec)), ElementsAre("optimizer.kind"));
+  // The model's and the task's rules about the model wait for model.arch.
+  spec = ValidSpec();
+  spec.mutable_model()->set_arch(static_cast<v1::ModelArch>(42));
+  spec.mutable_task()->set_loss(v1::LOSS_KIND_MODEL);
+  spec.mutable_task()->set_kind(v1::TASK_KIND_REGRESSION);
+  EXPECT_THAT(Fields(ValidateJobSpec(spec)), ElementsAre("model.arch"));
+  // max_workers is compared with a valid min_workers only.
+  spec = ValidSpec();
+  spec.set_min_workers(-1);
+  spec.set_max_workers(-5);
+  EXPECT_THAT(Fields(ValidateJobSpec(spec)), ElementsAre("min_workers"));
+  // Which dataset fields belong depends on the format.
+  spec = ValidSpec();
+  spec.mutable_dataset()->set_format(v1::DATASET_FORMAT_UNSPECIFIED);
+  spec.mutable_dataset()->set_block_size(-1);
+  EXPECT_THAT(Fields(ValidateJobSpec(spec)), ElementsAre("dataset.format"));
+}
+
+TEST(JobSpecValidatorTest, AHopelessSpecStaysWithinTheMessageBudget) {
+  // Every string long and binary, every list full of bad entries: the
+  // message must still fit a gRPC status.
+  v1::JobSpec spec = Npy();
+  const std::string junk(5000, '\x01');
+  spec.set_name(junk);
+  for (int i = 0; i < 16; ++i) spec.mutable_model()->add_hidden_sizes(-i);
+  v1::DatasetSpec* d = spec.mutable_dataset();
+  d->mutable_train()->clear_inputs();
+  for (int i = 0; i < 16; ++i) {
+    d->mutable_train()->add_inputs(std::string(100, '\0'));
+  }
+  d->mutable_transform()->clear_mean();
+  d->mutable_transform()->clear_std();
+  for (int i = 0; i < 64; ++i) {
+    d->mutable_transform()->add_mean(kNaN);
+    d->mutable_transform()->add_std(-1);
+  }
+  spec.set_checkpoint_dir(junk);
+  spec.set_timeline_dir(junk);
+  const absl::Status s = ValidateJobSpec(spec);
+  const std::vector<std::string> lines = Lines(s);
+  EXPECT_LE(s.message().size(), 4096u + 100u);
+  EXPECT_LE(lines.size(), 25u);
+  EXPECT_THAT(lines.back(),
+              MatchesRegex("invalid job spec: \\.\\.\\. and [0-9]+ more"));
+  for (const std::string& line : lines) {
+    EXPECT_THAT(line, StartsWith("invalid job spec: "));
+    EXPECT_LT(line.size(), 400u) << line;
+  }
 }
 
 TEST(JobSpecValidatorTest, WithDefaultsFillsZeroValues) {

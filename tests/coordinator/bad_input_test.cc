@@ -13,7 +13,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "common/job_spec_io.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -974,6 +976,26 @@ TEST_F(JobFileTest, SpecsThatParseButBreakRulesAreRefusedByTheServer) {
                     StatusCode::INVALID_ARGUMENT,
                     "invalid job spec: export.torchscript_path must be empty "
                     "or an absolute path"));
+  // Several mistakes: the status lists each, one line per field, in field
+  // order, so ringctl can show them all.
+  v1::SubmitJobRequest many_req;
+  many_req.mutable_spec()->set_epochs(-3);
+  v1::SubmitJobResponse many_resp;
+  const grpc::Status many =
+      users().SubmitJob(Ctx().get(), many_req, &many_resp);
+  EXPECT_EQ(many.error_code(), StatusCode::INVALID_ARGUMENT);
+  std::vector<std::string> fields;
+  for (absl::string_view line : absl::StrSplit(many.error_message(), '\n')) {
+    EXPECT_TRUE(absl::StartsWith(line, "invalid job spec: ")) << line;
+    const absl::string_view rest =
+        absl::StripPrefix(line, "invalid job spec: ");
+    fields.emplace_back(rest.substr(0, rest.find(' ')));
+  }
+  EXPECT_EQ(fields, (std::vector<std::string>{
+                        "name", "model.arch", "dataset.format",
+                        "optimizer.kind", "optimizer.learning_rate", "epochs",
+                        "batch_size", "min_workers"}))
+      << many.error_message();
   // Control bytes in a name: escaped in the one-line message.
   v1::SubmitJobRequest req;
   *req.mutable_spec() = testing::MinimalJobSpec("ok", 1, 1);
