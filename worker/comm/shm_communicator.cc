@@ -231,7 +231,8 @@ absl::StatusOr<std::unique_ptr<ShmCommunicator>> ShmCommunicator::Create(
     std::atomic_thread_fence(std::memory_order_release);
     seg->magic = kMagic;
     if (absl::Status s = kv->Set(name_key, name); !s.ok()) return s;
-  } else if (seg->magic != kMagic || seg->world_size != world_size ||
+  } else if (seg->magic != kMagic ||
+             seg->world_size != static_cast<uint32_t>(world_size) ||
              seg->slot_bytes != options.slot_bytes) {
     return absl::FailedPreconditionError(
         "shared segment does not match this rank's world size or slot size");
