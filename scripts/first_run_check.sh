@@ -17,7 +17,7 @@ build_log="${1:?usage: first_run_check.sh BUILD_LOG}"
 # A cold build prints about one progress line a minute (scripts/bazel_output.sh)
 # plus Bazel's fixed dozen; the sandbox tracing was about 40 lines an action.
 max_build_lines=80
-max_demo_lines=80
+max_demo_lines=40
 
 check_begin "${FIRST_RUN_XML:-}" first_run build_output first_run
 lines=$(wc -l <"$build_log")
@@ -38,7 +38,7 @@ name: "first-run-check"
 model { arch: MODEL_ARCH_MLP }
 dataset {
   format: DATASET_FORMAT_SYNTHETIC
-  synthetic_train_size: 4096
+  synthetic_train_size: 16384
   synthetic_test_size: 512
   shuffle: true
 }
@@ -58,7 +58,7 @@ demo_lines=$(wc -l <"$work/demo.out")
 missing=""
 # The progress lines read "RUNNING gen 1 world 2 epoch 1/2 [###---] 15.6% 20/128 loss ...".
 for want in "coordinator on " "worker 1 started" "worker 2 started" \
-  "submitted " "RUNNING .* [0-9]+/128 loss" "job .* SUCCEEDED" "final .*accuracy"; do
+  "submitted " "RUNNING .* [0-9]+/512 loss" "job .* SUCCEEDED" "final .*accuracy"; do
   grep -Eq "$want" "$work/demo.out" || missing+=" /$want/"
 done
 if ((demo_rc != 0)) || [[ -n $missing ]] || ((demo_lines > max_demo_lines)); then
