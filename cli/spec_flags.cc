@@ -70,6 +70,12 @@ const EnumNames<v1::DeviceKind>& DeviceNames() {
   return *names;
 }
 
+const EnumNames<v1::Precision>& PrecisionNames() {
+  static const auto* names = new EnumNames<v1::Precision>{
+      {"fp32", v1::PRECISION_FP32}, {"bf16", v1::PRECISION_BF16_MIXED}};
+  return *names;
+}
+
 const EnumNames<v1::CpuTransport>& TransportNames() {
   static const auto* names =
       new EnumNames<v1::CpuTransport>{{"auto", v1::CPU_TRANSPORT_AUTO},
@@ -322,6 +328,10 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
       ->group(g_train);
   AddEnum(c, "--device", DeviceNames(), &o->device, "cpu|cuda (default cpu)")
       ->group(g_train);
+  AddEnum(c, "--precision", PrecisionNames(), &o->precision,
+          "fp32|bf16: bf16 is mixed precision as torch.autocast (default "
+          "fp32)")
+      ->group(g_train);
   AddValue(c, "--progress_every", &o->progress_every,
            "Report progress every N steps (default 10)")
       ->group(g_train);
@@ -434,6 +444,7 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
   }
   if (o.max_restarts) spec->set_max_restarts(*o.max_restarts);
   if (o.device) spec->set_device(*o.device);
+  if (o.precision) spec->set_precision(*o.precision);
   if (o.last_call_ms) spec->set_rendezvous_last_call_ms(*o.last_call_ms);
   if (o.rendezvous_timeout_ms) {
     spec->set_rendezvous_timeout_ms(*o.rendezvous_timeout_ms);
@@ -486,6 +497,7 @@ std::string FlagForField(absl::string_view field_path) {
       {"progress_min_interval_ms", "--progress_interval_ms"},
       {"max_restarts", "--max_restarts"},
       {"device", "--device"},
+      {"precision", "--precision"},
       {"rendezvous_last_call_ms", "--last_call_ms"},
       {"rendezvous_timeout_ms", "--rendezvous_timeout_ms"},
       {"resume", "--resume"},

@@ -58,6 +58,7 @@ struct SpecOverrides {
   std::optional<int32_t> progress_interval_ms;
   std::optional<int32_t> max_restarts;
   std::optional<v1::DeviceKind> device;
+  std::optional<v1::Precision> precision;
   std::optional<int64_t> last_call_ms;
   std::optional<int64_t> rendezvous_timeout_ms;
   std::optional<bool> resume;

@@ -495,6 +495,10 @@ void CheckRuntime(const v1::JobSpec& spec, SpecViolations* v) {
   v->Check(InRange("gradient_accumulation_steps",
                    spec.gradient_accumulation_steps(), 0,
                    kMaxGradientAccumulation));
+  // Whether the device can do bf16 is the worker's to say (a CUDA GPU
+  // before compute capability 8.0 cannot): it fails the job at start.
+  v->Check(DefinedEnum("precision", v1::Precision_descriptor(),
+                       spec.precision(), /*allow_unspecified=*/true));
 }
 
 // Buckets below 1 KiB would mean one all-reduce per few floats; above 1 GiB

@@ -38,7 +38,7 @@ constexpr char kFullFlags[] =
     "--epochs=3 --batch_size=64 --min_workers=2 --max_workers=4 --seed=42 "
     "--checkpoint_dir=/ck --checkpoint_every=100 --progress_every=5 "
     "--progress_interval_ms=250 "
-    "--max_restarts=3 --device=cuda --last_call_ms=250 "
+    "--max_restarts=3 --device=cuda --precision=bf16 --last_call_ms=250 "
     "--rendezvous_timeout_ms=9000 --resume --grad_accum=2 "
     "--bucket_cap_bytes=4096 --first_bucket_bytes=1024 "
     "--allreduce_after_backward --cpu_transport=shm --evaluate_every_epoch "
@@ -83,6 +83,7 @@ TEST(SpecFlagsTest, EveryFlagSetsItsField) {
   EXPECT_EQ(s.rendezvous_timeout_ms(), 9000);
   EXPECT_TRUE(s.resume());
   EXPECT_EQ(s.gradient_accumulation_steps(), 2);
+  EXPECT_EQ(s.precision(), v1::PRECISION_BF16_MIXED);
   EXPECT_EQ(s.ddp().bucket_cap_bytes(), 4096);
   EXPECT_EQ(s.ddp().first_bucket_bytes(), 1024);
   EXPECT_TRUE(s.ddp().allreduce_after_backward());

@@ -740,6 +740,12 @@ std::vector<Case> Cases() {
          s.mutable_ddp()->set_cpu_transport(v1::CPU_TRANSPORT_SHM);
        }),
        ""},
+      // precision
+      {"precision bf16",
+       With([](S s) { s.set_precision(v1::PRECISION_BF16_MIXED); }), ""},
+      {"precision unknown",
+       With([](S s) { s.set_precision(static_cast<v1::Precision>(7)); }),
+       "precision"},
       // timeline_dir, timeline_steps
       {"timeline dir relative", With([](S s) { s.set_timeline_dir("tl"); }),
        "timeline_dir"},

@@ -27,6 +27,10 @@ absl::Status CheckDevice(const std::string& device) {
   return d->cuda ? CheckCudaDevice(d->index) : absl::OkStatus();
 }
 
+absl::Status CheckBf16(const Device& device) {
+  return device.cuda ? CheckCudaBf16(device.index) : absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
     const CommunicatorRequest& request) {
   if (request.client == nullptr) {

@@ -16,6 +16,11 @@ namespace ringleader {
 // fails there and not in the middle of a job.
 absl::Status CheckDevice(const std::string& device);
 
+// OK when `device` computes in bfloat16 (bf16 mixed precision): every CPU
+// (natively with AVX-512 BF16 or AMX, else emulated), CUDA GPUs of compute
+// capability 8.0 or later.
+absl::Status CheckBf16(const Device& device);
+
 // The communicator of one generation for the worker's device: Gloo over TCP
 // for the CPU (bootstrapped through the coordinator's KV store), NCCL on the
 // GPU (its unique id through the coordinator).

@@ -18,6 +18,10 @@ namespace ringleader {
 // OK when this process can train on cuda:`index`.
 absl::Status CheckCudaDevice(int index);
 
+// OK when cuda:`index` computes in bfloat16 (compute capability 8.0 or
+// later: Ampere, Hopper, ...); FailedPrecondition naming it otherwise.
+absl::Status CheckCudaBf16(int index);
+
 // The generation's NCCL communicator on request.device, ordered after
 // LibTorch's current stream on that device, so it reduces the CUDA gradient
 // buckets in place as backward produces them.

@@ -1,4 +1,5 @@
 // The CUDA backend: LibTorch's CUDA device and stream, NCCL for collectives.
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/cuda.h>
@@ -24,6 +25,16 @@ absl::Status CheckCudaDevice(int index) {
                      " CUDA device(s), cuda:0..", count - 1));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckCudaBf16(int index) {
+  if (absl::Status s = CheckCudaDevice(index); !s.ok()) return s;
+  const cudaDeviceProp* p = at::cuda::getDeviceProperties(index);
+  if (p->major >= 8) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "precision: PRECISION_BF16_MIXED needs a GPU of compute capability 8.0 "
+      "or later; cuda:",
+      index, " (", p->name, ") is ", p->major, ".", p->minor));
 }
 
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCudaCommunicator(

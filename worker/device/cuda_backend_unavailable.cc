@@ -18,6 +18,8 @@ absl::Status Unavailable(int index) {
 
 absl::Status CheckCudaDevice(int index) { return Unavailable(index); }
 
+absl::Status CheckCudaBf16(int index) { return Unavailable(index); }
+
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCudaCommunicator(
     const CommunicatorRequest& request) {
   return Unavailable(request.device.index);

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "worker/model/autocast.h"
 #include "worker/model/torch_status.h"
 
 namespace ringleader {
@@ -119,10 +120,31 @@ absl::Status ReadTree(const Node& node, torch::serialize::InputArchive& archive,
 
 }  // namespace
 
+absl::StatusOr<ModelOutput> Model::ForwardMaybeAutocast(
+    const std::vector<at::Tensor>& inputs, const at::Tensor& targets) {
+  if (!bf16_autocast_) return ForwardUnchecked(inputs, targets);
+  absl::StatusOr<ModelOutput> out;
+  {
+    AutocastScope autocast(
+        inputs.empty() ? c10::DeviceType::CPU : inputs.front().device().type(),
+        /*enabled=*/true);
+    out = ForwardUnchecked(inputs, targets);
+  }
+  // torch.autocast leaves the model's bf16 output to the script, whose loss
+  // then runs in float32 by autocast's rules; here the task's loss and
+  // metrics run outside the scope, so they get float32 inputs.
+  if (out.ok()) {
+    for (at::Tensor* t : {&out->output, &out->loss}) {
+      if (t->defined() && t->is_floating_point()) *t = t->to(at::kFloat);
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<ModelOutput> Model::Forward(
     const std::vector<at::Tensor>& inputs, const at::Tensor& targets) {
   try {
-    absl::StatusOr<ModelOutput> out = ForwardUnchecked(inputs, targets);
+    absl::StatusOr<ModelOutput> out = ForwardMaybeAutocast(inputs, targets);
     if (!out.ok()) return out.status();
     if (!out->output.defined() && !out->loss.defined()) {
       return absl::InvalidArgumentError(

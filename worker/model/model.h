@@ -59,6 +59,12 @@ class Model {
   // else.
   absl::StatusOr<ModelOutput> Forward(const std::vector<at::Tensor>& inputs,
                                       const at::Tensor& targets = {});
+  // With `on`, Forward runs under bf16 autocast (worker/model/autocast.h)
+  // and hands the task its floating outputs as float32, so that the loss
+  // and the metrics are computed in float32. Off by default.
+  void SetBf16Autocast(bool on) { bf16_autocast_ = on; }
+  bool bf16_autocast() const { return bf16_autocast_; }
+
   // The one-input form for models that return their output: forward(x).
   absl::StatusOr<at::Tensor> Forward(const at::Tensor& x);
 
@@ -102,6 +108,12 @@ class Model {
   // The module's own forward (see Forward); may throw (Forward catches).
   virtual absl::StatusOr<ModelOutput> ForwardUnchecked(
       const std::vector<at::Tensor>& inputs, const at::Tensor& targets) = 0;
+
+ private:
+  absl::StatusOr<ModelOutput> ForwardMaybeAutocast(
+      const std::vector<at::Tensor>& inputs, const at::Tensor& targets);
+
+  bool bf16_autocast_ = false;
 };
 
 }  // namespace ringleader
