@@ -49,6 +49,7 @@
 #include "worker/model/optimizer.h"
 #include "worker/torch_threads.h"
 #include "worker/train/model_probe.h"
+#include "worker/train/precision.h"
 #include "worker/train/progress_reporter.h"
 #include "worker/train/task.h"
 #include "worker/train/train_step.h"
@@ -130,6 +131,9 @@ int Run() {
       BuildModel(spec.model(), spec.seed(), *shape);
   if (!model.ok()) return Fail(model.status());
   if (absl::Status s = (*model)->To(device); !s.ok()) return Fail(s);
+  if (absl::Status s = ApplyPrecision(spec, device, **model); !s.ok()) {
+    return Fail(s);
+  }
   if (absl::Status s = ProbeModel(**model, task, *data->train, device);
       !s.ok()) {
     return Fail(s);

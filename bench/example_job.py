@@ -10,7 +10,8 @@ reads back the fields DDP needs (data paths, transform, task, optimizer, seed).
 writes OUT: SRC with its data and model paths moved from SRC's directory (the
 directory of model.torchscript_path) to DIR, batch_size B per rank, min_workers =
 max_workers = W, epochs E, progress every 10 steps (at most every 100 ms), no export,
-evaluate_every_epoch as in SRC, and ddp.cpu_transport T (auto, shm or gloo).
+evaluate_every_epoch as in SRC, ddp.cpu_transport T (auto, shm or gloo), and with
+--precision fp32|bf16 that precision.
 
 The reader is a small protobuf text-format parser, enough for these files: messages,
 scalar fields, lists, strings and comments (no Python protobuf is needed).
@@ -115,18 +116,21 @@ def _drop_field(text, name):
     return "".join(out)
 
 
-def rewrite(src_text, data_dir, world, batch, epochs=None, transport="auto"):
+def rewrite(src_text, data_dir, world, batch, epochs=None, transport="auto", precision=None):
     spec = parse(src_text)
     old_dir = os.path.dirname(spec["model"]["torchscript_path"])
     text = src_text.replace(old_dir + "/", data_dir.rstrip("/") + "/")
     for name in ("batch_size", "min_workers", "max_workers", "export", "progress_every_steps",
-                 "progress_min_interval_ms", "ddp", "name") + (("epochs",) if epochs else ()):
+                 "progress_min_interval_ms", "ddp", "name") + (("epochs",) if epochs else ())
+                + (("precision",) if precision else ()):
         text = _drop_field(text, name)
     text += (f'name: "train-bench"\nbatch_size: {batch}\nmin_workers: {world}\n'
              f"max_workers: {world}\nprogress_every_steps: 10\nprogress_min_interval_ms: 100\n"
              f"ddp {{ cpu_transport: CPU_TRANSPORT_{transport.upper()} }}\n")
     if epochs:
         text += f"epochs: {epochs}\n"
+    if precision:
+        text += "precision: " + {"fp32": "PRECISION_FP32", "bf16": "PRECISION_BF16_MIXED"}[precision] + "\n"
     parse(text)  # still well-formed
     return text
 
@@ -141,10 +145,11 @@ def main(argv):
     p.add_argument("--batch", type=int, required=True, help="per rank")
     p.add_argument("--epochs", type=int, default=0, help="0: as in SRC")
     p.add_argument("--transport", default="auto", choices=["auto", "shm", "gloo"])
+    p.add_argument("--precision", choices=["fp32", "bf16"], help="default: as in SRC")
     args = p.parse_args(argv)
     with open(args.src) as f:
         text = rewrite(f.read(), args.data, args.world, args.batch, args.epochs or None,
-                       args.transport)
+                       args.transport, args.precision)
     with open(args.out, "w") as f:
         f.write(text)
 

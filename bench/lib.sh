@@ -21,3 +21,32 @@ start_coordinator() {
   [[ -s "$dir/port" ]] || { echo "coordinator did not start" >&2; cat "$dir/coord.log" >&2; return 1; }
   TARGET="127.0.0.1:$(cat "$dir/port")"
 }
+
+# The example workloads (examples/resnet, examples/gpt) for the benchmarks
+# that train them; need $PY, $TMP and the subset sizes $RESNET_TRAIN,
+# $RESNET_TEST, $GPT_TRAIN_TOKENS, $GPT_TEST_TOKENS.
+# prepare_example M: examples/M/prepare.py into $TMP/M, cut to the subset.
+prepare_example() {
+  local dir="$TMP/$1"
+  [[ -d $dir ]] && return 0
+  mkdir -p "$dir"
+  case $1 in
+    resnet)
+      "$PY" examples/resnet/prepare.py --out "$dir" --limit-train "$RESNET_TRAIN" \
+        --limit-test "$RESNET_TEST" >"$dir/prepare.log" ;;
+    gpt)
+      "$PY" examples/gpt/prepare.py --out "$dir" >"$dir/prepare.log"
+      # Raw uint16 tokens: the first N of each split.
+      truncate -s $((2 * GPT_TRAIN_TOKENS)) "$dir/train.bin"
+      truncate -s $((2 * GPT_TEST_TOKENS)) "$dir/test.bin" ;;
+  esac
+}
+
+# example_spec FILE WORKERS BATCH TRANSPORT [PRECISION]: the example job M's
+# file for this configuration, one epoch, its data in $TMP/$M.
+example_spec() {
+  local precision=()
+  [[ -n ${5:-} ]] && precision=(--precision "$5")
+  "$PY" bench/example_job.py examples/$M/*.textproto "$1" --data "$TMP/$M" \
+    --world "$2" --batch "$3" --epochs 1 --transport "$4" "${precision[@]}"
+}

@@ -61,30 +61,6 @@ trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 CORES=$(getconf _NPROCESSORS_ONLN)  # nproc would obey OMP_NUM_THREADS
 
-# prepare_example M: examples/M/prepare.py into $TMP/M, cut to the subset.
-prepare_example() {
-  local dir="$TMP/$1"
-  [[ -d $dir ]] && return 0
-  mkdir -p "$dir"
-  case $1 in
-    resnet)
-      "$PY" examples/resnet/prepare.py --out "$dir" --limit-train "$RESNET_TRAIN" \
-        --limit-test "$RESNET_TEST" >"$dir/prepare.log" ;;
-    gpt)
-      "$PY" examples/gpt/prepare.py --out "$dir" >"$dir/prepare.log"
-      # Raw uint16 tokens: the first N of each split.
-      truncate -s $((2 * GPT_TRAIN_TOKENS)) "$dir/train.bin"
-      truncate -s $((2 * GPT_TEST_TOKENS)) "$dir/test.bin" ;;
-  esac
-}
-
-# example_spec FILE WORKERS BATCH TRANSPORT: the example job M's file for
-# this configuration, its data in $TMP/$M.
-example_spec() {
-  "$PY" bench/example_job.py examples/$M/*.textproto "$1" --data "$TMP/$M" \
-    --world "$2" --batch "$3" --epochs 1 --transport "$4"
-}
-
 # write_spec FILE ARCH EPOCHS BATCH WORKERS TRANSPORT
 write_spec() {
   cat > "$1" <<SPEC

@@ -16,7 +16,6 @@
 #include "worker/data/batch_loader.h"
 #include "worker/ddp/buffer_sync.h"
 #include "worker/ddp/reducer.h"
-#include "worker/device/communicator_factory.h"
 #include "worker/export/model_export.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
@@ -25,6 +24,7 @@
 #include "worker/train/evaluator.h"
 #include "worker/train/job_error.h"
 #include "worker/train/model_probe.h"
+#include "worker/train/precision.h"
 #include "worker/train/progress_reporter.h"
 #include "worker/train/progress_schedule.h"
 #include "worker/train/progress_window.h"
@@ -95,14 +95,8 @@ absl::Status Trainer::BuildModelAndTask() {
   if (!model.ok()) return JobError(model.status(), "building the model");
   model_ = *std::move(model);
   if (absl::Status s = model_->To(device_); !s.ok()) return s;
-  if (spec.precision() == v1::PRECISION_BF16_MIXED) {
-    if (absl::Status s = CheckBf16(
-            Device{device_.is_cuda(), device_.is_cuda() ? device_.index() : 0});
-        !s.ok()) {
-      return JobError(s);
-    }
-    // Before the probe, so that a model that cannot run in bf16 fails there.
-    model_->SetBf16Autocast(true);
+  if (absl::Status s = ApplyPrecision(spec, device_, *model_); !s.ok()) {
+    return JobError(s);
   }
   if (absl::Status s = ProbeModel(*model_, *task_, *env_.data->train, device_);
       !s.ok()) {
