@@ -120,9 +120,10 @@ def rewrite(src_text, data_dir, world, batch, epochs=None, transport="auto", pre
     spec = parse(src_text)
     old_dir = os.path.dirname(spec["model"]["torchscript_path"])
     text = src_text.replace(old_dir + "/", data_dir.rstrip("/") + "/")
-    for name in ("batch_size", "min_workers", "max_workers", "export", "progress_every_steps",
-                 "progress_min_interval_ms", "ddp", "name") + (("epochs",) if epochs else ())
-                + (("precision",) if precision else ()):
+    dropped = (("batch_size", "min_workers", "max_workers", "export", "progress_every_steps",
+                "progress_min_interval_ms", "ddp", "name") + (("epochs",) if epochs else ())
+               + (("precision",) if precision else ()))
+    for name in dropped:
         text = _drop_field(text, name)
     text += (f'name: "train-bench"\nbatch_size: {batch}\nmin_workers: {world}\n'
              f"max_workers: {world}\nprogress_every_steps: 10\nprogress_min_interval_ms: 100\n"

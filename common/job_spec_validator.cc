@@ -369,6 +369,23 @@ void CheckOwnFields(const v1::DatasetSpec& d, SpecViolations* v) {
   }
 }
 
+// Crops are of images: token windows have none. Whether an NPY input is an
+// image ([C, H, W] or [H, W]) the worker sees when it opens the files.
+void CheckAugmentation(const v1::DatasetSpec& d, SpecViolations* v) {
+  constexpr int64_t kMaxCropPadding = 64;
+  const v1::ImageAugmentation& a = d.augmentation();
+  if (a.random_crop_padding() == 0 && !a.horizontal_flip()) return;
+  if (d.format() == v1::DATASET_FORMAT_TOKENS) {
+    v->Check(Invalid(
+        "dataset.augmentation", "is for images, not DATASET_FORMAT_TOKENS",
+        absl::StrCat("random_crop_padding ", a.random_crop_padding(),
+                     ", horizontal_flip ", a.horizontal_flip())));
+    return;
+  }
+  v->Check(InRange("dataset.augmentation.random_crop_padding",
+                   a.random_crop_padding(), 0, kMaxCropPadding));
+}
+
 void CheckDataset(const v1::JobSpec& spec, SpecViolations* v) {
   const v1::DatasetSpec& d = spec.dataset();
   // Which fields belong depends on the format.
@@ -380,6 +397,7 @@ void CheckDataset(const v1::JobSpec& spec, SpecViolations* v) {
   CheckForeignFields(d, 0, first_own, v);
   CheckOwnFields(d, v);
   CheckForeignFields(d, first_own, 1 << 29, v);
+  CheckAugmentation(d, v);
 }
 
 absl::Status CheckLearningRate(double lr) {

@@ -138,10 +138,7 @@ absl::StatusOr<JobData> LoadTokens(const v1::DatasetSpec& spec) {
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<JobData> LoadJobData(const v1::DatasetSpec& spec,
-                                    uint64_t seed) {
+absl::StatusOr<JobData> LoadSplits(const v1::DatasetSpec& spec, uint64_t seed) {
   switch (spec.format()) {
     case v1::DATASET_FORMAT_IDX:
       return LoadIdx(spec);
@@ -155,6 +152,36 @@ absl::StatusOr<JobData> LoadJobData(const v1::DatasetSpec& spec,
       return absl::InvalidArgumentError(
           absl::StrCat("unsupported dataset format ", spec.format()));
   }
+}
+
+// The padding is what a 0 pixel becomes under the transform: (0 - mean) /
+// std per channel, as torchvision pads before ToTensor and Normalize.
+ImageAugmentSpec AugmentSpec(const v1::DatasetSpec& spec) {
+  const v1::ImageAugmentation& a = spec.augmentation();
+  ImageAugmentSpec out;
+  out.crop_padding = a.random_crop_padding();
+  out.horizontal_flip = a.horizontal_flip();
+  const v1::InputTransform& t = spec.transform();
+  for (int c = 0; c < t.mean_size(); ++c) {
+    const double std = c < t.std_size() ? t.std(c) : 1.0;
+    out.fill.push_back(static_cast<float>(-t.mean(c) / std));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<JobData> LoadJobData(const v1::DatasetSpec& spec,
+                                    uint64_t seed) {
+  absl::StatusOr<JobData> data = LoadSplits(spec, seed);
+  if (!data.ok()) return data;
+  const ImageAugmentSpec augment = AugmentSpec(spec);
+  if (!augment.active()) return data;
+  absl::StatusOr<ImageAugment> a =
+      ImageAugment::Create(augment, data->train->input_fields());
+  if (!a.ok()) return a.status();
+  data->augment = *std::move(a);
+  return data;
 }
 
 }  // namespace ringleader

@@ -3,10 +3,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "ringleader/v1/job.pb.h"
 #include "worker/data/dataset.h"
+#include "worker/data/image_augment.h"
 
 namespace ringleader {
 
@@ -15,6 +17,8 @@ namespace ringleader {
 struct JobData {
   std::unique_ptr<Dataset> train;
   std::unique_ptr<Dataset> test;
+  // The training images' augmentation, when the spec asks for one.
+  std::optional<ImageAugment> augment;
 };
 
 // Opens the spec's dataset (`seed` drives the synthetic one):
@@ -28,7 +32,8 @@ struct JobData {
 // directory. For NPY and TOKENS the test split is optional: left empty, it
 // is a split of no samples with the train split's fields. Errors name the
 // split and the file; a test split whose fields differ from the train
-// split's is InvalidArgument.
+// split's is InvalidArgument, and so is an augmentation (spec.augmentation)
+// when no input is an image. Its padding takes the transform's -mean/std.
 absl::StatusOr<JobData> LoadJobData(const v1::DatasetSpec& spec, uint64_t seed);
 
 }  // namespace ringleader

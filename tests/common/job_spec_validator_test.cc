@@ -439,6 +439,13 @@ std::vector<Case> Cases() {
        "dataset.transform"},
       // dataset: TOKENS
       {"valid tokens", Tokens, ""},
+      {"tokens augmented",
+       With(Tokens,
+            [](S s) {
+              s.mutable_dataset()->mutable_augmentation()->set_horizontal_flip(
+                  true);
+            }),
+       "dataset.augmentation"},
       {"tokens without test, dtype from the file",
        With(Tokens,
             [](S s) {
@@ -740,6 +747,23 @@ std::vector<Case> Cases() {
          s.mutable_ddp()->set_cpu_transport(v1::CPU_TRANSPORT_SHM);
        }),
        ""},
+      // dataset.augmentation
+      {"augmentation crop and flip", With([](S s) {
+         s.mutable_dataset()->mutable_augmentation()->set_random_crop_padding(
+             4);
+         s.mutable_dataset()->mutable_augmentation()->set_horizontal_flip(true);
+       }),
+       ""},
+      {"augmentation padding negative", With([](S s) {
+         s.mutable_dataset()->mutable_augmentation()->set_random_crop_padding(
+             -1);
+       }),
+       "dataset.augmentation.random_crop_padding"},
+      {"augmentation padding too big", With([](S s) {
+         s.mutable_dataset()->mutable_augmentation()->set_random_crop_padding(
+             65);
+       }),
+       "dataset.augmentation.random_crop_padding"},
       // precision
       {"precision bf16",
        With([](S s) { s.set_precision(v1::PRECISION_BF16_MIXED); }), ""},

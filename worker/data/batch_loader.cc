@@ -24,7 +24,7 @@ namespace ringleader {
 
 absl::StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(
     const Dataset& dataset, std::vector<int64_t> indices, int64_t batch_size,
-    int prefetch, const Clock* clock) {
+    int prefetch, const Clock* clock, Augment augment) {
   if (batch_size < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("batch size must be >= 1, got ", batch_size));
@@ -38,12 +38,14 @@ absl::StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(
       !s.ok()) {
     return s;
   }
-  return std::unique_ptr<BatchLoader>(new BatchLoader(
-      dataset, std::move(indices), batch_size, prefetch, clock));
+  return std::unique_ptr<BatchLoader>(
+      new BatchLoader(dataset, std::move(indices), batch_size, prefetch, clock,
+                      std::move(augment)));
 }
 
 BatchLoader::BatchLoader(const Dataset& dataset, std::vector<int64_t> indices,
-                         int64_t batch_size, int prefetch, const Clock* clock)
+                         int64_t batch_size, int prefetch, const Clock* clock,
+                         Augment augment)
     : dataset_(dataset),
       indices_(std::move(indices)),
       batch_size_(batch_size),
@@ -51,6 +53,7 @@ BatchLoader::BatchLoader(const Dataset& dataset, std::vector<int64_t> indices,
                    batch_size),
       prefetch_(prefetch),
       clock_(clock),
+      augment_(std::move(augment)),
       thread_([this] { Produce(); }) {}
 
 BatchLoader::~BatchLoader() {
@@ -101,6 +104,7 @@ absl::StatusOr<Batch> BatchLoader::MakeBatch(int64_t b) const {
       !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("batch ", b, ": ", s.message()));
   }
+  if (augment_) augment_(batch);
   return batch;
 }
 

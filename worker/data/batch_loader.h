@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -50,9 +51,13 @@ class BatchLoader {
   // outside the dataset (checked here, so a mismatch between the
   // coordinator's dataset size and this worker's shows before training).
   // `clock` (not owned, must outlive the loader) times the data wait.
+  // `augment`, when set, runs on each gathered batch in the loader's thread
+  // (random crops and flips of training images).
+  using Augment = std::function<void(Batch&)>;
   static absl::StatusOr<std::unique_ptr<BatchLoader>> Create(
       const Dataset& dataset, std::vector<int64_t> indices, int64_t batch_size,
-      int prefetch = 2, const Clock* clock = RealClock::Get());
+      int prefetch = 2, const Clock* clock = RealClock::Get(),
+      Augment augment = nullptr);
 
   // Stops the thread: a batch being gathered is finished, nothing more is.
   ~BatchLoader();
@@ -74,7 +79,8 @@ class BatchLoader {
 
  private:
   BatchLoader(const Dataset& dataset, std::vector<int64_t> indices,
-              int64_t batch_size, int prefetch, const Clock* clock);
+              int64_t batch_size, int prefetch, const Clock* clock,
+              Augment augment);
 
   void Produce();
   absl::StatusOr<Batch> MakeBatch(int64_t b) const;
@@ -92,6 +98,7 @@ class BatchLoader {
   const int64_t num_batches_;
   const int prefetch_;
   const Clock* const clock_;
+  const Augment augment_;
 
   mutable absl::Mutex mu_;
   std::deque<Batch> queue_ ABSL_GUARDED_BY(mu_);

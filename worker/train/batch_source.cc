@@ -17,6 +17,7 @@ BatchSource::BatchSource(CoordinatorClient* client, const JobData* data,
       generation_(generation.generation()),
       rank_(generation.rank()),
       batch_size_(generation.spec().batch_size()),
+      seed_(generation.spec().seed()),
       resumed_checkpoint_id_(resumed_checkpoint_id) {}
 
 v1::GetShardRequest BatchSource::Request(int64_t epoch) const {
@@ -36,8 +37,15 @@ absl::StatusOr<BatchSource::Epoch> BatchSource::Train(int64_t epoch) const {
   if (!shard.ok()) return shard.status();
   absl::StatusOr<std::vector<int64_t>> indices = CheckedShardIndices(*shard);
   if (!indices.ok()) return indices.status();
+  BatchLoader::Augment augment;
+  if (data_->augment.has_value()) {
+    augment = [aug = &*data_->augment, seed = seed_, epoch](Batch& b) {
+      aug->Apply(b.inputs, b.sample_ids, seed, epoch);
+    };
+  }
   absl::StatusOr<std::unique_ptr<BatchLoader>> loader =
-      BatchLoader::Create(*data_->train, *std::move(indices), batch_size_);
+      BatchLoader::Create(*data_->train, *std::move(indices), batch_size_,
+                          /*prefetch=*/2, RealClock::Get(), std::move(augment));
   if (!loader.ok()) return loader.status();
   return Epoch{*std::move(shard), *std::move(loader)};
 }

@@ -32,7 +32,8 @@ class BatchSource {
               std::string job_id, const v1::JoinRendezvousResponse& generation,
               int64_t resumed_checkpoint_id);
 
-  // This rank's batches of training epoch `epoch`.
+  // This rank's batches of training epoch `epoch`, augmented when the job
+  // asks for it.
   absl::StatusOr<Epoch> Train(int64_t epoch) const;
   // This rank's part of the test split, padding excluded, so that pooled
   // metrics count every test sample exactly once. Null when the test split
@@ -52,6 +53,7 @@ class BatchSource {
   const int64_t generation_;
   const int32_t rank_;
   const int64_t batch_size_;
+  const uint64_t seed_;  // Draws the training images' augmentation.
   const int64_t resumed_checkpoint_id_;
 };
 
