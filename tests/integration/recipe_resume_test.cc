@@ -68,7 +68,12 @@ v1::JobSpec Spec(const std::string& dir) {
   s.set_checkpoint_dir(dir);
   s.set_checkpoint_every_steps(kEvery);
   s.set_max_restarts(2);
-  s.set_rendezvous_last_call_ms(300);
+  // The first generation waits for all three workers (it forms as soon as
+  // the third joins): starting three processes on a loaded 2-core machine
+  // can take over a second, and a first generation of two would make the
+  // history other than the one the reference replays. The survivors' round
+  // after the kill waits it out once.
+  s.set_rendezvous_last_call_ms(4000);
   s.set_rendezvous_timeout_ms(60000);
   return s;
 }
@@ -83,16 +88,19 @@ TEST(RecipeResumeTest, KilledWorkerResumesAtAnotherWorldSizeExactly) {
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE((*cluster)->StartWorker({"--max_jobs=1"}).ok());
   }
-  // A few commits into the job at world size 3, then SIGKILL one worker.
+  // A few commits into the first generation, at world size 3, then SIGKILL
+  // one worker: mid-training, not while a generation sets up.
   auto running = (*cluster)->WaitUntil(
       *job,
       [](const v1::Job& j) {
-        return j.state() == v1::JOB_STATE_RUNNING && j.world_size() == 3 &&
+        return j.state() == v1::JOB_STATE_RUNNING &&
                j.last_checkpoint().step() >= 2 * kEvery;
       },
       absl::Minutes(2));
   ASSERT_TRUE(running.ok()) << running.status();
   ASSERT_EQ(running->state(), v1::JOB_STATE_RUNNING) << running->message();
+  ASSERT_EQ(running->generation(), 1);
+  ASSERT_EQ(running->world_size(), 3) << "the third worker came too late";
   (*cluster)->workers()[1]->Kill(SIGKILL);
   auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(3));
   ASSERT_TRUE(done.ok()) << done.status();
