@@ -48,6 +48,7 @@
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
 #include "worker/torch_threads.h"
+#include "worker/train/lr_schedule.h"
 #include "worker/train/model_probe.h"
 #include "worker/train/precision.h"
 #include "worker/train/progress_reporter.h"
@@ -181,6 +182,7 @@ int Run() {
   parts.optimizer = optimizer->get();
   parts.device = device;
   parts.data = data->train.get();
+  parts.clip_grad_norm = spec.clip_grad_norm();
   const int accumulate = std::max(1, spec.gradient_accumulation_steps());
   TrainStep train_step(parts, accumulate);
 
@@ -218,7 +220,11 @@ int Run() {
       if (!l.ok()) return l.status();
       loss = *l;
     }
-    train_step.Apply();
+    // Clipping on every step, or the norm a report carries, and the
+    // scheduled learning rate, as the trainer's step.
+    train_step.ClipGradients(report);
+    train_step.Apply(LearningRateAt(
+        spec.lr_schedule(), spec.optimizer().learning_rate(), step, total));
     ++step;
     if (report) {
       // What the trainer sends.

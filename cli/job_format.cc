@@ -145,10 +145,45 @@ std::string DescribeOptimizer(const v1::OptimizerSpec& o) {
                                     "OPTIMIZER_KIND_", o.kind()));
   absl::StrAppend(&s, " lr ", o.learning_rate());
   if (o.momentum() != 0) absl::StrAppend(&s, " momentum ", o.momentum());
+  if (o.nesterov()) absl::StrAppend(&s, " nesterov");
+  if (o.has_beta1() || o.has_beta2()) {
+    absl::StrAppend(&s, " betas (", o.has_beta1() ? o.beta1() : 0.9, ", ",
+                    o.has_beta2() ? o.beta2() : 0.999, ")");
+  }
+  if (o.has_eps()) absl::StrAppend(&s, " eps ", o.eps());
   if (o.weight_decay() != 0) {
     absl::StrAppend(&s, " weight decay ", o.weight_decay());
+    if (o.no_decay_bias_and_norm())
+      absl::StrAppend(&s, " (not on biases, norms)");
   }
   return s;
+}
+
+// "cosine, warmup 100, min lr 1e-05, to step 5000; clip grad norm 1": the
+// schedule and clipping as set; empty when neither is.
+std::string DescribeSchedule(const v1::JobSpec& spec) {
+  const v1::LrSchedule& l = spec.lr_schedule();
+  std::vector<std::string> parts;
+  if (spec.has_lr_schedule()) {
+    std::string s = Lower(StripPrefix(v1::LrScheduleKind_Name(l.kind()),
+                                      "LR_SCHEDULE_KIND_", l.kind()));
+    if (l.kind() == v1::LR_SCHEDULE_KIND_UNSPECIFIED) s = "constant";
+    if (l.warmup_steps() != 0)
+      absl::StrAppend(&s, ", warmup ", l.warmup_steps());
+    if (l.step_size() != 0) {
+      absl::StrAppend(&s, ", x", l.gamma() == 0 ? 0.1 : l.gamma(), " every ",
+                      l.step_size());
+    }
+    if (l.min_lr() != 0) absl::StrAppend(&s, ", min lr ", l.min_lr());
+    if (l.decay_steps() != 0) {
+      absl::StrAppend(&s, ", to step ", l.decay_steps());
+    }
+    parts.push_back(s);
+  }
+  if (spec.clip_grad_norm() != 0) {
+    parts.push_back(absl::StrCat("clip grad norm ", spec.clip_grad_norm()));
+  }
+  return absl::StrJoin(parts, "; ");
 }
 
 }  // namespace
@@ -209,6 +244,11 @@ std::string FormatStepTotal(const v1::JobProgress& p) {
 std::string FormatLoss(const v1::JobProgress& p) {
   if (p.step() == 0 && p.loss() == 0) return "-";
   return absl::StrFormat("%.4f", p.loss());
+}
+
+std::string FormatGradNorm(const v1::JobProgress& p) {
+  if (p.grad_norm() == 0) return "-";
+  return absl::StrFormat("%.4g", p.grad_norm());
 }
 
 std::string FormatSamplesPerSec(double samples_per_sec) {
@@ -329,6 +369,11 @@ std::string FormatJobDetail(const v1::Job& job, absl::Time now) {
   }
   kv.emplace_back("STEP", step);
   kv.emplace_back("LOSS", FormatLoss(p));
+  std::string norm = FormatGradNorm(p);
+  if (spec.clip_grad_norm() > 0) {
+    absl::StrAppend(&norm, " (clipped to ", spec.clip_grad_norm(), ")");
+  }
+  kv.emplace_back("GRAD NORM", norm);
   kv.emplace_back("SAMPLES/S", FormatSamplesPerSec(p.samples_per_sec()));
   if (p.has_final_metrics()) kv.emplace_back("FINAL", FormatFinalMetrics(p));
   AddEvaluations(p, &kv);
@@ -343,6 +388,8 @@ std::string FormatJobDetail(const v1::Job& job, absl::Time now) {
   kv.emplace_back("DATASET", DescribeDataset(spec.dataset()));
   if (spec.has_task()) kv.emplace_back("TASK", DescribeTask(spec.task()));
   kv.emplace_back("OPTIMIZER", DescribeOptimizer(spec.optimizer()));
+  const std::string schedule = DescribeSchedule(spec);
+  if (!schedule.empty()) kv.emplace_back("SCHEDULE", schedule);
   kv.emplace_back("BATCH", absl::StrCat(spec.batch_size(), " per rank"));
   const std::string exports = DescribeExport(spec.export_());
   if (!exports.empty()) kv.emplace_back("EXPORT", exports);

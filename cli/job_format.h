@@ -40,6 +40,10 @@ std::string FormatStepTotal(const v1::JobProgress& progress);
 // "0.3412"; "-" when there is no loss yet (no step reported).
 std::string FormatLoss(const v1::JobProgress& progress);
 
+// The global gradient norm before clipping, 4 significant digits: "1.234",
+// "0.0001234"; "-" when none was reported yet (0).
+std::string FormatGradNorm(const v1::JobProgress& progress);
+
 // "1534.2"; "-" when zero.
 std::string FormatSamplesPerSec(double samples_per_sec);
 

@@ -95,6 +95,9 @@ std::string FormatWatchLine(const v1::Job& job,
     parts.push_back(FormatStepTotal(p));
   }
   if (p.step() > 0) parts.push_back(absl::StrCat("loss ", FormatLoss(p)));
+  if (p.grad_norm() != 0) {
+    parts.push_back(absl::StrCat("grad norm ", FormatGradNorm(p)));
+  }
   if (p.samples_per_sec() > 0) {
     parts.push_back(
         absl::StrCat(FormatSamplesPerSec(p.samples_per_sec()), " samples/s"));

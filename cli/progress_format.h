@@ -73,7 +73,7 @@ std::optional<absl::Duration> EstimateEta(const v1::Job& job,
 
 // One status line, e.g.
 //   RUNNING gen 2 world 4 epoch 3/10 [#####-----]  50.0% 1200/2400
-//   loss 0.3412 1534.2 samples/s ETA 1m12s
+//   loss 0.3412 grad norm 1.234 1534.2 samples/s ETA 1m12s
 // (on one line). Parts not known yet are left out; a RESTARTING job shows
 // why, as FormatJobMessage does. `max_width` > 0 cuts the
 // line to fit a terminal, so a carriage-return redraw stays on one row.

@@ -59,8 +59,19 @@ const EnumNames<v1::LossKind>& LossNames() {
 }
 
 const EnumNames<v1::OptimizerKind>& OptimizerNames() {
-  static const auto* names = new EnumNames<v1::OptimizerKind>{
-      {"sgd", v1::OPTIMIZER_KIND_SGD}, {"adam", v1::OPTIMIZER_KIND_ADAM}};
+  static const auto* names =
+      new EnumNames<v1::OptimizerKind>{{"sgd", v1::OPTIMIZER_KIND_SGD},
+                                       {"adam", v1::OPTIMIZER_KIND_ADAM},
+                                       {"adamw", v1::OPTIMIZER_KIND_ADAMW}};
+  return *names;
+}
+
+const EnumNames<v1::LrScheduleKind>& LrScheduleNames() {
+  static const auto* names = new EnumNames<v1::LrScheduleKind>{
+      {"constant", v1::LR_SCHEDULE_KIND_CONSTANT},
+      {"step", v1::LR_SCHEDULE_KIND_STEP},
+      {"cosine", v1::LR_SCHEDULE_KIND_COSINE},
+      {"linear", v1::LR_SCHEDULE_KIND_LINEAR}};
   return *names;
 }
 
@@ -199,6 +210,64 @@ void AddNpyAndTokenFlags(CLI::App* c, SpecOverrides* o,
       ->group(group);
 }
 
+// The optimizer's fields after weight_decay, the schedule and clipping.
+void AddRecipeFlags(CLI::App* c, SpecOverrides* o, const std::string& group) {
+  AddValue(c, "--beta1", &o->beta1,
+           "Adam/AdamW first-moment decay, in [0, 1) (default 0.9)")
+      ->group(group);
+  AddValue(c, "--beta2", &o->beta2,
+           "Adam/AdamW second-moment decay, in [0, 1) (default 0.999)")
+      ->group(group);
+  AddValue(c, "--eps", &o->eps, "Adam/AdamW eps, > 0 (default 1e-8)")
+      ->group(group);
+  AddBool(c, "--nesterov", &o->nesterov, "SGD with Nesterov momentum")
+      ->group(group);
+  AddBool(c, "--no_decay_bias_and_norm", &o->no_decay_bias_and_norm,
+          "No weight decay for parameters of < 2 dimensions (biases, norms)")
+      ->group(group);
+  AddEnum(c, "--lr_schedule", LrScheduleNames(), &o->lr_schedule,
+          "constant|step|cosine|linear (default constant)")
+      ->group(group);
+  AddValue(c, "--warmup_steps", &o->warmup_steps,
+           "Linear warmup over this many optimizer steps (default 0)")
+      ->group(group);
+  AddValue(c, "--min_lr", &o->min_lr,
+           "Learning-rate floor of step, cosine and linear (default 0)")
+      ->group(group);
+  AddValue(c, "--decay_steps", &o->decay_steps,
+           "Cosine/linear decay horizon in optimizer steps (default: the "
+           "job's planned steps)")
+      ->group(group);
+  AddValue(c, "--lr_step_size", &o->lr_step_size,
+           "Step schedule: decay every N optimizer steps")
+      ->group(group);
+  AddValue(c, "--lr_gamma", &o->lr_gamma,
+           "Step schedule: decay factor, in (0, 1) (default 0.1)")
+      ->group(group);
+  AddValue(c, "--clip_grad_norm", &o->clip_grad_norm,
+           "Clip gradients to this global L2 norm (default 0: off)")
+      ->group(group);
+}
+
+void ApplyRecipeOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
+  auto opt = [spec] { return spec->mutable_optimizer(); };
+  auto lr = [spec] { return spec->mutable_lr_schedule(); };
+  if (o.beta1) opt()->set_beta1(*o.beta1);
+  if (o.beta2) opt()->set_beta2(*o.beta2);
+  if (o.eps) opt()->set_eps(*o.eps);
+  if (o.nesterov) opt()->set_nesterov(*o.nesterov);
+  if (o.no_decay_bias_and_norm) {
+    opt()->set_no_decay_bias_and_norm(*o.no_decay_bias_and_norm);
+  }
+  if (o.lr_schedule) lr()->set_kind(*o.lr_schedule);
+  if (o.warmup_steps) lr()->set_warmup_steps(*o.warmup_steps);
+  if (o.min_lr) lr()->set_min_lr(*o.min_lr);
+  if (o.decay_steps) lr()->set_decay_steps(*o.decay_steps);
+  if (o.lr_step_size) lr()->set_step_size(*o.lr_step_size);
+  if (o.lr_gamma) lr()->set_gamma(*o.lr_gamma);
+  if (o.clip_grad_norm) spec->set_clip_grad_norm(*o.clip_grad_norm);
+}
+
 void AddTaskAndExportFlags(CLI::App* c, SpecOverrides* o) {
   const std::string g_task = "Task";
   AddEnum(c, "--task", TaskNames(), &o->task,
@@ -310,14 +379,22 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
   AddBool(c, "--drop_last", &o->drop_last,
           "Drop the tail that does not divide by the world size")
       ->group(g_data);
+  AddValue(c, "--random_crop_padding", &o->random_crop_padding,
+           "Augment training images: pad by N, crop back at a random offset "
+           "(default 0: off)")
+      ->group(g_data);
+  AddBool(c, "--horizontal_flip", &o->horizontal_flip,
+          "Augment training images: mirror left-right with probability 1/2")
+      ->group(g_data);
   AddNpyAndTokenFlags(c, o, g_data);
-  AddEnum(c, "--optimizer", OptimizerNames(), &o->optimizer, "sgd|adam")
+  AddEnum(c, "--optimizer", OptimizerNames(), &o->optimizer, "sgd|adam|adamw")
       ->group(g_opt);
   AddValue(c, "--lr", &o->lr, "Learning rate, > 0")->group(g_opt);
   AddValue(c, "--momentum", &o->momentum, "SGD momentum, in [0, 1)")
       ->group(g_opt);
   AddValue(c, "--weight_decay", &o->weight_decay, "Weight decay, in [0, 1]")
       ->group(g_opt);
+  AddRecipeFlags(c, o, g_opt);
   AddValue(c, "--epochs", &o->epochs, "Epochs to train")->group(g_train);
   AddValue(c, "--batch_size", &o->batch_size, "Per-rank batch size")
       ->group(g_train);
@@ -422,6 +499,13 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
   if (o.test_size) data()->set_synthetic_test_size(*o.test_size);
   if (o.shuffle) data()->set_shuffle(*o.shuffle);
   if (o.drop_last) data()->set_drop_last(*o.drop_last);
+  if (o.random_crop_padding) {
+    data()->mutable_augmentation()->set_random_crop_padding(
+        *o.random_crop_padding);
+  }
+  if (o.horizontal_flip) {
+    data()->mutable_augmentation()->set_horizontal_flip(*o.horizontal_flip);
+  }
   if (o.train_inputs || o.train_targets || o.test_inputs || o.test_targets ||
       o.input_scale || o.input_mean || o.input_std || o.train_tokens ||
       o.test_tokens || o.token_dtype || o.block_size) {
@@ -468,6 +552,7 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
   if (o.timeline_dir) spec->set_timeline_dir(*o.timeline_dir);
   if (o.timeline_steps) spec->set_timeline_steps(*o.timeline_steps);
   ApplyTaskAndExportOverrides(o, spec);
+  ApplyRecipeOverrides(o, spec);
 }
 
 std::string FlagForField(absl::string_view field_path) {
@@ -482,10 +567,24 @@ std::string FlagForField(absl::string_view field_path) {
       {"dataset.synthetic_test_size", "--test_size"},
       {"dataset.shuffle", "--shuffle"},
       {"dataset.drop_last", "--drop_last"},
+      {"dataset.augmentation.random_crop_padding", "--random_crop_padding"},
+      {"dataset.augmentation.horizontal_flip", "--horizontal_flip"},
       {"optimizer.kind", "--optimizer"},
       {"optimizer.learning_rate", "--lr"},
       {"optimizer.momentum", "--momentum"},
       {"optimizer.weight_decay", "--weight_decay"},
+      {"optimizer.beta1", "--beta1"},
+      {"optimizer.beta2", "--beta2"},
+      {"optimizer.eps", "--eps"},
+      {"optimizer.nesterov", "--nesterov"},
+      {"optimizer.no_decay_bias_and_norm", "--no_decay_bias_and_norm"},
+      {"lr_schedule.kind", "--lr_schedule"},
+      {"lr_schedule.warmup_steps", "--warmup_steps"},
+      {"lr_schedule.min_lr", "--min_lr"},
+      {"lr_schedule.decay_steps", "--decay_steps"},
+      {"lr_schedule.step_size", "--lr_step_size"},
+      {"lr_schedule.gamma", "--lr_gamma"},
+      {"clip_grad_norm", "--clip_grad_norm"},
       {"epochs", "--epochs"},
       {"batch_size", "--batch_size"},
       {"min_workers", "--min_workers"},

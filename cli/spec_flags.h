@@ -32,6 +32,8 @@ struct SpecOverrides {
   std::optional<int64_t> test_size;
   std::optional<bool> shuffle;
   std::optional<bool> drop_last;
+  std::optional<int32_t> random_crop_padding;
+  std::optional<bool> horizontal_flip;
   std::optional<std::vector<std::string>> train_inputs;
   std::optional<std::string> train_targets;
   std::optional<std::vector<std::string>> test_inputs;
@@ -47,6 +49,18 @@ struct SpecOverrides {
   std::optional<double> lr;
   std::optional<double> momentum;
   std::optional<double> weight_decay;
+  std::optional<double> beta1;
+  std::optional<double> beta2;
+  std::optional<double> eps;
+  std::optional<bool> nesterov;
+  std::optional<bool> no_decay_bias_and_norm;
+  std::optional<v1::LrScheduleKind> lr_schedule;
+  std::optional<int64_t> warmup_steps;
+  std::optional<double> min_lr;
+  std::optional<int64_t> decay_steps;
+  std::optional<int64_t> lr_step_size;
+  std::optional<double> lr_gamma;
+  std::optional<double> clip_grad_norm;
   std::optional<int32_t> epochs;
   std::optional<int32_t> batch_size;
   std::optional<int32_t> min_workers;

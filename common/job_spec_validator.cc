@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,6 +39,7 @@ constexpr int kMaxBlockSize = 1 << 20;
 constexpr int kMaxChannels = 64;
 constexpr int kMaxTopK = 1000;
 constexpr int64_t kMaxClasses = 1 << 24;
+constexpr int64_t kMaxScheduleSteps = 1000000000;  // 10^9 optimizer steps.
 
 absl::Status InRange(absl::string_view field, int64_t value, int64_t lo,
                      int64_t hi) {
@@ -369,6 +371,53 @@ void CheckOwnFields(const v1::DatasetSpec& d, SpecViolations* v) {
   }
 }
 
+// The fields after weight_decay: Adam's betas and eps, SGD's Nesterov, the
+// no-decay group. (Momentum and the kind were checked before.)
+absl::Status CheckOptimizerExtras(const v1::OptimizerSpec& o) {
+  const bool adam = o.kind() == v1::OPTIMIZER_KIND_ADAM ||
+                    o.kind() == v1::OPTIMIZER_KIND_ADAMW;
+  const std::string kind = v1::OptimizerKind_Name(o.kind());
+  for (const auto& [field, has, value] :
+       {std::make_tuple("optimizer.beta1", o.has_beta1(), o.beta1()),
+        std::make_tuple("optimizer.beta2", o.has_beta2(), o.beta2()),
+        std::make_tuple("optimizer.eps", o.has_eps(), o.eps())}) {
+    if (!has) continue;
+    if (!adam) {
+      return Invalid(field,
+                     "is only valid with optimizer.kind OPTIMIZER_KIND_ADAM "
+                     "or OPTIMIZER_KIND_ADAMW",
+                     absl::StrCat(value, " with ", kind));
+    }
+    const bool eps = absl::EndsWith(field, "eps");
+    // Comparisons are written so that NaN fails them.
+    if (eps && !(value > 0 && value <= 1)) {
+      return Invalid(field, "must be in (0, 1]", absl::StrCat(value));
+    }
+    if (!eps && !(value >= 0 && value < 1)) {
+      return Invalid(field, "must be in [0, 1)", absl::StrCat(value));
+    }
+  }
+  if (o.nesterov()) {
+    if (o.kind() != v1::OPTIMIZER_KIND_SGD) {
+      return Invalid("optimizer.nesterov",
+                     "is only valid with optimizer.kind OPTIMIZER_KIND_SGD",
+                     absl::StrCat("true with ", kind));
+    }
+    if (!(o.momentum() > 0)) {
+      return Invalid("optimizer.nesterov", "requires optimizer.momentum > 0",
+                     absl::StrCat("true with momentum ", o.momentum()));
+    }
+  }
+  if (o.no_decay_bias_and_norm() && !(o.weight_decay() > 0)) {
+    // Without decay there is nothing to leave out: the setting would be
+    // silently ignored.
+    return Invalid("optimizer.no_decay_bias_and_norm",
+                   "requires optimizer.weight_decay > 0",
+                   absl::StrCat("true with weight_decay ", o.weight_decay()));
+  }
+  return absl::OkStatus();
+}
+
 // Crops are of images: token windows have none. Whether an NPY input is an
 // image ([C, H, W] or [H, W]) the worker sees when it opens the files.
 void CheckAugmentation(const v1::DatasetSpec& d, SpecViolations* v) {
@@ -434,8 +483,12 @@ void CheckOptimizer(const v1::JobSpec& spec, SpecViolations* v) {
       v->Check(DefinedEnum("optimizer.kind", v1::OptimizerKind_descriptor(),
                            o.kind(), /*allow_unspecified=*/false));
   v->Check(CheckLearningRate(o.learning_rate()));
-  // Whether momentum is allowed at all depends on the kind.
-  if (kind_set) v->Check(CheckMomentum(o));
+  // Whether momentum, betas, eps and Nesterov are allowed depends on the
+  // kind.
+  if (kind_set) {
+    v->Check(CheckMomentum(o));
+    v->Check(CheckOptimizerExtras(o));
+  }
   const double wd = o.weight_decay();
   if (!(wd >= 0 && wd <= 1)) {
     v->Check(Invalid("optimizer.weight_decay", "must be finite and in [0, 1]",
@@ -718,6 +771,108 @@ void CheckExport(const v1::JobSpec& spec, SpecViolations* v) {
   }
 }
 
+// STEP's own fields: step_size (required) and gamma.
+absl::Status CheckStepSchedule(const v1::LrSchedule& l, bool step) {
+  if (!step) {
+    for (const auto& [field, set, got] :
+         {std::make_tuple("lr_schedule.step_size", l.step_size() != 0,
+                          absl::StrCat(l.step_size())),
+          std::make_tuple("lr_schedule.gamma", l.gamma() != 0,
+                          absl::StrCat(l.gamma()))}) {
+      if (!set) continue;
+      return Invalid(
+          field,
+          "is only valid with lr_schedule.kind "
+          "LR_SCHEDULE_KIND_STEP",
+          absl::StrCat(got, " with ", v1::LrScheduleKind_Name(l.kind())));
+    }
+    return absl::OkStatus();
+  }
+  if (absl::Status s =
+          InRange("lr_schedule.step_size", l.step_size(), 1, kMaxScheduleSteps);
+      !s.ok()) {
+    return s;
+  }
+  // 0 means torch's 0.1; NaN fails the comparison.
+  if (l.gamma() != 0 && !(l.gamma() > 0 && l.gamma() < 1)) {
+    return Invalid("lr_schedule.gamma", "must be in (0, 1) (0 means 0.1)",
+                   absl::StrCat(l.gamma()));
+  }
+  return absl::OkStatus();
+}
+
+// lr_schedule: the kind's fields only, the floor under the peak, an
+// explicit horizon past the warmup.
+absl::Status CheckLrSchedule(const v1::JobSpec& spec) {
+  const v1::LrSchedule& l = spec.lr_schedule();
+  if (absl::Status s =
+          DefinedEnum("lr_schedule.kind", v1::LrScheduleKind_descriptor(),
+                      l.kind(), /*allow_unspecified=*/true);
+      !s.ok()) {
+    return s;
+  }
+  const bool constant = l.kind() == v1::LR_SCHEDULE_KIND_UNSPECIFIED ||
+                        l.kind() == v1::LR_SCHEDULE_KIND_CONSTANT;
+  const bool decays_to_horizon = l.kind() == v1::LR_SCHEDULE_KIND_COSINE ||
+                                 l.kind() == v1::LR_SCHEDULE_KIND_LINEAR;
+  if (absl::Status s = InRange("lr_schedule.warmup_steps", l.warmup_steps(), 0,
+                               kMaxScheduleSteps);
+      !s.ok()) {
+    return s;
+  }
+  const double lr = spec.optimizer().learning_rate();
+  if (constant && l.min_lr() != 0) {
+    return Invalid(
+        "lr_schedule.min_lr",
+        "is only valid with a decaying lr_schedule.kind (STEP, "
+        "COSINE or LINEAR)",
+        absl::StrCat(l.min_lr(), " with ", v1::LrScheduleKind_Name(l.kind())));
+  }
+  if (!(l.min_lr() >= 0 && l.min_lr() <= lr)) {  // NaN fails too.
+    return Invalid("lr_schedule.min_lr",
+                   "must be in [0, optimizer.learning_rate]",
+                   absl::StrCat(l.min_lr(), " with learning_rate ", lr));
+  }
+  if (!decays_to_horizon && l.decay_steps() != 0) {
+    return Invalid(
+        "lr_schedule.decay_steps",
+        "is only valid with lr_schedule.kind LR_SCHEDULE_KIND_COSINE "
+        "or LR_SCHEDULE_KIND_LINEAR",
+        absl::StrCat(l.decay_steps(), " with ",
+                     v1::LrScheduleKind_Name(l.kind())));
+  }
+  if (absl::Status s = InRange("lr_schedule.decay_steps", l.decay_steps(), 0,
+                               kMaxScheduleSteps);
+      !s.ok()) {
+    return s;
+  }
+  if (l.decay_steps() != 0 && l.decay_steps() <= l.warmup_steps()) {
+    return Invalid("lr_schedule.decay_steps",
+                   "must be > lr_schedule.warmup_steps (the warmup must end "
+                   "before the decay horizon)",
+                   absl::StrCat(l.decay_steps(), " <= ", l.warmup_steps()));
+  }
+  return CheckStepSchedule(l, l.kind() == v1::LR_SCHEDULE_KIND_STEP);
+}
+
+absl::Status CheckClipGradNorm(const v1::JobSpec& spec) {
+  const double c = spec.clip_grad_norm();
+  if (!(c >= 0) || !std::isfinite(c)) {
+    return Invalid("clip_grad_norm", "must be >= 0 and finite (0: no clipping)",
+                   absl::StrCat(c));
+  }
+  return absl::OkStatus();
+}
+
+void CheckRecipe(const v1::JobSpec& spec, SpecViolations* v) {
+  // The schedule's floor is checked against the learning rate: it waits for
+  // a valid one, so that one mistake is not reported twice.
+  if (CheckLearningRate(spec.optimizer().learning_rate()).ok()) {
+    v->Check(CheckLrSchedule(spec));
+  }
+  v->Check(CheckClipGradNorm(spec));
+}
+
 }  // namespace
 
 absl::Status ValidateJobSpec(const v1::JobSpec& spec) {
@@ -729,7 +884,7 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec) {
   for (Check check :
        {&CheckName, &CheckModel, &CheckDataset, &CheckOptimizer, &CheckTraining,
         &CheckWorkers, &CheckCheckpoints, &CheckRuntime, &CheckDdp,
-        &CheckTimeline, &CheckTask, &CheckExport}) {
+        &CheckTimeline, &CheckTask, &CheckExport, &CheckRecipe}) {
     check(spec, &violations);
   }
   return violations.ToStatus();
@@ -754,6 +909,10 @@ v1::JobSpec WithDefaults(v1::JobSpec spec) {
   }
   if (spec.task().kind() == v1::TASK_KIND_UNSPECIFIED) {
     spec.mutable_task()->set_kind(v1::TASK_KIND_CLASSIFICATION);
+  }
+  if (spec.lr_schedule().kind() == v1::LR_SCHEDULE_KIND_STEP &&
+      spec.lr_schedule().gamma() == 0) {
+    spec.mutable_lr_schedule()->set_gamma(0.1);
   }
   if (spec.model().arch() == v1::MODEL_ARCH_MLP &&
       spec.model().hidden_sizes_size() == 0) {

@@ -46,6 +46,7 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec);
 //   task.kind       UNSPECIFIED -> TASK_KIND_CLASSIFICATION (what workers
 //                                  take it to mean; shown by `ringctl get`)
 //   model.hidden_sizes  empty   -> {256, 128}, only when model.arch is MLP
+//   lr_schedule.gamma   0       -> 0.1, only when lr_schedule.kind is STEP
 // proto3 cannot tell "unset" from 0, so a spec cannot ask for a last-call
 // window of 0 ms; 1 ms is the shortest. Idempotent.
 v1::JobSpec WithDefaults(v1::JobSpec spec);

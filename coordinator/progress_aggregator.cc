@@ -20,6 +20,7 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
   p.set_report_time_ms(now_ms);
   p.set_finished(report.finished());
   p.set_total_steps(report.total_steps());
+  if (report.grad_norm() != 0) grad_norms_[report.rank()] = report.grad_norm();
   if (report.eval_epoch() > 0) {
     p.set_eval_epoch(report.eval_epoch());
     p.set_eval_correct(report.eval_correct());
@@ -78,6 +79,13 @@ bool ProgressAggregator::Combine(int32_t world_size, const v1::TaskSpec& task,
   progress->set_total_steps(total_steps);
   progress->set_loss(loss_sum / n);
   progress->set_samples_per_sec(rate_sum);
+  // Kept as it was until some rank of this generation measured one, so a
+  // new generation (or a restarted coordinator) shows the last known norm.
+  if (!grad_norms_.empty()) {
+    double norm_sum = 0;
+    for (const auto& [rank, norm] : grad_norms_) norm_sum += norm;
+    progress->set_grad_norm(norm_sum / static_cast<double>(grad_norms_.size()));
+  }
   // Final only when the whole generation is: a rank that finishes before
   // another has reported at all must not make one shard's result the job's.
   if (finished == static_cast<int64_t>(ranks_.size()) &&
@@ -128,6 +136,7 @@ bool ProgressAggregator::AddEvaluation(int32_t world_size,
 
 void ProgressAggregator::Restore(const v1::JobProgress& progress) {
   ranks_.clear();
+  grad_norms_.clear();  // The job's progress keeps the combined norm.
   for (const v1::RankProgress& r : progress.ranks()) ranks_[r.rank()] = r;
 }
 

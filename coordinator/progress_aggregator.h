@@ -10,14 +10,18 @@
 namespace ringleader {
 
 // Combines the ranks' progress reports of one generation into the job's
-// progress: the job is as far as its slowest rank, its loss is the ranks'
-// mean, its throughput their sum, and its test accuracy and every metric of
+// progress: the job is as far as its slowest rank, its loss and gradient
+// norm are the ranks' means, its throughput their sum, and its test
+// accuracy and every metric of
 // the job's task are pooled over all ranks' test shards
 // (common/eval_metrics.h). Not thread-safe: owned by JobManager under its
 // lock.
 class ProgressAggregator {
  public:
-  void Reset() { ranks_.clear(); }
+  void Reset() {
+    ranks_.clear();
+    grad_norms_.clear();
+  }
   void Add(const v1::ReportProgressRequest& report, const std::string& worker,
            int64_t now_ms);
   // True if `worker` sent its final report in this generation.
@@ -41,6 +45,9 @@ class ProgressAggregator {
                      v1::JobProgress* progress) const;
 
   std::map<int32_t, v1::RankProgress> ranks_;
+  // Each rank's latest gradient norm (RankProgress has no field for it);
+  // ranks that have not measured one yet are not in it.
+  std::map<int32_t, double> grad_norms_;
 };
 
 }  // namespace ringleader

@@ -145,6 +145,56 @@ TEST(FormatJobDetailTest, KeyFacts) {
   }
 }
 
+TEST(FormatJobDetailTest, GradNormScheduleAndTheNewOptimizerSettings) {
+  v1::Job job = SampleJob();
+  EXPECT_NE(FormatJobDetail(job, kNow).find("GRAD NORM   -\n"),
+            std::string::npos);
+  EXPECT_EQ(FormatJobDetail(job, kNow).find("SCHEDULE"), std::string::npos);
+  job.mutable_progress()->set_grad_norm(1.23456);
+  v1::JobSpec* spec = job.mutable_spec();
+  spec->set_clip_grad_norm(1);
+  v1::OptimizerSpec* o = spec->mutable_optimizer();
+  o->set_kind(v1::OPTIMIZER_KIND_ADAMW);
+  o->set_momentum(0);
+  o->set_learning_rate(0.0006);
+  o->set_beta2(0.95);
+  o->set_weight_decay(0.1);
+  o->set_no_decay_bias_and_norm(true);
+  v1::LrSchedule* l = spec->mutable_lr_schedule();
+  l->set_kind(v1::LR_SCHEDULE_KIND_COSINE);
+  l->set_warmup_steps(100);
+  l->set_min_lr(6e-5);
+  l->set_decay_steps(5000);
+  const std::string text = FormatJobDetail(job, kNow);
+  for (const char* want : {
+           "GRAD NORM   1.235 (clipped to 1)\n",
+           "OPTIMIZER   adamw lr 0.0006 betas (0.9, 0.95) weight decay 0.1 "
+           "(not on biases, norms)\n",
+           "SCHEDULE    cosine, warmup 100, min lr 6e-05, to step 5000; clip "
+           "grad norm 1\n",
+       }) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "in\n" << text;
+  }
+  spec->clear_lr_schedule();
+  spec->set_clip_grad_norm(0);
+  o->set_kind(v1::OPTIMIZER_KIND_SGD);
+  o->set_momentum(0.9);
+  o->set_nesterov(true);
+  o->clear_beta2();
+  o->set_weight_decay(0);
+  l = spec->mutable_lr_schedule();
+  l->set_kind(v1::LR_SCHEDULE_KIND_STEP);
+  l->set_step_size(30);
+  const std::string sgd = FormatJobDetail(job, kNow);
+  for (const char* want : {
+           "GRAD NORM   1.235\n",
+           "OPTIMIZER   sgd lr 0.0006 momentum 0.9 nesterov\n",
+           "SCHEDULE    step, x0.1 every 30\n",
+       }) {
+    EXPECT_NE(sgd.find(want), std::string::npos) << want << "in\n" << sgd;
+  }
+}
+
 TEST(FormatJobDetailTest, StateCarriesTheMessage) {
   v1::Job job = SampleJob();
   job.set_state(v1::JOB_STATE_FAILED);

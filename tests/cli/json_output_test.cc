@@ -84,5 +84,27 @@ TEST(JsonOutputTest, MetricsAppearByName) {
   EXPECT_EQ(j["progress"]["ranks"][0]["evalMetrics"][0]["name"], "loss");
 }
 
+// The recipe fields and the gradient norm under their JSON names.
+TEST(JsonOutputTest, RecipeAndGradNormAppearByName) {
+  v1::Job job;
+  job.set_job_id("gpt-1");
+  v1::JobSpec* spec = job.mutable_spec();
+  spec->mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_ADAMW);
+  spec->mutable_optimizer()->set_beta1(0);  // Presence: kept though 0.
+  spec->mutable_optimizer()->set_no_decay_bias_and_norm(true);
+  spec->mutable_lr_schedule()->set_kind(v1::LR_SCHEDULE_KIND_COSINE);
+  spec->mutable_lr_schedule()->set_warmup_steps(100);
+  spec->set_clip_grad_norm(1.0);
+  job.mutable_progress()->set_grad_norm(0.75);
+  const nlohmann::json j = nlohmann::json::parse(JobJson(job));
+  EXPECT_EQ(j["spec"]["optimizer"]["kind"], "OPTIMIZER_KIND_ADAMW");
+  EXPECT_DOUBLE_EQ(j["spec"]["optimizer"]["beta1"].get<double>(), 0);
+  EXPECT_EQ(j["spec"]["optimizer"]["noDecayBiasAndNorm"], true);
+  EXPECT_EQ(j["spec"]["lrSchedule"]["kind"], "LR_SCHEDULE_KIND_COSINE");
+  EXPECT_EQ(j["spec"]["lrSchedule"]["warmupSteps"], "100");
+  EXPECT_DOUBLE_EQ(j["spec"]["clipGradNorm"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["progress"]["gradNorm"].get<double>(), 0.75);
+}
+
 }  // namespace
 }  // namespace ringleader::cli

@@ -210,6 +210,14 @@ TEST(FormatWatchLineTest, RunningJobShowsEverything) {
             "loss 0.3413 1534.2 samples/s ETA 1m12s");
 }
 
+TEST(FormatWatchLineTest, TheGradNormOnceReported) {
+  v1::Job job = RunningJob(1200, 2400, 0);
+  job.mutable_progress()->set_grad_norm(0.98765);
+  EXPECT_EQ(FormatWatchLine(job, std::nullopt, 0, 10),
+            "RUNNING gen 2 world 4 epoch 3/10 [#####-----]  50.0% 1200/2400 "
+            "loss 0.3413 grad norm 0.9877");
+}
+
 TEST(FormatWatchLineTest, PendingJobShowsOnlyTheState) {
   v1::Job job;
   job.set_state(v1::JOB_STATE_PENDING);

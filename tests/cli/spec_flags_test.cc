@@ -50,7 +50,10 @@ constexpr char kFullFlags[] =
     "--token_dtype=uint32 --block_size=128 "
     "--task=regression --loss=l1 --ignore_index=-1 --label_smoothing=0.1 "
     "--top_k=3 --num_classes=10 --export_torchscript=/out/m.pt "
-    "--export_safetensors=/out/m.safetensors";
+    "--export_safetensors=/out/m.safetensors "
+    "--beta1=0.85 --beta2=0.98 --eps=1e-7 --nesterov --no_decay_bias_and_norm "
+    "--lr_schedule=cosine --warmup_steps=50 --min_lr=0.001 --decay_steps=900 "
+    "--lr_step_size=7 --lr_gamma=0.5 --clip_grad_norm=2.5";
 
 TEST(SpecFlagsTest, EveryFlagSetsItsField) {
   const v1::JobSpec s = Parse(kFullFlags);
@@ -116,6 +119,34 @@ TEST(SpecFlagsTest, EveryFlagSetsItsField) {
   EXPECT_EQ(s.task().num_classes(), 10);
   EXPECT_EQ(s.export_().torchscript_path(), "/out/m.pt");
   EXPECT_EQ(s.export_().safetensors_path(), "/out/m.safetensors");
+  const v1::OptimizerSpec& o = s.optimizer();
+  ASSERT_TRUE(o.has_beta1());
+  EXPECT_DOUBLE_EQ(o.beta1(), 0.85);
+  EXPECT_DOUBLE_EQ(o.beta2(), 0.98);
+  EXPECT_DOUBLE_EQ(o.eps(), 1e-7);
+  EXPECT_TRUE(o.nesterov());
+  EXPECT_TRUE(o.no_decay_bias_and_norm());
+  const v1::LrSchedule& l = s.lr_schedule();
+  EXPECT_EQ(l.kind(), v1::LR_SCHEDULE_KIND_COSINE);
+  EXPECT_EQ(l.warmup_steps(), 50);
+  EXPECT_DOUBLE_EQ(l.min_lr(), 0.001);
+  EXPECT_EQ(l.decay_steps(), 900);
+  EXPECT_EQ(l.step_size(), 7);
+  EXPECT_DOUBLE_EQ(l.gamma(), 0.5);
+  EXPECT_DOUBLE_EQ(s.clip_grad_norm(), 2.5);
+}
+
+TEST(SpecFlagsTest, AdamWAndTheScheduleKinds) {
+  const v1::JobSpec s = Parse("--optimizer=AdamW --lr_schedule=STEP");
+  EXPECT_EQ(s.optimizer().kind(), v1::OPTIMIZER_KIND_ADAMW);
+  EXPECT_EQ(s.lr_schedule().kind(), v1::LR_SCHEDULE_KIND_STEP);
+  EXPECT_FALSE(s.optimizer().has_beta1());  // Untouched: torch's default.
+  EXPECT_EQ(Parse("--lr_schedule=linear").lr_schedule().kind(),
+            v1::LR_SCHEDULE_KIND_LINEAR);
+  EXPECT_EQ(Parse("--lr_schedule=constant").lr_schedule().kind(),
+            v1::LR_SCHEDULE_KIND_CONSTANT);
+  EXPECT_FALSE(Parse("--lr=0.1").has_lr_schedule());
+  EXPECT_NE(ParseError("--lr_schedule=exponential"), "");
 }
 
 // Every JobSpec field (recursively) is set by some flag, so a new proto field
@@ -265,6 +296,11 @@ TEST(FlagForFieldTest, MapsValidatorFieldPathsToFlags) {
   EXPECT_EQ(FlagForField("model.hidden_sizes[2]"), "--hidden");
   EXPECT_EQ(FlagForField("gradient_accumulation_steps"), "--grad_accum");
   EXPECT_EQ(FlagForField("rendezvous_last_call_ms"), "--last_call_ms");
+  EXPECT_EQ(FlagForField("lr_schedule.step_size"), "--lr_step_size");
+  EXPECT_EQ(FlagForField("lr_schedule.decay_steps"), "--decay_steps");
+  EXPECT_EQ(FlagForField("optimizer.no_decay_bias_and_norm"),
+            "--no_decay_bias_and_norm");
+  EXPECT_EQ(FlagForField("clip_grad_norm"), "--clip_grad_norm");
   EXPECT_EQ(FlagForField("no.such.field"), "");
 }
 
@@ -340,6 +376,24 @@ TEST(BuildSubmitSpecTest, ANewFieldsErrorNamesItsFlag) {
             "(flag --loss)");
 }
 
+TEST(BuildSubmitSpecTest, ARecipeErrorNamesItsFlag) {
+  absl::StatusOr<v1::JobSpec> s =
+      BuildSubmitSpec("", Overrides(std::string(kValidFlags) +
+                                    " --lr_schedule=cosine --warmup_steps=100 "
+                                    "--decay_steps=50"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "invalid job spec: lr_schedule.decay_steps must be > "
+            "lr_schedule.warmup_steps (the warmup must end before the decay "
+            "horizon) (got 50 <= 100) (flag --decay_steps)");
+  s = BuildSubmitSpec(
+      "", Overrides(std::string(kValidFlags) + " --clip_grad_norm=-1"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "invalid job spec: clip_grad_norm must be >= 0 and finite (0: no "
+            "clipping) (got -1) (flag --clip_grad_norm)");
+}
+
 TEST(BuildSubmitSpecTest, InvalidSpecNamesFieldAndFlag) {
   absl::StatusOr<v1::JobSpec> s =
       BuildSubmitSpec("", Overrides(std::string(kValidFlags) + " --lr=-1"));
@@ -354,27 +408,28 @@ TEST(BuildSubmitSpecTest, EveryInvalidFieldGetsALineWithItsFlag) {
   absl::StatusOr<v1::JobSpec> s = BuildSubmitSpec("", Overrides("--epochs=-3"));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.status().message(),
-            "invalid job spec: name must match "
-            "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])? (got \"\") (flag --name)\n"
-            "invalid job spec: model.arch must be one of MODEL_ARCH_MLP, "
-            "MODEL_ARCH_CNN, MODEL_ARCH_TORCHSCRIPT (got "
-            "MODEL_ARCH_UNSPECIFIED) (flag --model)\n"
-            "invalid job spec: dataset.format must be one of "
-            "DATASET_FORMAT_IDX, DATASET_FORMAT_SYNTHETIC, DATASET_FORMAT_NPY, "
-            "DATASET_FORMAT_TOKENS (got DATASET_FORMAT_UNSPECIFIED) (flag "
-            "--dataset)\n"
-            "invalid job spec: optimizer.kind must be one of "
-            "OPTIMIZER_KIND_SGD, OPTIMIZER_KIND_ADAM (got "
-            "OPTIMIZER_KIND_UNSPECIFIED) (flag --optimizer)\n"
-            "invalid job spec: optimizer.learning_rate must be > 0 and finite "
-            "(got 0) (flag --lr)\n"
-            "invalid job spec: epochs must be in [1, 100000] (got -3) (flag "
-            "--epochs)\n"
-            "invalid job spec: batch_size must be in [1, 65536] (got 0) (flag "
-            "--batch_size)\n"
-            "invalid job spec: min_workers must be >= 1 (got 0) (flag "
-            "--min_workers)");
+  EXPECT_EQ(
+      s.status().message(),
+      "invalid job spec: name must match "
+      "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])? (got \"\") (flag --name)\n"
+      "invalid job spec: model.arch must be one of MODEL_ARCH_MLP, "
+      "MODEL_ARCH_CNN, MODEL_ARCH_TORCHSCRIPT (got "
+      "MODEL_ARCH_UNSPECIFIED) (flag --model)\n"
+      "invalid job spec: dataset.format must be one of "
+      "DATASET_FORMAT_IDX, DATASET_FORMAT_SYNTHETIC, DATASET_FORMAT_NPY, "
+      "DATASET_FORMAT_TOKENS (got DATASET_FORMAT_UNSPECIFIED) (flag "
+      "--dataset)\n"
+      "invalid job spec: optimizer.kind must be one of "
+      "OPTIMIZER_KIND_SGD, OPTIMIZER_KIND_ADAM, OPTIMIZER_KIND_ADAMW (got "
+      "OPTIMIZER_KIND_UNSPECIFIED) (flag --optimizer)\n"
+      "invalid job spec: optimizer.learning_rate must be > 0 and finite "
+      "(got 0) (flag --lr)\n"
+      "invalid job spec: epochs must be in [1, 100000] (got -3) (flag "
+      "--epochs)\n"
+      "invalid job spec: batch_size must be in [1, 65536] (got 0) (flag "
+      "--batch_size)\n"
+      "invalid job spec: min_workers must be >= 1 (got 0) (flag "
+      "--min_workers)");
 }
 
 TEST(BuildSubmitSpecTest, FlagsOverrideTheFile) {

@@ -134,6 +134,149 @@ std::function<v1::JobSpec()> With(std::function<void(v1::JobSpec&)> edit) {
   return With(ValidSpec, edit);
 }
 
+// A nanoGPT-style recipe: AdamW with betas, no decay on biases and norms,
+// cosine with warmup to a floor, clipping.
+v1::JobSpec Recipe() {
+  v1::JobSpec spec = ValidSpec();
+  v1::OptimizerSpec* o = spec.mutable_optimizer();
+  o->set_kind(v1::OPTIMIZER_KIND_ADAMW);
+  o->set_momentum(0);
+  o->set_learning_rate(6e-4);
+  o->set_beta1(0.9);
+  o->set_beta2(0.95);
+  o->set_eps(1e-8);
+  o->set_weight_decay(0.1);
+  o->set_no_decay_bias_and_norm(true);
+  v1::LrSchedule* l = spec.mutable_lr_schedule();
+  l->set_kind(v1::LR_SCHEDULE_KIND_COSINE);
+  l->set_warmup_steps(100);
+  l->set_min_lr(6e-5);
+  l->set_decay_steps(5000);
+  spec.set_clip_grad_norm(1.0);
+  return spec;
+}
+
+v1::JobSpec StepSchedule() {
+  v1::JobSpec spec = ValidSpec();
+  spec.mutable_lr_schedule()->set_kind(v1::LR_SCHEDULE_KIND_STEP);
+  spec.mutable_lr_schedule()->set_step_size(30);
+  return spec;
+}
+
+// Optimizer fields 5..9, lr_schedule and clip_grad_norm.
+std::vector<Case> RecipeCases() {
+  using S = v1::JobSpec&;
+  auto opt = [](S s) { return s.mutable_optimizer(); };
+  auto lr = [](S s) { return s.mutable_lr_schedule(); };
+  return {
+      {"valid recipe", Recipe, ""},
+      {"valid step schedule", StepSchedule, ""},
+      {"valid adam betas zero",
+       With(Recipe,
+            [opt](S s) {
+              opt(s)->set_kind(v1::OPTIMIZER_KIND_ADAM);
+              opt(s)->set_beta1(0);
+              opt(s)->set_beta2(0);
+            }),
+       ""},
+      {"valid nesterov", With([opt](S s) { opt(s)->set_nesterov(true); }), ""},
+      {"valid linear no horizon", With([lr](S s) {
+         lr(s)->set_kind(v1::LR_SCHEDULE_KIND_LINEAR);
+         lr(s)->set_warmup_steps(1000000);
+       }),
+       ""},
+      {"valid constant warmup", With([lr](S s) {
+         lr(s)->set_kind(v1::LR_SCHEDULE_KIND_CONSTANT);
+         lr(s)->set_warmup_steps(10);
+       }),
+       ""},
+      {"valid min lr equal to lr",
+       With(Recipe, [lr](S s) { lr(s)->set_min_lr(6e-4); }), ""},
+      // optimizer.beta1, beta2, eps
+      {"beta1 with sgd", With([opt](S s) { opt(s)->set_beta1(0.9); }),
+       "optimizer.beta1"},
+      {"beta1 one", With(Recipe, [opt](S s) { opt(s)->set_beta1(1); }),
+       "optimizer.beta1"},
+      {"beta1 negative", With(Recipe, [opt](S s) { opt(s)->set_beta1(-0.1); }),
+       "optimizer.beta1"},
+      {"beta2 nan", With(Recipe, [opt](S s) { opt(s)->set_beta2(kNaN); }),
+       "optimizer.beta2"},
+      {"eps zero", With(Recipe, [opt](S s) { opt(s)->set_eps(0); }),
+       "optimizer.eps"},
+      {"eps negative", With(Recipe, [opt](S s) { opt(s)->set_eps(-1e-8); }),
+       "optimizer.eps"},
+      {"eps inf", With(Recipe, [opt](S s) { opt(s)->set_eps(kInf); }),
+       "optimizer.eps"},
+      {"eps with sgd", With([opt](S s) { opt(s)->set_eps(1e-8); }),
+       "optimizer.eps"},
+      // optimizer.nesterov, no_decay_bias_and_norm
+      {"nesterov with adamw",
+       With(Recipe, [opt](S s) { opt(s)->set_nesterov(true); }),
+       "optimizer.nesterov"},
+      {"nesterov without momentum", With([opt](S s) {
+         opt(s)->set_momentum(0);
+         opt(s)->set_nesterov(true);
+       }),
+       "optimizer.nesterov"},
+      {"no decay group without decay",
+       With(Recipe, [opt](S s) { opt(s)->set_weight_decay(0); }),
+       "optimizer.no_decay_bias_and_norm"},
+      {"momentum with adamw",
+       With(Recipe, [opt](S s) { opt(s)->set_momentum(0.9); }),
+       "optimizer.momentum"},
+      // lr_schedule
+      {"schedule kind unknown",
+       With([lr](S s) { lr(s)->set_kind(static_cast<v1::LrScheduleKind>(9)); }),
+       "lr_schedule.kind"},
+      {"warmup negative",
+       With(Recipe, [lr](S s) { lr(s)->set_warmup_steps(-1); }),
+       "lr_schedule.warmup_steps"},
+      {"warmup too long",
+       With(Recipe, [lr](S s) { lr(s)->set_warmup_steps(1000000001); }),
+       "lr_schedule.warmup_steps"},
+      {"min lr above lr", With(Recipe, [lr](S s) { lr(s)->set_min_lr(1e-3); }),
+       "lr_schedule.min_lr"},
+      {"min lr negative", With(Recipe, [lr](S s) { lr(s)->set_min_lr(-1e-5); }),
+       "lr_schedule.min_lr"},
+      {"min lr nan", With(Recipe, [lr](S s) { lr(s)->set_min_lr(kNaN); }),
+       "lr_schedule.min_lr"},
+      {"min lr with constant", With([lr](S s) { lr(s)->set_min_lr(0.01); }),
+       "lr_schedule.min_lr"},
+      {"decay steps with step schedule",
+       With(StepSchedule, [lr](S s) { lr(s)->set_decay_steps(100); }),
+       "lr_schedule.decay_steps"},
+      {"decay steps negative",
+       With(Recipe, [lr](S s) { lr(s)->set_decay_steps(-5); }),
+       "lr_schedule.decay_steps"},
+      {"warmup past the horizon",
+       With(Recipe, [lr](S s) { lr(s)->set_warmup_steps(5000); }),
+       "lr_schedule.decay_steps"},
+      {"step without step size",
+       With(StepSchedule, [lr](S s) { lr(s)->set_step_size(0); }),
+       "lr_schedule.step_size"},
+      {"step size with cosine",
+       With(Recipe, [lr](S s) { lr(s)->set_step_size(10); }),
+       "lr_schedule.step_size"},
+      {"gamma with cosine", With(Recipe, [lr](S s) { lr(s)->set_gamma(0.5); }),
+       "lr_schedule.gamma"},
+      {"gamma one", With(StepSchedule, [lr](S s) { lr(s)->set_gamma(1); }),
+       "lr_schedule.gamma"},
+      {"gamma negative",
+       With(StepSchedule, [lr](S s) { lr(s)->set_gamma(-0.5); }),
+       "lr_schedule.gamma"},
+      {"gamma half", With(StepSchedule, [lr](S s) { lr(s)->set_gamma(0.5); }),
+       ""},
+      // clip_grad_norm
+      {"clip negative", With([](S s) { s.set_clip_grad_norm(-1); }),
+       "clip_grad_norm"},
+      {"clip nan", With([](S s) { s.set_clip_grad_norm(kNaN); }),
+       "clip_grad_norm"},
+      {"clip inf", With([](S s) { s.set_clip_grad_norm(kInf); }),
+       "clip_grad_norm"},
+      {"clip small", With([](S s) { s.set_clip_grad_norm(1e-6); }), ""},
+  };
+}
+
 std::vector<Case> Cases() {
   using S = v1::JobSpec&;
   const std::string n63(63, 'a');
@@ -554,7 +697,7 @@ std::vector<Case> Cases() {
        }),
        "optimizer.kind"},
       {"optimizer unknown number", With([](S s) {
-         s.mutable_optimizer()->set_kind(static_cast<v1::OptimizerKind>(3));
+         s.mutable_optimizer()->set_kind(static_cast<v1::OptimizerKind>(99));
        }),
        "optimizer.kind"},
       // optimizer.learning_rate
@@ -922,6 +1065,7 @@ std::vector<Case> Cases() {
        }),
        "export.safetensors_path"},
   };
+  for (Case& r : RecipeCases()) c.push_back(std::move(r));
   return c;
 }
 
@@ -1022,6 +1166,74 @@ TEST(JobSpecValidatorTest, NewFieldMessagesAreExact) {
   EXPECT_EQ(ValidateJobSpec(spec).message(),
             "invalid job spec: export.safetensors_path must differ from "
             "export.torchscript_path (got \"/out/m\")");
+}
+
+TEST(JobSpecValidatorTest, RecipeMessagesAreExact) {
+  v1::JobSpec spec = Recipe();
+  spec.mutable_lr_schedule()->set_warmup_steps(6000);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: lr_schedule.decay_steps must be > "
+            "lr_schedule.warmup_steps (the warmup must end before the decay "
+            "horizon) (got 5000 <= 6000)");
+
+  spec = Recipe();
+  spec.mutable_lr_schedule()->set_min_lr(0.01);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: lr_schedule.min_lr must be in [0, "
+            "optimizer.learning_rate] (got 0.01 with learning_rate 0.0006)");
+
+  spec = StepSchedule();
+  spec.mutable_lr_schedule()->clear_step_size();
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: lr_schedule.step_size must be in [1, "
+            "1000000000] (got 0)");
+
+  spec = ValidSpec();
+  spec.set_clip_grad_norm(-0.5);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: clip_grad_norm must be >= 0 and finite (0: no "
+            "clipping) (got -0.5)");
+
+  spec = Recipe();
+  spec.mutable_optimizer()->set_beta2(1);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: optimizer.beta2 must be in [0, 1) (got 1)");
+
+  spec = Recipe();
+  spec.mutable_optimizer()->set_eps(0);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: optimizer.eps must be in (0, 1] (got 0)");
+
+  spec = ValidSpec();
+  spec.mutable_optimizer()->set_beta1(0.9);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: optimizer.beta1 is only valid with "
+            "optimizer.kind OPTIMIZER_KIND_ADAM or OPTIMIZER_KIND_ADAMW (got "
+            "0.9 with OPTIMIZER_KIND_SGD)");
+
+  spec = ValidSpec();
+  spec.mutable_optimizer()->set_momentum(0);
+  spec.mutable_optimizer()->set_nesterov(true);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: optimizer.nesterov requires optimizer.momentum "
+            "> 0 (got true with momentum 0)");
+
+  spec = ValidSpec();
+  spec.mutable_lr_schedule()->set_min_lr(0.01);
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: lr_schedule.min_lr is only valid with a "
+            "decaying lr_schedule.kind (STEP, COSINE or LINEAR) (got 0.01 "
+            "with LR_SCHEDULE_KIND_UNSPECIFIED)");
+}
+
+TEST(JobSpecValidatorTest, WithDefaultsGivesTheStepScheduleTorchsGamma) {
+  const v1::JobSpec d = WithDefaults(StepSchedule());
+  EXPECT_DOUBLE_EQ(d.lr_schedule().gamma(), 0.1);
+  EXPECT_TRUE(ValidateJobSpec(d).ok());
+  EXPECT_EQ(WithDefaults(d).SerializeAsString(), d.SerializeAsString());
+  // Other kinds get no gamma (it would be refused), nor a schedule at all.
+  EXPECT_EQ(WithDefaults(Recipe()).lr_schedule().gamma(), 0);
+  EXPECT_FALSE(WithDefaults(ValidSpec()).has_lr_schedule());
 }
 
 TEST(JobSpecValidatorTest, LongValuesAreCutInMessages) {

@@ -187,5 +187,43 @@ TEST(ProgressAggregatorTest, RestoredRanksKeepTheirSums) {
   EXPECT_DOUBLE_EQ(got[1].second, 0.3);
 }
 
+// The gradient norm: the ranks' mean (ranks at the same step agree), kept
+// through a new generation until one of its ranks measures one.
+TEST(ProgressAggregatorTest, GradNormIsTheRanksMeanAndOutlivesAGeneration) {
+  auto report = [](int rank, int64_t step, double norm) {
+    v1::ReportProgressRequest r;
+    r.set_rank(rank);
+    r.set_step(step);
+    r.set_grad_norm(norm);
+    return r;
+  };
+  ProgressAggregator agg;
+  v1::JobProgress p;
+  agg.Add(report(0, 10, 2.0), "w0", 1);
+  agg.Combine(2, v1::TaskSpec(), &p);
+  EXPECT_DOUBLE_EQ(p.grad_norm(), 2.0);
+  agg.Add(report(1, 20, 3.0), "w1", 2);
+  agg.Combine(2, v1::TaskSpec(), &p);
+  EXPECT_DOUBLE_EQ(p.grad_norm(), 2.5);
+  // A report without a norm (none measured yet) does not count as 0.
+  agg.Add(report(1, 21, 0), "w1", 3);
+  agg.Combine(2, v1::TaskSpec(), &p);
+  EXPECT_DOUBLE_EQ(p.grad_norm(), 2.5);
+  // A new generation: the last known norm stays until a rank reports one.
+  agg.Reset();
+  agg.Add(report(0, 0, 0), "w0", 4);
+  agg.Combine(1, v1::TaskSpec(), &p);
+  EXPECT_DOUBLE_EQ(p.grad_norm(), 2.5);
+  agg.Add(report(0, 30, 0.5), "w0", 5);
+  agg.Combine(1, v1::TaskSpec(), &p);
+  EXPECT_DOUBLE_EQ(p.grad_norm(), 0.5);
+  // After a coordinator restart: the stored progress keeps it.
+  ProgressAggregator restored;
+  restored.Restore(p);
+  v1::JobProgress q = p;
+  restored.Combine(1, v1::TaskSpec(), &q);
+  EXPECT_DOUBLE_EQ(q.grad_norm(), 0.5);
+}
+
 }  // namespace
 }  // namespace ringleader

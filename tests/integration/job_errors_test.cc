@@ -1,8 +1,9 @@
 // Errors that will not go away fail the job at once, with the reason where
 // the user looks: a model that does not fit the data, a missing data file, a
-// label outside the model's classes, a loss that diverged. Each job below
-// allows restarts, and must spend none of them: the job is FAILED with the
-// rank and torch's (or the loader's) reason in its message.
+// label outside the model's classes, a loss that diverged, gradients that
+// are not finite. Each job below allows restarts, and must spend none of
+// them: the job is FAILED with the rank and torch's (or the loader's) reason
+// in its message.
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -163,6 +164,26 @@ TEST(JobErrorsTest, NonFiniteLossFailsTheJob) {
   const v1::Job job = RunToEnd(s);
   ExpectFailedAtOnce(job);
   EXPECT_THAT(job.message(), HasSubstr("the training loss is inf at step 1"));
+}
+
+TEST(JobErrorsTest, NonFiniteGradientNormFailsTheJob) {
+  // sqrt(weight * 0) adds 0 to the output, so the loss is finite, but its
+  // gradient is inf * 0 = NaN: the clipped step would make every weight NaN.
+  const std::string dir = FreshDir("nan-grad-data");
+  WriteNpy(dir + "/x.npy", NpyDtype::kFloat32, {32, 4},
+           std::vector<float>(32 * 4, 0.5f));
+  WriteNpy(dir + "/y.npy", NpyDtype::kFloat32, {32},
+           std::vector<float>(32, 1.0f));
+  v1::JobSpec s =
+      NpyJob("nan-grad", dir,
+             ScriptModel(dir, "sqrt0", {1, 4},
+                         "    return torch.matmul(x, self.weight.t()) + "
+                         "torch.sqrt(self.weight * 0.0).sum()"));
+  s.mutable_task()->set_kind(v1::TASK_KIND_REGRESSION);
+  s.set_clip_grad_norm(1.0);
+  const v1::Job job = RunToEnd(s);
+  ExpectFailedAtOnce(job);
+  EXPECT_THAT(job.message(), HasSubstr("the gradient norm is nan at step 1"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "tests/integration/reference_training.h"
 
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -10,6 +11,8 @@
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
 #include "worker/train/checkpoint.h"
+#include "worker/train/grad_clip.h"
+#include "worker/train/lr_schedule.h"
 #include "worker/train/task.h"
 
 namespace ringleader::testing {
@@ -37,8 +40,110 @@ std::shared_ptr<Model> BuildJobModel(const v1::JobSpec& spec,
 
 }  // namespace
 
+namespace {
+
+// A single-process replay of a job: its model, loss and optimizer, and how
+// far it is.
+struct Replay {
+  const v1::JobSpec& spec;
+  const Dataset& train;
+  Model& model;
+  const Task& task;
+  torch::optim::Optimizer& optimizer;
+  int64_t step = 0;
+  int64_t clipped = 0;
+};
+
+// Every rank's indices of `epoch` at `world` ranks from `offset`, as the
+// coordinator plans them.
+std::vector<std::vector<int64_t>> EpochShards(const Replay& r, int64_t epoch,
+                                              int world, int64_t offset) {
+  std::vector<std::vector<int64_t>> shards;
+  for (int rank = 0; rank < world; ++rank) {
+    v1::ShardAssignment a;
+    a.set_seed(r.spec.seed());
+    a.set_epoch(epoch);
+    a.set_world_size(world);
+    a.set_rank(rank);
+    a.set_dataset_size(r.train.size());
+    a.set_shuffle(r.spec.dataset().shuffle());
+    a.set_drop_last(r.spec.dataset().drop_last());
+    a.set_start_offset(offset);
+    shards.push_back(ShardIndices(a));
+  }
+  return shards;
+}
+
+// One optimizer step on the samples `global`, as TrainStep takes it: the
+// mean loss's gradients, clipped, then the scheduled learning rate. False
+// (after a failed expectation) when something fails.
+bool Step(Replay& r, std::vector<int64_t> global, int64_t planned) {
+  // The worker's own loader makes the tensors (transforms included).
+  const int64_t n = static_cast<int64_t>(global.size());
+  auto loader = BatchLoader::Create(r.train, std::move(global), n);
+  EXPECT_TRUE(loader.ok()) << loader.status();
+  if (!loader.ok()) return false;
+  std::optional<Batch> b = (*loader)->Next();
+  EXPECT_TRUE(b.has_value()) << (*loader)->status();
+  if (!b.has_value()) return false;
+  r.optimizer.zero_grad();
+  auto out = r.model.Forward(
+      b->inputs, r.task.model_computes_loss() ? b->targets : at::Tensor());
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok()) return false;
+  auto loss = r.task.Loss(*out, b->targets, b->sample_ids);
+  EXPECT_TRUE(loss.ok()) << loss.status();
+  if (!loss.ok()) return false;
+  loss->backward();
+  const double norm =
+      ClipGradNorm(r.model.Parameters(), r.spec.clip_grad_norm());
+  if (r.spec.clip_grad_norm() > 0 && norm > r.spec.clip_grad_norm()) {
+    ++r.clipped;
+  }
+  SetLearningRate(
+      r.optimizer,
+      LearningRateAt(r.spec.lr_schedule(), r.spec.optimizer().learning_rate(),
+                     r.step, planned));
+  r.optimizer.step();
+  ++r.step;
+  return true;
+}
+
+// Generation `g`'s steps, from its start until step `stop` or the job's end.
+bool RunGeneration(Replay& r, const ReferenceGeneration& g, int64_t stop) {
+  EXPECT_EQ(r.step, g.start.step) << "a generation starts where one stopped";
+  const int64_t planned =
+      PlannedOptimizerSteps(r.spec, r.train.size(), g.world, g.start);
+  const size_t batch = static_cast<size_t>(r.spec.batch_size());
+  for (int64_t epoch = g.start.epoch; epoch < r.spec.epochs(); ++epoch) {
+    const std::vector<std::vector<int64_t>> shards =
+        EpochShards(r, epoch, g.world,
+                    epoch == g.start.epoch ? g.start.epoch_sample_offset : 0);
+    const size_t per_rank = shards[0].size();
+    for (size_t off = 0; off < per_rank; off += batch) {
+      if (r.step >= stop) return true;
+      std::vector<int64_t> global;
+      for (const auto& shard : shards) {
+        for (size_t i = off; i < std::min(per_rank, off + batch); ++i) {
+          global.push_back(shard[i]);
+        }
+      }
+      if (!Step(r, std::move(global), planned)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<torch::Tensor> TrainSingleProcess(const v1::JobSpec& spec,
                                               int world) {
+  return TrainSingleProcess(spec, {ReferenceGeneration{world, {}}});
+}
+
+std::vector<torch::Tensor> TrainSingleProcess(
+    const v1::JobSpec& spec,
+    const std::vector<ReferenceGeneration>& generations, int64_t* clipped) {
   EXPECT_LE(spec.gradient_accumulation_steps(), 1) << "not modelled";
   auto data = LoadJobData(spec.dataset(), spec.seed());
   EXPECT_TRUE(data.ok()) << data.status();
@@ -51,48 +156,14 @@ std::vector<torch::Tensor> TrainSingleProcess(const v1::JobSpec& spec,
   auto optimizer = BuildOptimizer(spec.optimizer(), model->Parameters());
   EXPECT_TRUE(optimizer.ok()) << optimizer.status();
   if (!optimizer.ok()) return {};
-  const size_t batch = static_cast<size_t>(spec.batch_size());
-  for (int epoch = 0; epoch < spec.epochs(); ++epoch) {
-    std::vector<std::vector<int64_t>> shards;
-    for (int r = 0; r < world; ++r) {
-      v1::ShardAssignment a;
-      a.set_seed(spec.seed());
-      a.set_epoch(epoch);
-      a.set_world_size(world);
-      a.set_rank(r);
-      a.set_dataset_size(train.size());
-      a.set_shuffle(spec.dataset().shuffle());
-      a.set_drop_last(spec.dataset().drop_last());
-      shards.push_back(ShardIndices(a));
-    }
-    const size_t per_rank = shards[0].size();
-    for (size_t off = 0; off < per_rank; off += batch) {
-      std::vector<int64_t> global;
-      for (const auto& shard : shards) {
-        for (size_t i = off; i < std::min(per_rank, off + batch); ++i) {
-          global.push_back(shard[i]);
-        }
-      }
-      // The worker's own loader makes the tensors (transforms included).
-      const int64_t n = static_cast<int64_t>(global.size());
-      auto loader = BatchLoader::Create(train, std::move(global), n);
-      EXPECT_TRUE(loader.ok()) << loader.status();
-      if (!loader.ok()) return {};
-      std::optional<Batch> b = (*loader)->Next();
-      EXPECT_TRUE(b.has_value()) << (*loader)->status();
-      if (!b.has_value()) return {};
-      (*optimizer)->zero_grad();
-      auto out = model->Forward(
-          b->inputs, task.model_computes_loss() ? b->targets : at::Tensor());
-      EXPECT_TRUE(out.ok()) << out.status();
-      if (!out.ok()) return {};
-      auto loss = task.Loss(*out, b->targets, b->sample_ids);
-      EXPECT_TRUE(loss.ok()) << loss.status();
-      if (!loss.ok()) return {};
-      loss->backward();
-      (*optimizer)->step();
-    }
+  Replay replay{spec, train, *model, task, **optimizer};
+  for (size_t g = 0; g < generations.size(); ++g) {
+    const int64_t stop = g + 1 < generations.size()
+                             ? generations[g + 1].start.step
+                             : std::numeric_limits<int64_t>::max();
+    if (!RunGeneration(replay, generations[g], stop)) return {};
   }
+  if (clipped != nullptr) *clipped = replay.clipped;
   std::vector<torch::Tensor> params;
   for (auto& p : model->Parameters()) params.push_back(p.detach().clone());
   return params;

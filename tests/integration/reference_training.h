@@ -9,8 +9,18 @@
 
 #include "ringleader/v1/job.pb.h"
 #include "worker/model/model.h"
+#include "worker/train/step_plan.h"
 
 namespace ringleader::testing {
+
+// One generation of a distributed run, as the reference replays it: `world`
+// ranks from `start` (where the generation resumed: the committed
+// checkpoint's epoch, step and sample offset; zeros for the first) until the
+// next generation's start step, or the job's end.
+struct ReferenceGeneration {
+  int world = 1;
+  StepPlanStart start;
+};
 
 // What a distributed job must end with: one process trains `spec` where each
 // step's batch is the union of every rank's batch at that step for `world`
@@ -19,7 +29,10 @@ namespace ringleader::testing {
 // BuildModel (built-in or TorchScript), its loss through the Task
 // (worker/train/task.h: cross-entropy on the output, or the model's own),
 // its optimizer through BuildOptimizer; shards as the coordinator plans them
-// (DistributedSampler: shuffle, padding or drop_last as the spec says).
+// (DistributedSampler: shuffle, padding or drop_last as the spec says); each
+// step's gradients clipped (clip_grad_norm) and its learning rate scheduled
+// (lr_schedule, the horizon planned at the generation's world size) as the
+// trainer does.
 //
 // Equal to DDP's averaged gradients when the loss is a mean over samples (or
 // tokens) that all count: every rank's shard has the same size, so each
@@ -30,6 +43,16 @@ namespace ringleader::testing {
 // accumulation is not modelled.
 std::vector<torch::Tensor> TrainSingleProcess(const v1::JobSpec& spec,
                                               int world);
+
+// What a job that changed world size between generations must end with:
+// each generation's steps on the union of its ranks' batches, from where it
+// resumed. The first generation starts at zero; each next one at a step the
+// previous one reached (a checkpoint it committed). `clipped`, when not
+// null, counts the steps whose gradient norm was above clip_grad_norm.
+std::vector<torch::Tensor> TrainSingleProcess(
+    const v1::JobSpec& spec,
+    const std::vector<ReferenceGeneration>& generations,
+    int64_t* clipped = nullptr);
 
 // The parameters stored in the checkpoint at `path` for `spec`'s model.
 std::vector<torch::Tensor> CheckpointParameters(const v1::JobSpec& spec,

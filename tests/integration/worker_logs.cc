@@ -33,15 +33,37 @@ std::vector<SampleLine> ParseSampleLines(const std::string& log) {
   return out;
 }
 
-std::vector<int64_t> ParseResumeSteps(const std::string& log) {
-  std::vector<int64_t> out;
+std::vector<ResumeLine> ParseResumeLines(const std::string& log) {
+  std::vector<ResumeLine> out;
   const std::regex re(
-      "resumes from checkpoint [0-9]+ \\(.*\\) at epoch [0-9]+ step "
-      "([0-9]+)");
+      "resumes from checkpoint ([0-9]+) \\(.*\\) at epoch ([0-9]+) step "
+      "([0-9]+) offset ([0-9]+)");
   for (const std::string& line :
        std::vector<std::string>(absl::StrSplit(log, '\n'))) {
     std::smatch m;
-    if (std::regex_search(line, m, re)) out.push_back(std::stoll(m[1]));
+    if (!std::regex_search(line, m, re)) continue;
+    out.push_back({std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3]),
+                   std::stoll(m[4])});
+  }
+  return out;
+}
+
+std::vector<int64_t> ParseResumeSteps(const std::string& log) {
+  std::vector<int64_t> out;
+  for (const ResumeLine& r : ParseResumeLines(log)) out.push_back(r.step);
+  return out;
+}
+
+std::vector<PlanLine> ParsePlanLines(const std::string& log) {
+  std::vector<PlanLine> out;
+  const std::regex re(
+      "plans ([0-9]+) optimizer steps at world size ([0-9]+); learning-rate "
+      "decay horizon ([0-9]+)");
+  for (const std::string& line :
+       std::vector<std::string>(absl::StrSplit(log, '\n'))) {
+    std::smatch m;
+    if (!std::regex_search(line, m, re)) continue;
+    out.push_back({std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3])});
   }
   return out;
 }

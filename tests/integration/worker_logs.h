@@ -18,9 +18,26 @@ struct SampleLine {
 // half a line at the end).
 std::vector<SampleLine> ParseSampleLines(const std::string& log);
 
-// The optimizer step of each "resumes from checkpoint ... step S" line, in
-// log order.
+// One "resumes from checkpoint ID (path) at epoch E step S offset O" line:
+// where a generation resumed.
+struct ResumeLine {
+  int64_t checkpoint_id = 0, epoch = 0, step = 0, offset = 0;
+};
+
+// Every resume line of a worker log, in log order.
+std::vector<ResumeLine> ParseResumeLines(const std::string& log);
+
+// The optimizer step of each resume line, in log order.
 std::vector<int64_t> ParseResumeSteps(const std::string& log);
+
+// One "plans N optimizer steps at world size W; learning-rate decay horizon
+// H" line: what a generation planned when it started.
+struct PlanLine {
+  int64_t planned_steps = 0, world_size = 0, horizon = 0;
+};
+
+// Every plan line of a worker log, in log order.
+std::vector<PlanLine> ParsePlanLines(const std::string& log);
 
 }  // namespace ringleader::testing
 

@@ -71,6 +71,7 @@ absl::StatusOr<ResumePoint> ResumeFromOffered(
   if (!agreed.ok()) return JobError(agreed.status());
   const v1::CheckpointRecord& from = candidates[*agreed];
   point.checkpoint_id = from.checkpoint_id();
+  point.epoch_sample_offset = from.epoch_sample_offset();
   LOG(INFO) << "rank " << gen.rank() << " resumes from checkpoint "
             << point.checkpoint_id << " (" << from.path() << ") at epoch "
             << point.position.epoch << " step " << point.position.step

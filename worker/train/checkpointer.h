@@ -29,6 +29,8 @@ namespace ringleader {
 struct ResumePoint {
   CheckpointPosition position;  // Epoch 0, step 0 for a fresh start.
   int64_t checkpoint_id = 0;    // 0: none.
+  // The committed samples of position.epoch (the checkpoint's record).
+  int64_t epoch_sample_offset = 0;
 };
 
 // Loads the first readable of the generation's offered checkpoints (newest

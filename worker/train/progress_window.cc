@@ -40,6 +40,7 @@ v1::ReportProgressRequest ProgressWindow::Header(int64_t epoch,
   r.set_epoch(epoch);
   r.set_step(step);
   r.set_total_steps(total_steps_);
+  r.set_grad_norm(grad_norm_);
   return r;
 }
 

@@ -2,9 +2,10 @@
 #define RINGLEADER_WORKER_TRAIN_PROGRESS_WINDOW_H_
 
 // What a rank's progress reports say: the training loss, throughput and
-// step time since the previous report, the latest per-epoch evaluation
-// (carried on every later report: a report may replace another in flight),
-// and at the end the final train loss and the test metrics' sums.
+// step time since the previous report, the latest gradient norm measured,
+// the latest per-epoch evaluation (carried on every later report: a report
+// may replace another in flight), and at the end the final train loss and
+// the test metrics' sums.
 
 #include <cstdint>
 #include <string>
@@ -24,6 +25,9 @@ class ProgressWindow {
   // One micro-batch of `samples` with mean loss `loss`.
   void AddBatch(double loss, int64_t samples);
   void AddStep() { ++steps_; }
+  // The global gradient norm of the latest step measured; every later
+  // report carries it.
+  void SetGradNorm(double norm) { grad_norm_ = norm; }
 
   // The report of the window ending at `now`, which starts the next one.
   v1::ReportProgressRequest Take(int64_t epoch, int64_t step, absl::Time now);
@@ -49,6 +53,7 @@ class ProgressWindow {
   int64_t batches_ = 0;
   int64_t samples_ = 0;
   int64_t steps_ = 0;
+  double grad_norm_ = 0;    // 0: none measured yet.
   int64_t eval_epoch_ = 0;  // 0: no evaluation yet.
   MetricSums eval_;
 };

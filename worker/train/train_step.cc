@@ -7,14 +7,18 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "worker/model/optimizer.h"
 #include "worker/model/torch_status.h"
 #include "worker/train/batch_forward.h"
+#include "worker/train/grad_clip.h"
 #include "worker/train/job_error.h"
 
 namespace ringleader {
 
 TrainStep::TrainStep(StepParts parts, int accumulate)
-    : parts_(parts), accumulate_(std::max(1, accumulate)) {}
+    : parts_(parts),
+      accumulate_(std::max(1, accumulate)),
+      params_(parts.model->Parameters()) {}
 
 absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync) {
   if (parts_.buffers != nullptr) {
@@ -50,8 +54,16 @@ absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync) {
   return loss->item<double>();
 }
 
-void TrainStep::Apply() {
+std::optional<double> TrainStep::ClipGradients(bool measure) {
+  const bool clip = parts_.clip_grad_norm > 0;
+  if (!clip && !measure) return std::nullopt;
+  TimelineSpan span(parts_.timeline, clip ? "clip_grad_norm" : "grad_norm");
+  return ClipGradNorm(params_, parts_.clip_grad_norm);
+}
+
+void TrainStep::Apply(double lr) {
   TimelineSpan span(parts_.timeline, "optimizer");
+  SetLearningRate(*parts_.optimizer, lr);
   parts_.optimizer->step();
   parts_.reducer->ZeroGrad();
 }

@@ -4,9 +4,14 @@
 // One optimizer step of DDP, as micro-batches: buffers from rank 0
 // (broadcast_buffers), forward, the task's loss, backward with the reducer
 // all-reducing gradient buckets as they fill (or accumulating locally inside
-// no_sync), then the optimizer.
+// no_sync), then the averaged gradients' norm measured and clipped, the
+// scheduled learning rate set and the optimizer stepped.
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+
+#include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "worker/data/batch_loader.h"
@@ -31,6 +36,8 @@ struct StepParts {
   Timeline* timeline = nullptr;  // May be null.
   c10::Device device = c10::Device(c10::kCPU);
   const Dataset* data = nullptr;  // Named in errors.
+  // Clip the averaged gradients to this global L2 norm; 0: no clipping.
+  double clip_grad_norm = 0;
 };
 
 // Not thread-safe: the training thread's.
@@ -44,12 +51,18 @@ class TrainStep {
   // batch's loss. A job error when the model fails or does not fit the
   // batch; ABORTED when a collective failed.
   absl::StatusOr<double> Micro(const Batch& batch, bool sync);
-  // The optimizer step on the averaged gradients, then zeroed gradients.
-  void Apply();
+  // After the synchronizing micro-batch: the global norm of the averaged
+  // gradients before clipping, measured when clipping (then they are clipped
+  // too) or when `measure`; nullopt when neither. Equal on every rank.
+  std::optional<double> ClipGradients(bool measure);
+  // The optimizer step at learning rate `lr` (every param group's) on the
+  // averaged gradients, then zeroed gradients.
+  void Apply(double lr);
 
  private:
   const StepParts parts_;
   const int accumulate_;
+  const std::vector<at::Tensor> params_;
 };
 
 }  // namespace ringleader

@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "common/distributed_sampler.h"
 #include "glog/logging.h"
 #include "worker/comm/metered_communicator.h"
 #include "worker/data/batch_loader.h"
@@ -23,28 +22,18 @@
 #include "worker/train/checkpointer.h"
 #include "worker/train/evaluator.h"
 #include "worker/train/job_error.h"
+#include "worker/train/lr_schedule.h"
 #include "worker/train/model_probe.h"
 #include "worker/train/precision.h"
 #include "worker/train/progress_reporter.h"
 #include "worker/train/progress_schedule.h"
 #include "worker/train/progress_window.h"
+#include "worker/train/step_plan.h"
 #include "worker/train/task.h"
 #include "worker/train/timeline.h"
 #include "worker/train/train_step.h"
 
 namespace ringleader {
-namespace {
-
-int64_t OptimizerStepsPerEpoch(const v1::JobSpec& spec, int64_t train_size,
-                               int32_t world) {
-  const int accumulate = std::max(1, spec.gradient_accumulation_steps());
-  return (StepsPerEpoch(train_size, world, spec.batch_size(),
-                        spec.dataset().drop_last()) +
-          accumulate - 1) /
-         accumulate;
-}
-
-}  // namespace
 
 Trainer::Trainer(TrainerEnv env, std::string job_id,
                  v1::JoinRendezvousResponse generation)
@@ -117,6 +106,14 @@ absl::Status Trainer::SetUpReplicas() {
   resumed_epoch_ = resumed->position.epoch;
   step_ = resumed->position.step;
   resumed_checkpoint_id_ = resumed->checkpoint_id;
+  // The same on every rank: they resumed from the same checkpoint.
+  planned_steps_ = PlannedOptimizerSteps(
+      spec, env_.data->train->size(), gen_.world_size(),
+      {resumed_epoch_, step_, resumed->epoch_sample_offset});
+  LOG(INFO) << "rank " << gen_.rank() << " plans " << planned_steps_
+            << " optimizer steps at world size " << gen_.world_size()
+            << "; learning-rate decay horizon "
+            << DecayHorizon(spec.lr_schedule(), planned_steps_);
 
   timeline_ = std::make_unique<Timeline>(
       spec.timeline_dir().empty()
@@ -176,6 +173,7 @@ absl::Status Trainer::Train() {
   parts.timeline = timeline_.get();
   parts.device = device_;
   parts.data = env_.data->train.get();
+  parts.clip_grad_norm = spec.clip_grad_norm();
   step_runner_ =
       std::make_unique<TrainStep>(parts, spec.gradient_accumulation_steps());
   checkpointer_ = std::make_unique<Checkpointer>(
@@ -190,11 +188,8 @@ absl::Status Trainer::Train() {
   schedule_ = std::make_unique<ProgressSchedule>(
       spec.progress_every_steps(),
       absl::Milliseconds(spec.progress_min_interval_ms()), now);
-  steps_per_epoch_ =
-      OptimizerStepsPerEpoch(spec, env_.data->train->size(), gen_.world_size());
-  window_ =
-      std::make_unique<ProgressWindow>(job_id_, gen_.generation(), gen_.rank(),
-                                       steps_per_epoch_ * spec.epochs(), now);
+  window_ = std::make_unique<ProgressWindow>(job_id_, gen_.generation(),
+                                             gen_.rank(), planned_steps_, now);
   for (int64_t epoch = resumed_epoch_; epoch < spec.epochs(); ++epoch) {
     if (absl::Status s = RunEpoch(epoch); !s.ok()) return s;
   }
@@ -206,8 +201,7 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
   if (!e.ok()) return e.status();
   if (env_.metrics != nullptr) {
     env_.metrics->epoch->Set(static_cast<double>(epoch));
-    env_.metrics->total_steps->Set(
-        static_cast<double>(steps_per_epoch_ * gen_.spec().epochs()));
+    env_.metrics->total_steps->Set(static_cast<double>(planned_steps_));
   }
   const int accumulate = std::max(1, gen_.spec().gradient_accumulation_steps());
   const int64_t num_batches = e->loader->num_batches();
@@ -230,11 +224,14 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
     if (absl::Status s = RunBatch(epoch, *batch, sync); !s.ok()) return s;
     epoch_batches++;
     if (!sync) continue;
-    step_runner_->Apply();
+    // Decided before the step, so the gradient norm the report carries is
+    // measured on the step it reports.
+    const bool report = schedule_->Due(step_ + 1, absl::Now());
+    if (absl::Status s = OptimizerStep(epoch, report); !s.ok()) return s;
     ++step_;
     if (absl::Status s =
             AfterStep(epoch, b, num_batches, e->loader->num_samples(),
-                      e->shard.start_offset());
+                      e->shard.start_offset(), report);
         !s.ok()) {
       return s;
     }
@@ -267,8 +264,31 @@ absl::Status Trainer::RunBatch(int64_t epoch, const Batch& batch, bool sync) {
   return absl::OkStatus();
 }
 
+absl::Status Trainer::OptimizerStep(int64_t epoch, bool report) {
+  const v1::JobSpec& spec = gen_.spec();
+  // Measured on every step when clipping, else only for a report: the norm
+  // costs a pass over the gradients.
+  const std::optional<double> norm = step_runner_->ClipGradients(report);
+  if (norm.has_value()) {
+    if (!std::isfinite(*norm)) {
+      // Every rank holds the same averaged gradients, so every rank that
+      // measured sees it; stepping would make every parameter NaN.
+      return JobError(absl::InvalidArgumentError(absl::StrCat(
+          "the gradient norm is ", *norm, " at step ", step_ + 1, " (epoch ",
+          epoch,
+          "; lower the learning rate, clip gradients or check the data)")));
+    }
+    window_->SetGradNorm(*norm);
+  }
+  step_runner_->Apply(LearningRateAt(spec.lr_schedule(),
+                                     spec.optimizer().learning_rate(), step_,
+                                     planned_steps_));
+  return absl::OkStatus();
+}
+
 absl::Status Trainer::AfterStep(int64_t epoch, int64_t b, int64_t num_batches,
-                                int64_t epoch_samples, int64_t start_offset) {
+                                int64_t epoch_samples, int64_t start_offset,
+                                bool report) {
   const v1::JobSpec& spec = gen_.spec();
   const absl::Time now = absl::Now();
   if (env_.metrics != nullptr) {
@@ -279,7 +299,7 @@ absl::Status Trainer::AfterStep(int64_t epoch, int64_t b, int64_t num_batches,
   }
   step_start_ = now;
   window_->AddStep();
-  if (schedule_->Due(step_, now)) {
+  if (report) {
     v1::ReportProgressRequest p = window_->Take(epoch, step_, now);
     if (env_.metrics != nullptr) {
       env_.metrics->samples_per_second->Set(p.samples_per_sec());

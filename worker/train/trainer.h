@@ -79,8 +79,12 @@ class Trainer {
   absl::Status SetUpReplicas();
   absl::Status RunEpoch(int64_t epoch);
   absl::Status RunBatch(int64_t epoch, const Batch& batch, bool sync);
+  // Clipping (and the norm a report carries), the scheduled learning rate,
+  // the optimizer step. A job error when the gradient norm is not finite.
+  absl::Status OptimizerStep(int64_t epoch, bool report);
   absl::Status AfterStep(int64_t epoch, int64_t b, int64_t num_batches,
-                         int64_t epoch_samples, int64_t start_offset);
+                         int64_t epoch_samples, int64_t start_offset,
+                         bool report);
   // This rank's metric sums on its part of the test split, with rank 0's
   // buffers.
   absl::StatusOr<MetricSums> EvaluateTestSplit();
@@ -96,7 +100,9 @@ class Trainer {
   const v1::JoinRendezvousResponse gen_;
   const c10::Device device_;
   int64_t step_ = 0;
-  int64_t steps_per_epoch_ = 0;
+  // The job's optimizer steps as this generation plans them (step_plan.h):
+  // the progress total and the schedule's default decay horizon.
+  int64_t planned_steps_ = 0;
   bool timeline_flushed_ = false;
 
   // Destroyed in reverse: the reducer waits for its all-reduces before the

@@ -45,6 +45,19 @@ TEST(ProgressWindowTest, EvaluationIsCarriedOnLaterReports) {
   EXPECT_EQ(later.eval_metrics_size(), 2);
 }
 
+TEST(ProgressWindowTest, TheLatestGradNormIsOnEveryLaterReport) {
+  const absl::Time t0 = absl::FromUnixSeconds(0);
+  ProgressWindow w("j", 1, 0, 10, t0);
+  EXPECT_EQ(w.Take(0, 1, t0).grad_norm(), 0);  // None measured yet.
+  w.SetGradNorm(2.5);
+  EXPECT_DOUBLE_EQ(w.Take(0, 2, t0 + absl::Seconds(1)).grad_norm(), 2.5);
+  // Not measured since: the last value stays, on every kind of report.
+  EXPECT_DOUBLE_EQ(w.Take(0, 3, t0 + absl::Seconds(2)).grad_norm(), 2.5);
+  w.SetGradNorm(0.75);
+  EXPECT_DOUBLE_EQ(w.Evaluated(1, 4, 0.1, MetricSums()).grad_norm(), 0.75);
+  EXPECT_DOUBLE_EQ(w.Final(1, 5, 0.1, MetricSums()).grad_norm(), 0.75);
+}
+
 TEST(ProgressWindowTest, FinalReportCarriesTestSums) {
   ProgressWindow w("j", 1, 2, 10, absl::FromUnixSeconds(0));
   MetricSums test;

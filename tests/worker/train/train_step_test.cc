@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -40,7 +41,7 @@ struct Rank {
   std::unique_ptr<Reducer> reducer;
   std::unique_ptr<TrainStep> step;
 
-  Rank(Communicator* comm, int accumulate) {
+  Rank(Communicator* comm, int accumulate, double clip = 0) {
     sgd = std::make_unique<torch::optim::SGD>(model->Parameters(),
                                               torch::optim::SGDOptions(0.5));
     Reducer::Options o;
@@ -53,6 +54,7 @@ struct Rank {
     parts.task = &task;
     parts.reducer = reducer.get();
     parts.optimizer = sgd.get();
+    parts.clip_grad_norm = clip;
     step = std::make_unique<TrainStep>(parts, accumulate);
   }
 };
@@ -76,7 +78,7 @@ TEST(TrainStepTest, TwoRanksEqualOneProcessOnTheUnionOfTheirBatches) {
       absl::StatusOr<double> loss =
           rank.step->Micro(BatchOf(*data, ids[r]), /*sync=*/true);
       ASSERT_TRUE(loss.ok()) << loss.status();
-      rank.step->Apply();
+      rank.step->Apply(0.5);
       after[r] = Params(*rank.model);
     });
   }
@@ -87,7 +89,7 @@ TEST(TrainStepTest, TwoRanksEqualOneProcessOnTheUnionOfTheirBatches) {
   Rank solo(&solo_comm, 1);
   ASSERT_TRUE(
       solo.step->Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7}), true).ok());
-  solo.step->Apply();
+  solo.step->Apply(0.5);
   const std::vector<torch::Tensor> want = Params(*solo.model);
   for (int r = 0; r < 2; ++r) {
     ASSERT_EQ(after[r].size(), want.size());
@@ -98,6 +100,65 @@ TEST(TrainStepTest, TwoRanksEqualOneProcessOnTheUnionOfTheirBatches) {
   }
 }
 
+// Clipping after the all-reduce: both ranks measure the same norm, the one
+// process's on the union, and end with its clipped step at the scheduled
+// learning rate.
+TEST(TrainStepTest, RanksClipTheAveragedGradientsAlike) {
+  auto data = SyntheticDataset::Create(16, 1).value();
+  const std::vector<std::vector<int64_t>> ids = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  constexpr double kClip = 0.05;  // Below the first step's norm.
+  constexpr double kLr = 0.25;
+  InProcessGroup group(2);
+  std::vector<std::vector<torch::Tensor>> after(2);
+  std::vector<std::optional<double>> norms(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      InProcessCommunicator comm(&group, r);
+      Rank rank(&comm, 1, kClip);
+      ASSERT_TRUE(rank.step->Micro(BatchOf(*data, ids[r]), true).ok());
+      norms[r] = rank.step->ClipGradients(/*measure=*/false);
+      rank.step->Apply(kLr);
+      after[r] = Params(*rank.model);
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(norms[0].has_value());
+  ASSERT_TRUE(norms[1].has_value());
+  EXPECT_EQ(*norms[0], *norms[1]);  // The same averaged gradients.
+
+  InProcessGroup solo_group(1);
+  InProcessCommunicator solo_comm(&solo_group, 0);
+  Rank solo(&solo_comm, 1, kClip);
+  ASSERT_TRUE(
+      solo.step->Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7}), true).ok());
+  const std::optional<double> solo_norm = solo.step->ClipGradients(false);
+  ASSERT_TRUE(solo_norm.has_value());
+  EXPECT_NEAR(*norms[0], *solo_norm, 1e-6);
+  EXPECT_GT(*solo_norm, kClip);  // It did clip.
+  solo.step->Apply(kLr);
+  EXPECT_DOUBLE_EQ(solo.sgd->param_groups()[0].options().get_lr(), kLr);
+  const std::vector<torch::Tensor> want = Params(*solo.model);
+  for (int r = 0; r < 2; ++r) {
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(after[r][i], want[i], 1e-5, 1e-7))
+          << r << " " << i;
+    }
+  }
+}
+
+TEST(TrainStepTest, TheNormIsMeasuredOnlyWhenClippingOrAsked) {
+  auto data = SyntheticDataset::Create(16, 1).value();
+  InProcessGroup group(1);
+  InProcessCommunicator comm(&group, 0);
+  Rank rank(&comm, 1);
+  ASSERT_TRUE(rank.step->Micro(BatchOf(*data, {0, 1, 2}), true).ok());
+  EXPECT_FALSE(rank.step->ClipGradients(false).has_value());
+  const std::optional<double> norm = rank.step->ClipGradients(true);
+  ASSERT_TRUE(norm.has_value());
+  EXPECT_GT(*norm, 0);
+}
+
 TEST(TrainStepTest, AccumulatedMicroBatchesEqualOneBatch) {
   auto data = SyntheticDataset::Create(16, 1).value();
   InProcessGroup group(1);
@@ -105,10 +166,10 @@ TEST(TrainStepTest, AccumulatedMicroBatchesEqualOneBatch) {
   Rank accumulating(&comm, 2);
   ASSERT_TRUE(accumulating.step->Micro(BatchOf(*data, {0, 1, 2}), false).ok());
   ASSERT_TRUE(accumulating.step->Micro(BatchOf(*data, {3, 4, 5}), true).ok());
-  accumulating.step->Apply();
+  accumulating.step->Apply(0.5);
   Rank whole(&comm, 1);
   ASSERT_TRUE(whole.step->Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5}), true).ok());
-  whole.step->Apply();
+  whole.step->Apply(0.5);
   const auto a = Params(*accumulating.model), b = Params(*whole.model);
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-5, 1e-6)) << i;
