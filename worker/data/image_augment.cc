@@ -5,18 +5,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "worker/data/sample_stream.h"
 
 namespace ringleader {
 namespace {
-
-// SplitMix64's finalizer: a well-mixed 64-bit function of its input, so
-// nearby (seed, epoch, id) give unrelated draws.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 bool IsImage(const FieldShape& f) {
   return f.type == ElementType::kFloat32 &&
@@ -27,8 +19,7 @@ bool IsImage(const FieldShape& f) {
 
 AugmentDraw DrawAugment(uint64_t seed, int64_t epoch, int64_t id,
                         int64_t crop_padding) {
-  const uint64_t h = Mix(Mix(Mix(seed) ^ static_cast<uint64_t>(epoch)) ^
-                         static_cast<uint64_t>(id));
+  const uint64_t h = SampleStreamSeed(seed, epoch, id);
   const uint64_t span = static_cast<uint64_t>(2 * crop_padding + 1);
   AugmentDraw d;
   // Three independent parts of the hash; span is at most a few hundred, so

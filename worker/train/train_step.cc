@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <torch/optim/optimizer.h>
+#include <torch/utils.h>
 
 #include <exception>
 #include <vector>
@@ -20,7 +21,9 @@ TrainStep::TrainStep(StepParts parts, int accumulate)
       accumulate_(std::max(1, accumulate)),
       params_(parts.model->Parameters()) {}
 
-absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync) {
+absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync,
+                                        std::optional<uint64_t> rng_seed) {
+  if (rng_seed.has_value()) torch::manual_seed(*rng_seed);
   if (parts_.buffers != nullptr) {
     if (absl::Status s = parts_.buffers->Sync(); !s.ok()) {
       return CollectiveFailed(s);

@@ -10,6 +10,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -50,7 +51,11 @@ class TrainStep {
   // all-reduces the gradients accumulated since the last step. Returns the
   // batch's loss. A job error when the model fails or does not fit the
   // batch; ABORTED when a collective failed.
-  absl::StatusOr<double> Micro(const Batch& batch, bool sync);
+  // `rng_seed`, when set, seeds LibTorch's default generators before the
+  // forward, so that dropout draws from a stream of the batch's own (see
+  // worker/data/sample_stream.h) rather than from whatever ran before.
+  absl::StatusOr<double> Micro(const Batch& batch, bool sync,
+                               std::optional<uint64_t> rng_seed = {});
   // After the synchronizing micro-batch: the global norm of the averaged
   // gradients before clipping, measured when clipping (then they are clipped
   // too) or when `measure`; nullopt when neither. Equal on every rank.

@@ -13,6 +13,7 @@
 #include "glog/logging.h"
 #include "worker/comm/metered_communicator.h"
 #include "worker/data/batch_loader.h"
+#include "worker/data/sample_stream.h"
 #include "worker/ddp/buffer_sync.h"
 #include "worker/ddp/reducer.h"
 #include "worker/export/model_export.h"
@@ -221,7 +222,14 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
           absl::StrCat("reading the ", source_->train_data().Describe()));
     }
     const bool sync = (b + 1) % accumulate == 0 || b + 1 == num_batches;
-    if (absl::Status s = RunBatch(epoch, *batch, sync); !s.ok()) return s;
+    // The batch's first sample's position in the epoch's permutation (ranks
+    // are strided): where its dropout stream starts.
+    const int64_t position = e->shard.start_offset() +
+                             b * gen_.spec().batch_size() * gen_.world_size() +
+                             gen_.rank();
+    if (absl::Status s = RunBatch(epoch, *batch, sync, position); !s.ok()) {
+      return s;
+    }
     epoch_batches++;
     if (!sync) continue;
     // Decided before the step, so the gradient norm the report carries is
@@ -239,7 +247,8 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
   return EndEpoch(epoch, epoch_batches);
 }
 
-absl::Status Trainer::RunBatch(int64_t epoch, const Batch& batch, bool sync) {
+absl::Status Trainer::RunBatch(int64_t epoch, const Batch& batch, bool sync,
+                               int64_t position) {
   // With GLOG_v=1 every batch's sample ids are logged with the optimizer
   // step they go into: tests check from them that a resumed run sees each
   // sample of an epoch once.
@@ -247,7 +256,8 @@ absl::Status Trainer::RunBatch(int64_t epoch, const Batch& batch, bool sync) {
           << " rank=" << gen_.rank() << " epoch=" << epoch
           << " step=" << step_ + 1
           << " ids=" << absl::StrJoin(batch.sample_ids, ",");
-  absl::StatusOr<double> loss = step_runner_->Micro(batch, sync);
+  absl::StatusOr<double> loss = step_runner_->Micro(
+      batch, sync, SampleStreamSeed(gen_.spec().seed(), epoch, position));
   if (!loss.ok()) {
     return IsJobError(loss.status()) ? loss.status() : Broken(loss.status());
   }

@@ -78,7 +78,11 @@ class Trainer {
   absl::Status BuildModelAndTask();
   absl::Status SetUpReplicas();
   absl::Status RunEpoch(int64_t epoch);
-  absl::Status RunBatch(int64_t epoch, const Batch& batch, bool sync);
+  // `position`: the batch's first sample's in the epoch's permutation,
+  // which seeds its dropout (a resumed run at the same world size draws the
+  // same masks).
+  absl::Status RunBatch(int64_t epoch, const Batch& batch, bool sync,
+                        int64_t position);
   // Clipping (and the norm a report carries), the scheduled learning rate,
   // the optimizer step. A job error when the gradient norm is not finite.
   absl::Status OptimizerStep(int64_t epoch, bool report);

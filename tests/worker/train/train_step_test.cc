@@ -3,9 +3,12 @@
 // micro-batches accumulated without sync equal one larger batch.
 #include "worker/train/train_step.h"
 
+#include <torch/script.h>
 #include <torch/torch.h>
 
+#include <cstdlib>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -14,6 +17,7 @@
 #include "tests/worker/ddp/in_process_communicator.h"
 #include "worker/data/synthetic_dataset.h"
 #include "worker/model/builtin_models.h"
+#include "worker/model/torchscript_model.h"
 #include "worker/train/job_error.h"
 
 namespace ringleader {
@@ -189,6 +193,55 @@ TEST(TrainStepTest, ABatchTheModelDoesNotFitIsAJobError) {
   EXPECT_THAT(std::string(loss.status().message()), HasSubstr("training: "));
   EXPECT_THAT(std::string(loss.status().message()),
               HasSubstr("target 42 of sample 1 is outside [0, 10)"));
+}
+
+// A TorchScript MLP with dropout(p=0.5): its loss depends on the mask drawn.
+std::unique_ptr<Model> DropoutModel() {
+  torch::manual_seed(5);
+  torch::jit::Module m("Dropout");
+  m.register_attribute("training", c10::BoolType::get(), true);
+  m.register_parameter(
+      "weight", (torch::randn({10, 784}) * 0.05).requires_grad_(), false);
+  m.define(
+      "def forward(self, x):\n"
+      "    h = torch.dropout(torch.flatten(x, 1), 0.5, self.training)\n"
+      "    return torch.matmul(h, self.weight.t())\n");
+  const std::string path =
+      std::string(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp") +
+      "/dropout_model.pt";
+  m.save(path);
+  return LoadTorchScriptModel(path).value();
+}
+
+// The loss of one micro-batch of a fresh dropout model, with `seed` (or
+// none) for its stream.
+double DropoutLoss(const Batch& batch, std::optional<uint64_t> seed) {
+  std::unique_ptr<Model> model = DropoutModel();
+  Task task{v1::TaskSpec()};
+  torch::optim::SGD sgd(model->Parameters(), torch::optim::SGDOptions(0.1));
+  InProcessGroup group(1);
+  InProcessCommunicator comm(&group, 0);
+  std::unique_ptr<Reducer> reducer =
+      Reducer::Create(&comm, model->Parameters(), Reducer::Options()).value();
+  reducer->ZeroGrad();
+  StepParts parts;
+  parts.model = model.get();
+  parts.task = &task;
+  parts.reducer = reducer.get();
+  parts.optimizer = &sgd;
+  TrainStep step(parts, 1);
+  // Whatever ran before leaves the global generator elsewhere.
+  torch::rand({static_cast<int64_t>(seed.value_or(3) % 97 + 1)});
+  return step.Micro(batch, /*sync=*/true, seed).value();
+}
+
+TEST(TrainStepTest, DropoutDrawsFromTheBatchsOwnStream) {
+  auto data = SyntheticDataset::Create(16, 1).value();
+  const Batch batch = BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7});
+  const double a = DropoutLoss(batch, 1234);
+  // The same stream after other random draws: the same mask, the same loss.
+  EXPECT_EQ(DropoutLoss(batch, 1234), a);
+  EXPECT_NE(DropoutLoss(batch, 1235), a);
 }
 
 }  // namespace
