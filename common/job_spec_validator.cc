@@ -539,8 +539,19 @@ absl::Status CheckDdp(const v1::JobSpec& spec) {
       return s;
     }
   }
-  return DefinedEnum("ddp.cpu_transport", v1::CpuTransport_descriptor(),
-                     spec.ddp().cpu_transport(), /*allow_unspecified=*/true);
+  if (absl::Status s =
+          DefinedEnum("ddp.cpu_transport", v1::CpuTransport_descriptor(),
+                      spec.ddp().cpu_transport(), /*allow_unspecified=*/true);
+      !s.ok()) {
+    return s;
+  }
+  // Every transport and device can all-reduce both 16-bit types (Gloo and
+  // shared memory with their own reduction, NCCL natively), so only the
+  // value itself can be wrong.
+  return DefinedEnum("ddp.gradient_compression",
+                     v1::GradientCompression_descriptor(),
+                     spec.ddp().gradient_compression(),
+                     /*allow_unspecified=*/true);
 }
 
 absl::Status CheckTimeline(const v1::JobSpec& spec) {
