@@ -13,11 +13,7 @@
 #include "worker/train/task.h"
 
 namespace ringleader::testing {
-namespace {
 
-// `spec`'s model as the trainer builds it: a built-in one for the shape of
-// the data (one float input, the spec's or the data's classes), a
-// TorchScript one from its file.
 std::shared_ptr<Model> BuildJobModel(const v1::JobSpec& spec,
                                      const Dataset& train) {
   ModelShape shape;
@@ -34,8 +30,6 @@ std::shared_ptr<Model> BuildJobModel(const v1::JobSpec& spec,
   EXPECT_TRUE(model.ok()) << model.status();
   return model.ok() ? *model : nullptr;
 }
-
-}  // namespace
 
 std::vector<torch::Tensor> TrainSingleProcess(const v1::JobSpec& spec,
                                               int world) {
