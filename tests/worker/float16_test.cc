@@ -201,5 +201,52 @@ TEST(Float16SumTest, RoundOnceInPlaceAndOverflow) {
   EXPECT_EQ(in[1], (std::vector<uint16_t>{0x7bff, 0x7c00, FloatToFp16Bits(9)}));
 }
 
+// The loops (vectorized, or the CPU's F16C conversions for fp16) give what
+// the scalar conversions give, element by element, at every length around
+// the vector width, for random non-NaN values including infinities,
+// subnormals and sums that overflow; either path.
+void ExpectLoopsMatchTheScalarConversions() {
+  std::mt19937 gen(11);
+  for (Float16Format f : {Float16Format::kFp16, Float16Format::kBf16}) {
+    const bool fp16 = f == Float16Format::kFp16;
+    auto widen = fp16 ? Fp16BitsToFloat : Bf16BitsToFloat;
+    auto round = fp16 ? FloatToFp16Bits : FloatToBf16Bits;
+    auto random_value = [&] {
+      uint16_t v;
+      do {
+        v = static_cast<uint16_t>(gen());
+      } while (std::isnan(widen(v)));
+      return v;
+    };
+    for (size_t n : {0, 1, 7, 8, 9, 15, 16, 17, 31, 513, 1000}) {
+      std::vector<std::vector<uint16_t>> in(3, std::vector<uint16_t>(n));
+      for (auto& v : in) {
+        for (auto& x : v) x = random_value();
+      }
+      std::vector<uint16_t> add(n), once(n);
+      AddFloat16(f, add.data(), in[0].data(), in[1].data(), n);
+      const uint16_t* ptrs[] = {in[0].data(), in[1].data(), in[2].data()};
+      SumFloat16RoundOnce(f, once.data(), ptrs, 3, n);
+      for (size_t i = 0; i < n; ++i) {
+        const float a = widen(in[0][i]), b = widen(in[1][i]);
+        const float sum3 = a + b + widen(in[2][i]);
+        if (!std::isnan(a + b))
+          ASSERT_EQ(add[i], round(a + b)) << n << " " << i;
+        if (!std::isnan(sum3)) ASSERT_EQ(once[i], round(sum3)) << n << " " << i;
+      }
+    }
+  }
+}
+
+TEST(Float16SumTest, LoopsMatchTheScalarConversions) {
+  ExpectLoopsMatchTheScalarConversions();
+}
+
+TEST(Float16SumTest, PortableLoopsMatchTheScalarConversions) {
+  UsePortableFloat16LoopsForTesting(true);
+  ExpectLoopsMatchTheScalarConversions();
+  UsePortableFloat16LoopsForTesting(false);
+}
+
 }  // namespace
 }  // namespace ringleader

@@ -28,6 +28,10 @@ void AddFloat16(Float16Format format, uint16_t* out, const uint16_t* a,
 void SumFloat16RoundOnce(Float16Format format, uint16_t* out,
                          const uint16_t* const* in, int count, size_t n);
 
+// Tests: true makes both functions use their portable loops even on a CPU
+// with F16C (the fp16 fast path), so each path can be checked on one host.
+void UsePortableFloat16LoopsForTesting(bool portable);
+
 }  // namespace ringleader
 
 #endif  // RINGLEADER_WORKER_COMM_FLOAT16_SUM_H_
