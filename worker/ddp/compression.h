@@ -30,7 +30,9 @@ at::Tensor NewWireBuffer(BucketCompression compression, int64_t numel,
                          const at::Tensor& like);
 
 // wire = round16(round16(bucket) / world_size), on the tensors' device.
-void CompressBucket(const at::Tensor& bucket, int world_size, at::Tensor& wire);
+// May leave intermediate values in `bucket` (DecompressBucket overwrites it
+// once the all-reduce is done).
+void CompressBucket(at::Tensor& bucket, int world_size, at::Tensor& wire);
 
 // bucket = float32(wire): exact.
 void DecompressBucket(const at::Tensor& wire, at::Tensor& bucket);
