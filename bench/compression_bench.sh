@@ -23,13 +23,13 @@
 # (steps 21 to 200): bytes all-reduced and the time the step waited for the
 # last buckets after backward (allreduce_wait).
 #   bench/compression_bench.sh [MODELS] [LINKS]
-# Defaults: MODELS "mlp cnn", LINKS "lo veth 1gbit"; REPEATS (3), GB (global
+# Defaults: MODELS "mlp cnn", LINKS "lo veth 1gbit 200mbit"; REPEATS (3), GB (global
 # batch, 128), EPOCHS_MLP (3), EPOCHS_CNN (2). Writes $RESULTS (default
 # bench/results/compression.jsonl), then the tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODELS="${1:-${MODELS:-mlp cnn}}"
-LINKS="${2:-${LINKS:-lo veth 1gbit}}"
+LINKS="${2:-${LINKS:-lo veth 1gbit 200mbit}}"
 REPEATS="${REPEATS:-3}"
 GB="${GB:-128}"
 EPOCHS_MLP="${EPOCHS_MLP:-3}"
