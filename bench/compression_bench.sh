@@ -24,8 +24,10 @@
 # last buckets after backward (allreduce_wait).
 #   bench/compression_bench.sh [MODELS] [LINKS]
 # Defaults: MODELS "mlp cnn", LINKS "lo veth 1gbit 200mbit"; REPEATS (3), GB (global
-# batch, 128), EPOCHS_MLP (3), EPOCHS_CNN (2). Writes $RESULTS (default
-# bench/results/compression.jsonl), then the tables.
+# batch, 128), EPOCHS_MLP (3), EPOCHS_CNN (2), SEEDS (the jobs' seeds, "1":
+# several give the accuracy cost's spread over initializations and data
+# orders). Writes $RESULTS (default bench/results/compression.jsonl), then
+# the tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODELS="${1:-${MODELS:-mlp cnn}}"
@@ -35,6 +37,7 @@ GB="${GB:-128}"
 EPOCHS_MLP="${EPOCHS_MLP:-3}"
 EPOCHS_CNN="${EPOCHS_CNN:-2}"
 COMPRESSIONS="${COMPRESSIONS:-none fp16 bf16}"
+SEEDS="${SEEDS:-1}"
 PY=/usr/bin/python3
 DATA=/usr/share/datasets/fashion-mnist
 . bench/lib.sh
@@ -113,7 +116,7 @@ epochs: $3
 batch_size: $((GB / 2))
 min_workers: 2
 max_workers: 2
-seed: 1
+seed: $SEED
 progress_every_steps: 10
 progress_min_interval_ms: 100
 timeline_dir: "$5"
@@ -126,9 +129,9 @@ SPEC
 # run_job LINK COMPRESSION: one job on a fresh coordinator (host A) and two
 # workers (hosts A and B); its line appended to $OUT.
 run_job() {
-  local run="$TMP/$M-$1-$2-$REP"
+  local run="$TMP/$M-$1-$2-$REP-$SEED"
   mkdir -p "$run"
-  echo "[$(date +%T)] $M $1 $2 (repeat $REP)" >&2
+  echo "[$(date +%T)] $M $1 $2 (repeat $REP, seed $SEED)" >&2
   "${A_RUN[@]}" "$BIN/coordinator/ringleader-coordinator" \
     --listen="$ADDR_A:0" --state="$run/state.db" --port_file="$run/port" \
     >"$run/coord.log" 2>&1 &
@@ -153,7 +156,8 @@ run_job() {
   kill "$coord" 2>/dev/null; wait "$coord" 2>/dev/null || true
   "$PY" bench/train_watch.py "$run/watch.jsonl" "ringleader-gloo" "$M" 2 \
     "$GB" 1 "$REP" > "$run/row.json"
-  "$PY" bench/compression_row.py "$run/row.json" "$run/tl" "$1" "$2" >> "$OUT"
+  "$PY" bench/compression_row.py "$run/row.json" "$run/tl" "$1" "$2" \
+    "$SEED" >> "$OUT"
   tail -n 1 "$OUT" | cut -c1-200 >&2
 }
 
@@ -176,7 +180,9 @@ for REP in $(seq "$REPEATS"); do
     esac
     for LINK in $LINKS; do
       set_link "$LINK"
-      for C in $COMPRESSIONS; do run_job "$LINK" "$C"; done
+      for SEED in $SEEDS; do
+        for C in $COMPRESSIONS; do run_job "$LINK" "$C"; done
+      done
     done
   done
 done

@@ -6,7 +6,7 @@ plus the link, the compression and what rank 0's timeline says of steps 21 to
                      buckets (communication not hidden behind backward);
   step_ms            mean wall time of a step, from its first event (data
                      wait) to its last (optimizer).
-    compression_row.py ROW.json TIMELINE_DIR LINK COMPRESSION
+    compression_row.py ROW.json TIMELINE_DIR LINK COMPRESSION SEED
 """
 import glob
 import json
@@ -44,11 +44,12 @@ def timeline_stats(trace_dir):
     }
 
 
-def main(row_path, trace_dir, link, compression):
+def main(row_path, trace_dir, link, compression, seed):
     row = json.load(open(row_path))
-    row.update(link=link, compression=compression, **timeline_stats(trace_dir))
+    row.update(link=link, compression=compression, seed=int(seed),
+               **timeline_stats(trace_dir))
     print(json.dumps(row))
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])
