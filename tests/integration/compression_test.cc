@@ -65,7 +65,11 @@ std::vector<v1::Job> RunJobs(const std::vector<v1::JobSpec>& specs) {
     auto job = (*cluster)->Submit(spec);
     EXPECT_TRUE(job.ok()) << job.status();
     if (!job.ok()) return done;
-    while ((*cluster)->workers().size() < 2) (*cluster)->StartWorker();
+    for (size_t w = (*cluster)->workers().size(); w < 2; ++w) {
+      auto started = (*cluster)->StartWorker();
+      EXPECT_TRUE(started.ok()) << started.status();
+      if (!started.ok()) return done;
+    }
     auto end = (*cluster)->WaitForEnd(*job, absl::Minutes(5));
     EXPECT_TRUE(end.ok()) << end.status();
     if (!end.ok()) return done;
