@@ -52,6 +52,7 @@
 #include "worker/train/model_probe.h"
 #include "worker/train/precision.h"
 #include "worker/train/progress_reporter.h"
+#include "worker/train/reducer_options.h"
 #include "worker/train/task.h"
 #include "worker/train/train_step.h"
 
@@ -156,15 +157,8 @@ int Run() {
   absl::StatusOr<std::unique_ptr<Communicator>> comm =
       CreateCommunicator(request);
   if (!comm.ok()) return Fail(comm.status());
-  Reducer::Options ropts;
-  if (spec.ddp().bucket_cap_bytes() > 0) {
-    ropts.bucket_cap_bytes = spec.ddp().bucket_cap_bytes();
-  }
-  if (spec.ddp().first_bucket_bytes() > 0) {
-    ropts.first_bucket_bytes = spec.ddp().first_bucket_bytes();
-  }
-  absl::StatusOr<std::unique_ptr<Reducer>> reducer =
-      Reducer::Create(comm->get(), (*model)->Parameters(), ropts);
+  absl::StatusOr<std::unique_ptr<Reducer>> reducer = Reducer::Create(
+      comm->get(), (*model)->Parameters(), ReducerOptionsFor(spec.ddp()));
   if (!reducer.ok()) return Fail(reducer.status());
   std::vector<at::Tensor> buffers;
   for (const NamedTensor& b : (*model)->NamedBuffers()) {

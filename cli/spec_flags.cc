@@ -95,6 +95,14 @@ const EnumNames<v1::CpuTransport>& TransportNames() {
   return *names;
 }
 
+const EnumNames<v1::GradientCompression>& CompressionNames() {
+  static const auto* names = new EnumNames<v1::GradientCompression>{
+      {"none", v1::GRADIENT_COMPRESSION_NONE},
+      {"fp16", v1::GRADIENT_COMPRESSION_FP16},
+      {"bf16", v1::GRADIENT_COMPRESSION_BF16}};
+  return *names;
+}
+
 // CLI11 reads integers with base 0 ("010" is 8, "0x10" is 16) and unsigned
 // ones through strtoull ("-1" is 2^64-1); a job flag means plain decimal.
 CLI::Validator DecimalInteger(bool allow_sign) {
@@ -469,6 +477,11 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
           "auto|gloo|shm: how CPU ranks all-reduce (default auto: shared "
           "memory when all ranks are on one host)")
       ->group(g_ddp);
+  AddEnum(c, "--gradient_compression", CompressionNames(),
+          &o->gradient_compression,
+          "none|fp16|bf16: all-reduce gradient buckets in a 16-bit float "
+          "(half the bytes; default none)")
+      ->group(g_ddp);
   const std::string g_timeline = "Timeline";
   AddValue(c, "--timeline_dir", &o->timeline_dir,
            "Absolute directory where each rank writes "
@@ -546,6 +559,9 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
         *o.allreduce_after_backward);
   }
   if (o.cpu_transport) spec->mutable_ddp()->set_cpu_transport(*o.cpu_transport);
+  if (o.gradient_compression) {
+    spec->mutable_ddp()->set_gradient_compression(*o.gradient_compression);
+  }
   if (o.evaluate_every_epoch) {
     spec->set_evaluate_every_epoch(*o.evaluate_every_epoch);
   }
@@ -605,6 +621,7 @@ std::string FlagForField(absl::string_view field_path) {
       {"ddp.first_bucket_bytes", "--first_bucket_bytes"},
       {"ddp.allreduce_after_backward", "--allreduce_after_backward"},
       {"ddp.cpu_transport", "--cpu_transport"},
+      {"ddp.gradient_compression", "--gradient_compression"},
       {"evaluate_every_epoch", "--evaluate_every_epoch"},
       {"timeline_dir", "--timeline_dir"},
       {"timeline_steps", "--timeline_steps"},

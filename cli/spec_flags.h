@@ -81,6 +81,7 @@ struct SpecOverrides {
   std::optional<int64_t> first_bucket_bytes;
   std::optional<bool> allreduce_after_backward;
   std::optional<v1::CpuTransport> cpu_transport;
+  std::optional<v1::GradientCompression> gradient_compression;
   std::optional<bool> evaluate_every_epoch;
   std::optional<std::string> timeline_dir;
   std::optional<int32_t> timeline_steps;

@@ -586,6 +586,13 @@ void CheckDdp(const v1::JobSpec& spec, SpecViolations* v) {
   v->Check(DefinedEnum("ddp.cpu_transport", v1::CpuTransport_descriptor(),
                        spec.ddp().cpu_transport(),
                        /*allow_unspecified=*/true));
+  // Every transport and device can all-reduce both 16-bit types (Gloo and
+  // shared memory with their own reduction, NCCL natively), so only the
+  // value itself can be wrong.
+  v->Check(DefinedEnum("ddp.gradient_compression",
+                       v1::GradientCompression_descriptor(),
+                       spec.ddp().gradient_compression(),
+                       /*allow_unspecified=*/true));
 }
 
 void CheckTimeline(const v1::JobSpec& spec, SpecViolations* v) {

@@ -41,7 +41,8 @@ constexpr char kFullFlags[] =
     "--max_restarts=3 --device=cuda --precision=bf16 --last_call_ms=250 "
     "--rendezvous_timeout_ms=9000 --resume --grad_accum=2 "
     "--bucket_cap_bytes=4096 --first_bucket_bytes=1024 "
-    "--allreduce_after_backward --cpu_transport=shm --evaluate_every_epoch "
+    "--allreduce_after_backward --cpu_transport=shm "
+    "--gradient_compression=bf16 --evaluate_every_epoch "
     "--timeline_dir=/tl --timeline_steps=7 "
     "--train_inputs=/d/x.npy,/d/m.npy --train_targets=/d/y.npy "
     "--test_inputs=/d/tx.npy,/d/tm.npy --test_targets=/d/ty.npy "
@@ -91,6 +92,7 @@ TEST(SpecFlagsTest, EveryFlagSetsItsField) {
   EXPECT_EQ(s.ddp().first_bucket_bytes(), 1024);
   EXPECT_TRUE(s.ddp().allreduce_after_backward());
   EXPECT_EQ(s.ddp().cpu_transport(), v1::CPU_TRANSPORT_SHM);
+  EXPECT_EQ(s.ddp().gradient_compression(), v1::GRADIENT_COMPRESSION_BF16);
   EXPECT_TRUE(s.evaluate_every_epoch());
   EXPECT_EQ(s.timeline_dir(), "/tl");
   EXPECT_EQ(s.timeline_steps(), 7);
@@ -176,6 +178,19 @@ TEST(SpecFlagsTest, TheFullFlagSetTouchesEveryField) {
             v1::JobSpec::descriptor()->field_count());
 }
 
+TEST(SpecFlagsTest, GradientCompressionNames) {
+  EXPECT_EQ(Parse("--gradient_compression=fp16").ddp().gradient_compression(),
+            v1::GRADIENT_COMPRESSION_FP16);
+  EXPECT_EQ(Parse("--gradient_compression=none").ddp().gradient_compression(),
+            v1::GRADIENT_COMPRESSION_NONE);
+  EXPECT_EQ(FlagForField("ddp.gradient_compression"), "--gradient_compression");
+  // Not given: the file's value stays.
+  v1::JobSpec base;
+  base.mutable_ddp()->set_gradient_compression(v1::GRADIENT_COMPRESSION_BF16);
+  EXPECT_EQ(Parse("--epochs=1", base).ddp().gradient_compression(),
+            v1::GRADIENT_COMPRESSION_BF16);
+}
+
 TEST(SpecFlagsTest, OtherModelsDatasetsAndOptimizers) {
   const v1::JobSpec s = Parse(
       "--model=TorchScript --torchscript_path=/m/net.pt --dataset=idx "
@@ -259,6 +274,7 @@ TEST(SpecFlagsTest, OutOfRangeAndUnknownValuesAreParseErrors) {
   EXPECT_NE(ParseError("--epochs=99999999999"), "");
   EXPECT_NE(ParseError("--model=resnet"), "");
   EXPECT_NE(ParseError("--optimizer=rmsprop"), "");
+  EXPECT_NE(ParseError("--gradient_compression=int8"), "");
   EXPECT_NE(ParseError("--lr=fast"), "");
   EXPECT_NE(ParseError("--frobnicate=1"), "");
 }

@@ -913,6 +913,28 @@ std::vector<Case> Cases() {
       {"precision unknown",
        With([](S s) { s.set_precision(static_cast<v1::Precision>(7)); }),
        "precision"},
+      {"gradient compression unknown", With([](S s) {
+         s.mutable_ddp()->set_gradient_compression(
+             static_cast<v1::GradientCompression>(3));
+       }),
+       "ddp.gradient_compression"},
+      {"gradient compression negative", With([](S s) {
+         s.mutable_ddp()->set_gradient_compression(
+             static_cast<v1::GradientCompression>(-1));
+       }),
+       "ddp.gradient_compression"},
+      {"gradient compression bf16 over gloo", With([](S s) {
+         s.mutable_ddp()->set_cpu_transport(v1::CPU_TRANSPORT_GLOO);
+         s.mutable_ddp()->set_gradient_compression(
+             v1::GRADIENT_COMPRESSION_BF16);
+       }),
+       ""},
+      {"gradient compression fp16 on cuda", With([](S s) {
+         s.set_device(v1::DEVICE_KIND_CUDA);
+         s.mutable_ddp()->set_gradient_compression(
+             v1::GRADIENT_COMPRESSION_FP16);
+       }),
+       ""},
       // timeline_dir, timeline_steps
       {"timeline dir relative", With([](S s) { s.set_timeline_dir("tl"); }),
        "timeline_dir"},
@@ -1094,6 +1116,16 @@ TEST(JobSpecValidatorTest, EveryRuleNamesItsField) {
       EXPECT_TRUE(absl::StrContains(line, "(got ")) << line;
     }
   }
+}
+
+TEST(JobSpecValidatorTest, GradientCompressionMessageListsTheValues) {
+  v1::JobSpec spec = ValidSpec();
+  spec.mutable_ddp()->set_gradient_compression(
+      static_cast<v1::GradientCompression>(7));
+  EXPECT_EQ(ValidateJobSpec(spec).message(),
+            "invalid job spec: ddp.gradient_compression must be one of "
+            "GRADIENT_COMPRESSION_NONE, GRADIENT_COMPRESSION_FP16, "
+            "GRADIENT_COMPRESSION_BF16 (got 7)");
 }
 
 TEST(JobSpecValidatorTest, MessagesAreExact) {

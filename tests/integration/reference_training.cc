@@ -16,11 +16,7 @@
 #include "worker/train/task.h"
 
 namespace ringleader::testing {
-namespace {
 
-// `spec`'s model as the trainer builds it: a built-in one for the shape of
-// the data (one float input, the spec's or the data's classes), a
-// TorchScript one from its file.
 std::shared_ptr<Model> BuildJobModel(const v1::JobSpec& spec,
                                      const Dataset& train) {
   ModelShape shape;
@@ -37,8 +33,6 @@ std::shared_ptr<Model> BuildJobModel(const v1::JobSpec& spec,
   EXPECT_TRUE(model.ok()) << model.status();
   return model.ok() ? *model : nullptr;
 }
-
-}  // namespace
 
 namespace {
 

@@ -4,10 +4,12 @@
 #include <torch/torch.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ringleader/v1/job.pb.h"
+#include "worker/data/dataset.h"
 #include "worker/model/model.h"
 #include "worker/train/step_plan.h"
 
@@ -21,6 +23,11 @@ struct ReferenceGeneration {
   int world = 1;
   StepPlanStart start;
 };
+// `spec`'s model as the trainer builds it: a built-in one for the shape of
+// the data (one float input, the spec's or the data's classes), a
+// TorchScript one from its file; null (and a test failure) if it cannot.
+std::shared_ptr<Model> BuildJobModel(const v1::JobSpec& spec,
+                                     const Dataset& train);
 
 // What a distributed job must end with: one process trains `spec` where each
 // step's batch is the union of every rank's batch at that step for `world`

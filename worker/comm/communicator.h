@@ -11,7 +11,11 @@
 
 namespace ringleader {
 
-enum class DataType { kFloat32, kFloat64, kInt64 };
+// kFloat16 and kBFloat16 are 16-bit floats held as their raw bits
+// (worker/comm/float16.h); every backend sums them with each addition
+// rounded to nearest even, NCCL natively, the CPU backends in float32
+// (shared memory rounds once per element, Gloo once per ring hop).
+enum class DataType { kFloat32, kFloat64, kInt64, kFloat16, kBFloat16 };
 
 size_t DataTypeSize(DataType type);
 
@@ -92,6 +96,9 @@ inline size_t DataTypeSize(DataType type) {
     case DataType::kFloat64:
     case DataType::kInt64:
       return 8;
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      return 2;
   }
   return 0;
 }

@@ -19,6 +19,7 @@
 #include "gloo/transport/tcp/device.h"
 #include "gloo/types.h"
 #include "worker/comm/collective_args.h"
+#include "worker/comm/float16_sum.h"
 #include "worker/comm/gloo_kv_store.h"
 
 namespace ringleader {
@@ -61,15 +62,62 @@ void SumInto(void* c, const void* a, const void* b, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = x[i] + y[i];
 }
 
+// Gloo has no 16-bit float of its own to sum bf16 (its float16 type is
+// fp16 only), so both 16-bit types go through one reduction function each:
+// every pairwise reduction of the ring widens to float32 and rounds the sum
+// back once, which is a correctly rounded 16-bit add (worker/comm/
+// float16_sum.h), as NCCL's ring does on the GPU.
+void AddFp16(void* c, const void* a, const void* b, size_t n) {
+  AddFloat16(Float16Format::kFp16, static_cast<uint16_t*>(c),
+             static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b),
+             n);
+}
+void AddBf16(void* c, const void* a, const void* b, size_t n) {
+  AddFloat16(Float16Format::kBf16, static_cast<uint16_t*>(c),
+             static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b),
+             n);
+}
+
+// `T` is the element's storage (its size is what gloo needs); `reduce` sums.
 template <typename T>
 void AllReduce(const std::shared_ptr<::gloo::Context>& context, void* data,
-               size_t count, uint32_t tag, std::chrono::milliseconds timeout) {
+               size_t count, uint32_t tag, std::chrono::milliseconds timeout,
+               const ::gloo::AllreduceOptions::Func& reduce) {
   ::gloo::AllreduceOptions opts(context);
   opts.setOutput(static_cast<T*>(data), count);
-  opts.setReduceFunction(&SumInto<T>);
+  opts.setReduceFunction(reduce);
   opts.setTag(tag);
   opts.setTimeout(timeout);
   ::gloo::allreduce(opts);
+}
+
+// The queued all-reduce of `count` elements of `type`, or nullopt for a type
+// this backend does not know.
+std::optional<OpQueue::Body> AllReduceBody(std::shared_ptr<::gloo::Context> ctx,
+                                           void* data, size_t count,
+                                           DataType type,
+                                           std::chrono::milliseconds timeout) {
+  auto body = [&](auto element,
+                  ::gloo::AllreduceOptions::Func reduce) -> OpQueue::Body {
+    using T = decltype(element);
+    return [ctx, data, count, timeout, reduce](uint32_t tag) {
+      return RunCatching(
+          [&] { AllReduce<T>(ctx, data, count, tag, timeout, reduce); });
+    };
+  };
+  switch (type) {
+    case DataType::kFloat32:
+      return body(float{}, &SumInto<float>);
+    case DataType::kFloat64:
+      return body(double{}, &SumInto<double>);
+    case DataType::kInt64:
+      return body(int64_t{}, &SumInto<int64_t>);
+    case DataType::kFloat16:
+      return body(uint16_t{}, &AddFp16);
+    case DataType::kBFloat16:
+      return body(uint16_t{}, &AddBf16);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -148,32 +196,12 @@ std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsyncThen(
           AllReduceDecidedLocally(data, count)) {
     return ready(*std::move(decided));
   }
-  const std::chrono::milliseconds timeout = ToMs(options_.timeout);
-  std::shared_ptr<::gloo::Context> ctx = context_;
-  switch (type) {
-    case DataType::kFloat32:
-      return queue_.Enqueue(
-          [ctx, data, count, timeout](uint32_t tag) {
-            return RunCatching(
-                [&] { AllReduce<float>(ctx, data, count, tag, timeout); });
-          },
-          std::move(on_done));
-    case DataType::kFloat64:
-      return queue_.Enqueue(
-          [ctx, data, count, timeout](uint32_t tag) {
-            return RunCatching(
-                [&] { AllReduce<double>(ctx, data, count, tag, timeout); });
-          },
-          std::move(on_done));
-    case DataType::kInt64:
-      return queue_.Enqueue(
-          [ctx, data, count, timeout](uint32_t tag) {
-            return RunCatching(
-                [&] { AllReduce<int64_t>(ctx, data, count, tag, timeout); });
-          },
-          std::move(on_done));
+  std::optional<OpQueue::Body> body =
+      AllReduceBody(context_, data, count, type, ToMs(options_.timeout));
+  if (!body.has_value()) {
+    return ready(absl::InvalidArgumentError("unknown data type"));
   }
-  return ready(absl::InvalidArgumentError("unknown data type"));
+  return queue_.Enqueue(*std::move(body), std::move(on_done));
 }
 
 absl::Status GlooCommunicator::Broadcast(void* data, size_t bytes, int root) {

@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "worker/comm/collective_args.h"
+#include "worker/comm/float16_sum.h"
 
 namespace ringleader {
 namespace {
@@ -260,6 +261,7 @@ ShmCommunicator::ShmCommunicator(std::unique_ptr<Mapping> mapping, int rank,
       rank_(rank),
       world_size_(world_size),
       options_(std::move(options)),
+      slice_inputs_(static_cast<size_t>(world_size)),
       queue_([this] { FailPeers(); }) {}
 
 ShmCommunicator::~ShmCommunicator() {
@@ -411,27 +413,7 @@ absl::Status ShmCommunicator::AllReduceOnQueue(void* data, size_t count,
     if (absl::Status s = Step(); !s.ok()) return s;
     // This rank sums slice [lo, hi) of every rank's chunk into its own slot;
     // nobody else reads that slice of this slot.
-    const size_t lo = n * rank_ / world_size_;
-    const size_t hi = n * (rank_ + 1) / world_size_;
-    for (int r = 0; r < world_size_; ++r) {
-      if (r == rank_ || hi == lo) continue;
-      char* out = Slot(chunk_, rank_) + lo * elem;
-      const char* in = Slot(chunk_, r) + lo * elem;
-      switch (type) {
-        case DataType::kFloat32:
-          AddInto(reinterpret_cast<float*>(out),
-                  reinterpret_cast<const float*>(in), hi - lo);
-          break;
-        case DataType::kFloat64:
-          AddInto(reinterpret_cast<double*>(out),
-                  reinterpret_cast<const double*>(in), hi - lo);
-          break;
-        case DataType::kInt64:
-          AddInto(reinterpret_cast<int64_t*>(out),
-                  reinterpret_cast<const int64_t*>(in), hi - lo);
-          break;
-      }
-    }
+    ReduceSlice(n * rank_ / world_size_, n * (rank_ + 1) / world_size_, type);
     if (absl::Status s = Step(); !s.ok()) return s;
     // Every slice from the rank that reduced it. The next chunk uses the
     // other set of slots, so no rank overwrites these before everyone has
@@ -444,6 +426,47 @@ absl::Status ShmCommunicator::AllReduceOnQueue(void* data, size_t count,
     }
   }
   return absl::OkStatus();
+}
+
+void ShmCommunicator::ReduceSlice(size_t lo, size_t hi, DataType type) {
+  if (hi == lo) return;
+  const size_t elem = DataTypeSize(type);
+  char* const out = Slot(chunk_, rank_) + lo * elem;
+  if (type == DataType::kFloat16 || type == DataType::kBFloat16) {
+    // 16-bit floats: all ranks' values summed in float32, in rank order, and
+    // rounded once (no 16-bit arithmetic on the CPU). Every element is then
+    // the same function of the ranks' values whichever rank reduces it.
+    for (int r = 0; r < world_size_; ++r) {
+      slice_inputs_[r] =
+          reinterpret_cast<const uint16_t*>(Slot(chunk_, r) + lo * elem);
+    }
+    SumFloat16RoundOnce(type == DataType::kFloat16 ? Float16Format::kFp16
+                                                   : Float16Format::kBf16,
+                        reinterpret_cast<uint16_t*>(out), slice_inputs_.data(),
+                        world_size_, hi - lo);
+    return;
+  }
+  for (int r = 0; r < world_size_; ++r) {
+    if (r == rank_) continue;
+    const char* in = Slot(chunk_, r) + lo * elem;
+    switch (type) {
+      case DataType::kFloat32:
+        AddInto(reinterpret_cast<float*>(out),
+                reinterpret_cast<const float*>(in), hi - lo);
+        break;
+      case DataType::kFloat64:
+        AddInto(reinterpret_cast<double*>(out),
+                reinterpret_cast<const double*>(in), hi - lo);
+        break;
+      case DataType::kInt64:
+        AddInto(reinterpret_cast<int64_t*>(out),
+                reinterpret_cast<const int64_t*>(in), hi - lo);
+        break;
+      case DataType::kFloat16:
+      case DataType::kBFloat16:
+        break;  // Above.
+    }
+  }
 }
 
 absl::Status ShmCommunicator::Broadcast(void* data, size_t bytes, int root) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -104,6 +105,9 @@ class ShmCommunicator final : public Communicator {
   void FailPeers() noexcept;
   absl::Status AllReduceOnQueue(void* data, size_t count, DataType type);
   absl::Status BroadcastOnQueue(void* data, size_t bytes, int root);
+  // Sums elements [lo, hi) of every rank's slot of the current chunk into
+  // this rank's slot.
+  void ReduceSlice(size_t lo, size_t hi, DataType type);
   // The first dead peer's rank, or -1.
   int DeadPeer() const;
   char* Slot(uint64_t chunk, int rank) const;
@@ -117,6 +121,7 @@ class ShmCommunicator final : public Communicator {
   // Used on the queue's thread only.
   uint32_t phase_ = 1;  // Every rank is at phase 1 once attached.
   uint64_t chunk_ = 0;
+  std::vector<const uint16_t*> slice_inputs_;  // One per rank (16-bit sums).
   // Last member: destroyed (aborted and joined) first.
   OpQueue queue_;
 };

@@ -4,6 +4,7 @@
 #include <nccl.h>
 
 #include <cstring>
+#include <string>
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
@@ -64,6 +65,18 @@ absl::StatusOr<ncclDataType_t> NcclType(DataType type) {
       return ncclFloat64;
     case DataType::kInt64:
       return ncclInt64;
+    // NCCL sums 16-bit floats natively, each addition rounded (compressed
+    // gradient buckets; the reducer casts and divides before).
+    case DataType::kFloat16:
+      return ncclFloat16;
+    case DataType::kBFloat16:
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
+      return ncclBfloat16;
+#else
+      return absl::UnimplementedError(
+          "bf16 all-reduce needs NCCL 2.10 or later (this build has " +
+          std::to_string(NCCL_VERSION_CODE) + ")");
+#endif
   }
   return absl::InvalidArgumentError("unsupported data type");
 }

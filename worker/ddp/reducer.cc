@@ -20,6 +20,8 @@ struct Reducer::State {
   std::vector<at::Tensor> params;
   BucketPlan plan;
   std::vector<at::Tensor> buffers;  // One flat buffer per bucket.
+  // With compression, each bucket's 16-bit copy, which is all-reduced.
+  std::vector<at::Tensor> wire;
   // Kept alive so the hooks stay attached (a variable holds its accumulator
   // only weakly).
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;
@@ -46,25 +48,35 @@ struct Reducer::State {
 
   // Launches, in index order, every bucket whose gradients are all ready.
   void LaunchReadyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    const DataType type =
+        wire.empty() ? DataType::kFloat32 : WireType(options.compression);
     while (next_launch < plan.buckets.size() && pending[next_launch] == 0) {
-      at::Tensor& buf = buffers[next_launch];
+      at::Tensor* sent = &buffers[next_launch];
+      if (!wire.empty()) {
+        // The cast runs here, as soon as the bucket is complete, so it
+        // overlaps backward like the all-reduce it feeds.
+        CompressBucket(buffers[next_launch], comm->world_size(),
+                       wire[next_launch]);
+        sent = &wire[next_launch];
+      }
+      const int64_t bytes =
+          sent->numel() * static_cast<int64_t>(DataTypeSize(type));
       Timeline* const tl = options.timeline;
       if (tl != nullptr && tl->enabled()) {
         const int64_t start = Timeline::NowUs(), step = tl->step();
         const int64_t bucket = static_cast<int64_t>(next_launch);
-        const int64_t bytes = buf.numel() * 4;
         works.push_back(comm->AllReduceSumAsyncThen(
-            buf.data_ptr(), buf.numel(), DataType::kFloat32,
+            sent->data_ptr(), sent->numel(), type,
             [tl, start, step, bucket, bytes] {
               tl->Record("allreduce", Timeline::Track::kComm, start,
                          Timeline::NowUs(), step, bucket, bytes);
             }));
       } else {
-        works.push_back(comm->AllReduceSumAsync(buf.data_ptr(), buf.numel(),
-                                                DataType::kFloat32));
+        works.push_back(
+            comm->AllReduceSumAsync(sent->data_ptr(), sent->numel(), type));
       }
       stats.allreduce_calls++;
-      stats.allreduce_bytes += buf.numel() * 4;
+      stats.allreduce_bytes += bytes;
       if (in_backward) stats.buckets_launched_during_backward++;
       ++next_launch;
     }
@@ -109,6 +121,11 @@ absl::StatusOr<std::unique_ptr<Reducer>> Reducer::Create(
     state->buffers.push_back(
         torch::zeros({static_cast<int64_t>(b.numel)},
                      state->params[0].options().requires_grad(false)));
+    if (options.compression != BucketCompression::kNone && !state->solo) {
+      state->wire.push_back(NewWireBuffer(options.compression,
+                                          state->buffers.back().numel(),
+                                          state->buffers.back()));
+    }
   }
   for (size_t i = 0; i < state->params.size(); ++i) {
     at::Tensor& p = state->params[i];
@@ -200,6 +217,13 @@ absl::Status Reducer::FinishBackward() {
   }
   if (!first_error.ok()) return first_error;
   torch::NoGradGuard no_grad;
+  if (!state_->wire.empty()) {
+    // Already divided before the sum, as PyTorch's compression hooks do.
+    for (size_t b = 0; b < state_->buffers.size(); ++b) {
+      DecompressBucket(state_->wire[b], state_->buffers[b]);
+    }
+    return absl::OkStatus();
+  }
   const double world = state_->comm->world_size();
   for (at::Tensor& b : state_->buffers) b.div_(world);
   return absl::OkStatus();

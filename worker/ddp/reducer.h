@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "worker/comm/communicator.h"
 #include "worker/ddp/bucket_plan.h"
+#include "worker/ddp/compression.h"
 #include "worker/train/timeline.h"
 
 namespace ringleader {
@@ -21,7 +22,8 @@ namespace ringleader {
 // parameter's gradient accumulator marks it ready; when all of a bucket's
 // parameters are ready, the bucket's all-reduce is launched asynchronously
 // (buckets strictly in index order, identically on every rank) while backward
-// goes on. FinishBackward waits for them and averages by world size.
+// goes on. FinishBackward waits for them and averages by world size (or,
+// with compression, widens the averaged 16-bit buckets back).
 //
 // Gradient accumulation without sync (no_sync): PrepareForBackward(false)
 // lets micro-steps accumulate locally; the next synchronizing backward
@@ -40,6 +42,11 @@ class Reducer {
     // False: all-reduce every bucket only after backward (the reference
     // path the overlapped one is checked against).
     bool overlap = true;
+    // Buckets cross the wire as fp16 or bf16 (worker/ddp/compression.h):
+    // each is cast and divided by the world size as it is launched, and
+    // widened back once its all-reduce is done. A world of one rank
+    // communicates nothing and rounds nothing.
+    BucketCompression compression = BucketCompression::kNone;
     // When set and enabled, each bucket's all-reduce is recorded on its
     // communication track, from launch to completion (on the communicator's
     // thread), for the timeline's current step. Must outlive the reducer.
@@ -47,7 +54,7 @@ class Reducer {
   };
   struct Stats {
     int64_t allreduce_calls = 0;
-    int64_t allreduce_bytes = 0;
+    int64_t allreduce_bytes = 0;  // As sent: 2 per element when compressed.
     // Buckets launched before backward returned (overlapped).
     int64_t buckets_launched_during_backward = 0;
     double wait_seconds = 0;  // Time FinishBackward blocked on communication.

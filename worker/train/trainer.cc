@@ -29,6 +29,7 @@
 #include "worker/train/progress_reporter.h"
 #include "worker/train/progress_schedule.h"
 #include "worker/train/progress_window.h"
+#include "worker/train/reducer_options.h"
 #include "worker/train/step_plan.h"
 #include "worker/train/task.h"
 #include "worker/train/timeline.h"
@@ -123,15 +124,8 @@ absl::Status Trainer::SetUpReplicas() {
       gen_.rank(), spec.timeline_steps());
   timeline_->SetMetadata("job_id", job_id_);
   timeline_->SetMetadata("generation", absl::StrCat(gen_.generation()));
-  Reducer::Options ropts;
+  Reducer::Options ropts = ReducerOptionsFor(spec.ddp());
   ropts.timeline = timeline_.get();
-  if (spec.ddp().bucket_cap_bytes() > 0) {
-    ropts.bucket_cap_bytes = spec.ddp().bucket_cap_bytes();
-  }
-  if (spec.ddp().first_bucket_bytes() > 0) {
-    ropts.first_bucket_bytes = spec.ddp().first_bucket_bytes();
-  }
-  ropts.overlap = !spec.ddp().allreduce_after_backward();
   Communicator* reducer_comm = env_.comm;
   if (env_.metrics != nullptr) {
     metered_ = std::make_unique<MeteredCommunicator>(

@@ -13,35 +13,37 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "worker/comm/communicator.h"
+#include "worker/comm/float16_sum.h"
 
 namespace ringleader {
 
 // N ranks as threads of one process, summing through shared memory: the
 // process-group fake of c10d's reducer tests, for checking the Reducer's
 // bucketing and ordering. Each rank runs its collectives in issue order on
-// its own thread, like the real communicators. Float32 only.
+// its own thread, like the real communicators. Float32, and the 16-bit
+// floats of compressed buckets, summed as the shared-memory communicator
+// does: in float32 in rank order, rounded once.
 class InProcessGroup {
  public:
   explicit InProcessGroup(int world) : world_(world) {}
   int world() const { return world_; }
 
   // Blocks until all ranks deposited op `seq`, then sums into every buffer.
-  void AllReduce(int64_t seq, float* data, size_t count) {
+  void AllReduce(int64_t seq, int rank, void* data, size_t count,
+                 DataType type) {
     absl::MutexLock lock(&mu_);
     Op& op = ops_[seq];
-    op.buffers.push_back(data);
-    auto all_in = [&op, this] { return op.buffers.size() == size_t(world_); };
+    if (op.buffers.empty()) op.buffers.resize(world_);
+    op.buffers[rank] = data;
+    ++op.deposited;
+    auto all_in = [&op, this] { return op.deposited == world_; };
     mu_.Await(absl::Condition(&all_in));
-    if (op.sum.empty()) {
-      op.sum.assign(count, 0.f);
-      for (float* b : op.buffers) {
-        for (size_t i = 0; i < count; ++i) op.sum[i] += b[i];
-      }
-    }
+    const size_t bytes = count * DataTypeSize(type);
+    if (op.sum.empty()) op.sum = Sum(op.buffers, count, type);
     ++op.read;
     auto all_read = [&op, this] { return op.read == world_; };
     mu_.Await(absl::Condition(&all_read));
-    std::memcpy(data, op.sum.data(), count * sizeof(float));
+    std::memcpy(data, op.sum.data(), bytes);
     ++op.written;
     auto all_written = [&op, this] { return op.written == world_; };
     mu_.Await(absl::Condition(&all_written));
@@ -65,9 +67,31 @@ class InProcessGroup {
   }
 
  private:
+  // The sum's bytes.
+  std::vector<char> Sum(const std::vector<void*>& buffers, size_t count,
+                        DataType type) const {
+    std::vector<char> out(count * DataTypeSize(type));
+    if (type == DataType::kFloat16 || type == DataType::kBFloat16) {
+      std::vector<const uint16_t*> in;
+      for (void* b : buffers) in.push_back(static_cast<const uint16_t*>(b));
+      SumFloat16RoundOnce(type == DataType::kFloat16 ? Float16Format::kFp16
+                                                     : Float16Format::kBf16,
+                          reinterpret_cast<uint16_t*>(out.data()), in.data(),
+                          world_, count);
+      return out;
+    }
+    std::vector<float> sum(count, 0.f);  // Float32 otherwise.
+    for (void* b : buffers) {
+      for (size_t i = 0; i < count; ++i) sum[i] += static_cast<float*>(b)[i];
+    }
+    std::memcpy(out.data(), sum.data(), out.size());
+    return out;
+  }
+
   struct Op {
-    std::vector<float*> buffers;
-    std::vector<float> sum;
+    std::vector<void*> buffers;  // By rank.
+    int deposited = 0;
+    std::vector<char> sum;
     std::vector<char> bytes;  // A broadcast's root data.
     bool has_bytes = false;
     int read = 0;
@@ -93,16 +117,22 @@ class InProcessCommunicator final : public Communicator {
   int world_size() const override { return group_->world(); }
 
   std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
-                                          DataType) override {
+                                          DataType type) override {
     auto work = std::make_unique<SimpleWork>();
     SimpleWork* w = work.get();
     absl::MutexLock lock(&mu_);
     const int64_t seq = next_seq_++;
-    queue_.push_back([this, seq, data, count, w] {
-      group_->AllReduce(seq, static_cast<float*>(data), count);
+    types_.push_back(type);
+    queue_.push_back([this, seq, data, count, type, w] {
+      group_->AllReduce(seq, rank_, data, count, type);
       w->done.Notify();
     });
     return work;
+  }
+  // The type of every all-reduce issued, in order.
+  std::vector<DataType> types() {
+    absl::MutexLock lock(&mu_);
+    return types_;
   }
   // Root's bytes, exactly, in issue order with the all-reduces.
   absl::Status Broadcast(void* data, size_t bytes, int root) override {
@@ -148,6 +178,7 @@ class InProcessCommunicator final : public Communicator {
   absl::Mutex mu_;
   std::deque<std::function<void()>> queue_;
   int64_t next_seq_ = 0;
+  std::vector<DataType> types_;
   bool stop_ = false;
   std::thread thread_;
 };
