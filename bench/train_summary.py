@@ -30,6 +30,15 @@ from collections import defaultdict
 EXAMPLES = ("resnet", "gpt")
 
 
+# Untagged lines (the job files' own precision), then fp32, then bf16.
+PRECISIONS = ("", "fp32", "bf16")
+
+
+def config_order(key):
+    """(model, global batch, ranks, precision) in table and plot order."""
+    return key[:3] + (PRECISIONS.index(key[3]),)
+
+
 def fmt(x, spec):
     return format(x, spec) if isinstance(x, (int, float)) else "-"
 
@@ -81,9 +90,7 @@ class Config:
 
 def example_tables(by, conditions):
     for model in EXAMPLES:
-        # Untagged (the job files' own precision), then fp32, then bf16.
-        for precision in sorted({k[3] for k in by if k[0] == model},
-                                key=lambda p: ("", "fp32", "bf16").index(p)):
+        for precision in sorted({k[3] for k in by if k[0] == model}, key=PRECISIONS.index):
             keys = sorted(k for k in by if k[0] == model and k[3] == precision)
             example_table(by, conditions, model, precision, keys)
         precision_table(by, model)
@@ -215,7 +222,7 @@ def plot(by, png):
         return
     impls = ["compute-limit", "compute-limit-concurrent", "ringleader", "ringleader-gloo",
              "pytorch-ddp-nhwc", "pytorch-ddp-kept-memory", "pytorch-ddp"]
-    keys = sorted(by)
+    keys = sorted(by, key=config_order)
     models = [m for m in ("mlp", "cnn") + EXAMPLES if any(k[0] == m for k in keys)]
     titles = {"mlp": "MLP on Fashion-MNIST", "cnn": "CNN on Fashion-MNIST",
               "resnet": "ResNet (TorchScript) on Fashion-MNIST 3x32x32",
