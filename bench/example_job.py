@@ -10,8 +10,9 @@ reads back the fields DDP needs (data paths, transform, task, optimizer, seed).
 writes OUT: SRC with its data and model paths moved from SRC's directory (the
 directory of model.torchscript_path) to DIR, batch_size B per rank, min_workers =
 max_workers = W, epochs E, progress every 10 steps (at most every 100 ms), no export,
-evaluate_every_epoch as in SRC, ddp.cpu_transport T (auto, shm or gloo), and with
---precision fp32|bf16 that precision.
+evaluate_every_epoch as in SRC, ddp.cpu_transport T (auto, shm or gloo), with
+--precision fp32|bf16 that precision, and with --recipe NAME the training recipe of a
+modern DDP script in place of SRC's optimizer, schedule and clipping (RECIPES).
 
 The reader is a small protobuf text-format parser, enough for these files: messages,
 scalar fields, lists, strings and comments (no Python protobuf is needed).
@@ -36,6 +37,46 @@ def _tokens(text):
         tok = m.group(1) or m.group(2) or m.group(3)
         if tok:
             yield tok
+
+
+# The training recipes of modern DDP scripts, for bench/train_bench.sh's RECIPE=1,
+# in optimizer steps of its one-epoch subsets (100 steps at the job files' global
+# batches): a linear warmup of 10 steps, then a cosine down to a tenth of the peak
+# at the end of the run (the default horizon: the job's planned steps), gradients
+# clipped to a global norm of 1.
+RECIPES = {
+    # nanoGPT's train.py: AdamW, betas (0.9, 0.95), weight decay 0.1 on the
+    # matrices and embeddings only, min_lr = lr / 10, grad_clip 1.0; the peak
+    # of its small character-level config (shakespeare_char, 1e-3).
+    "nanogpt": """optimizer {
+  kind: OPTIMIZER_KIND_ADAMW
+  learning_rate: 0.001
+  weight_decay: 0.1
+  beta1: 0.9
+  beta2: 0.95
+  no_decay_bias_and_norm: true
+}
+lr_schedule { kind: LR_SCHEDULE_KIND_COSINE warmup_steps: 10 min_lr: 0.0001 }
+clip_grad_norm: 1.0
+""",
+    # torchvision's classification reference for ResNets: SGD momentum 0.9
+    # (its sgd_nesterov variant), lr 0.1 per 256 images scaled to the global
+    # batch of 128, no decay on norm weights and biases (--norm-weight-decay 0
+    # --bias-weight-decay 0), linear warmup then cosine annealing, and
+    # --clip-grad-norm 1; weight decay 5e-4, the usual CIFAR value (and the
+    # example's SGD setting before it moved to Adam).
+    "torchvision": """optimizer {
+  kind: OPTIMIZER_KIND_SGD
+  learning_rate: 0.05
+  momentum: 0.9
+  nesterov: true
+  weight_decay: 0.0005
+  no_decay_bias_and_norm: true
+}
+lr_schedule { kind: LR_SCHEDULE_KIND_COSINE warmup_steps: 10 min_lr: 0.005 }
+clip_grad_norm: 1.0
+""",
+}
 
 
 def _value(tok):
@@ -116,13 +157,15 @@ def _drop_field(text, name):
     return "".join(out)
 
 
-def rewrite(src_text, data_dir, world, batch, epochs=None, transport="auto", precision=None):
+def rewrite(src_text, data_dir, world, batch, epochs=None, transport="auto", precision=None,
+            recipe=None):
     spec = parse(src_text)
     old_dir = os.path.dirname(spec["model"]["torchscript_path"])
     text = src_text.replace(old_dir + "/", data_dir.rstrip("/") + "/")
     dropped = (("batch_size", "min_workers", "max_workers", "export", "progress_every_steps",
                 "progress_min_interval_ms", "ddp", "name") + (("epochs",) if epochs else ())
-               + (("precision",) if precision else ()))
+               + (("precision",) if precision else ())
+               + (("optimizer", "lr_schedule", "clip_grad_norm") if recipe else ()))
     for name in dropped:
         text = _drop_field(text, name)
     text += (f'name: "train-bench"\nbatch_size: {batch}\nmin_workers: {world}\n'
@@ -132,6 +175,8 @@ def rewrite(src_text, data_dir, world, batch, epochs=None, transport="auto", pre
         text += f"epochs: {epochs}\n"
     if precision:
         text += "precision: " + {"fp32": "PRECISION_FP32", "bf16": "PRECISION_BF16_MIXED"}[precision] + "\n"
+    if recipe:
+        text += RECIPES[recipe]
     parse(text)  # still well-formed
     return text
 
@@ -147,10 +192,12 @@ def main(argv):
     p.add_argument("--epochs", type=int, default=0, help="0: as in SRC")
     p.add_argument("--transport", default="auto", choices=["auto", "shm", "gloo"])
     p.add_argument("--precision", choices=["fp32", "bf16"], help="default: as in SRC")
+    p.add_argument("--recipe", choices=sorted(RECIPES),
+                   help="optimizer, lr_schedule and clip_grad_norm (default: as in SRC)")
     args = p.parse_args(argv)
     with open(args.src) as f:
         text = rewrite(f.read(), args.data, args.world, args.batch, args.epochs or None,
-                       args.transport, args.precision)
+                       args.transport, args.precision, args.recipe)
     with open(args.out, "w") as f:
         f.write(text)
 

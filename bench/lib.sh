@@ -43,10 +43,18 @@ prepare_example() {
 }
 
 # example_spec FILE WORKERS BATCH TRANSPORT [PRECISION]: the example job M's
-# file for this configuration, one epoch, its data in $TMP/$M.
+# file for this configuration, one epoch, its data in $TMP/$M; with RECIPE
+# set, the training recipe of a modern DDP script for M (example_job.py's
+# RECIPES: nanoGPT's for the GPT, torchvision's for the ResNet).
 example_spec() {
-  local precision=()
-  [[ -n ${5:-} ]] && precision=(--precision "$5")
+  local extra=()
+  [[ -n ${5:-} ]] && extra=(--precision "$5")
+  if [[ -n ${RECIPE:-} ]]; then
+    case $M in
+      gpt) extra+=(--recipe nanogpt) ;;
+      resnet) extra+=(--recipe torchvision) ;;
+    esac
+  fi
   "$PY" bench/example_job.py examples/$M/*.textproto "$1" --data "$TMP/$M" \
-    --world "$2" --batch "$3" --epochs 1 --transport "$4" "${precision[@]}"
+    --world "$2" --batch "$3" --epochs 1 --transport "$4" "${extra[@]}"
 }

@@ -30,6 +30,16 @@
 #     optimizer. Global batch: the job file's (per-rank batch x 2 ranks).
 # samples/s (tokens/s for the GPT): over the first epoch after 20 warm-up
 # steps.
+# The example workloads with the training recipe of a modern DDP script on
+# both sides: RECIPE=1 gives both job files (so Ringleader, the compute limit
+# and DDP alike) example_job.py's recipe in place of their optimizer:
+# nanoGPT's AdamW for the GPT, torchvision's SGD with Nesterov for the ResNet,
+# each with its no-decay group, a cosine schedule with warmup and a floor, and
+# clipping at global norm 1; train_ddp.py applies it as the worker does.
+# PRECISION=bf16 (or fp32) sets the job files' precision; PRECISIONS="fp32
+# bf16" runs every implementation in each precision within a configuration,
+# side by side. Either tags every line with its precision; the tables are per
+# precision.
 #   bench/train_bench.sh [MODELS] [WORLDS] [BATCHES]
 # Defaults: MODELS "mlp cnn resnet gpt" (or $MODELS); WORLDS "1 2 3" for mlp
 # and cnn, "1 2" for resnet and gpt; BATCHES "128 512" for mlp and cnn, the
@@ -60,6 +70,7 @@ TMP="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$TMP"' EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 CORES=$(getconf _NPROCESSORS_ONLN)  # nproc would obey OMP_NUM_THREADS
+P=default  # the precision being run (run_config)
 
 # write_spec FILE ARCH EPOCHS BATCH WORKERS TRANSPORT
 write_spec() {
@@ -94,9 +105,26 @@ run_ddp() {
   [[ $M == resnet || $M == gpt ]] && job=(--job "$RUN/job-auto.textproto")
   env "${malloc[@]}" timeout 600 "$PY" bench/train_ddp.py --model "$M" \
     --world "$W" --global_batch "$GB" --epochs "$EPOCHS" --impl "$impl" \
-    --repeat "$REP" "${job[@]}" "$@" >> "$OUT" ||
-    echo "$impl $M $GB $W: failed or timed out" >&2
+    --repeat "$REP" "${job[@]}" "$@" | tagged >> "$OUT" ||
+    echo "$impl $M $GB $W $P: failed or timed out" >&2
 }
+
+# tagged: stdin's JSON lines with "precision": $P added, unless the job
+# files keep their own ($P is "default").
+tagged() {
+  if [[ $P == default ]]; then
+    cat
+  else
+    "$PY" -c 'import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    r["precision"] = sys.argv[1]
+    print(json.dumps(r))' "$P"
+  fi
+}
+
+# precision_arg: example_spec's precision argument for $P.
+precision_arg() { [[ $P == default ]] || echo "$P"; }
 
 # compute_limit IMPL JOBFILE N: N ringleader-compute-limit processes side by
 # side, each in a 1-rank job of its own from JOBFILE, their measured loops
@@ -142,36 +170,35 @@ r.update(impl=impl, model=model, global_batch=gb, world=w, repeat=rep,
 if r["tokens_per_sample"] > 1:
     r["tokens_per_s"] = r["samples_per_s"] * r["tokens_per_sample"]
 print(json.dumps(r))' "$impl" "$M" "$GB" "$W" "$CORES" "$n" "$REP" \
-    $(for i in $(seq "$n"); do echo "$RUN/$impl-$i.json"; done) >> "$OUT" ||
+    $(for i in $(seq "$n"); do echo "$RUN/$impl-$i.json"; done) | tagged >> "$OUT" ||
     echo "$impl $M $GB $W: failed (see $RUN/$impl-*.log)" >&2
 }
 
 # say WHAT: a timestamped progress line on stderr.
-say() { echo "[$(date +%T)] $M batch $GB x$W (repeat $REP): $*" >&2; }
+say() { echo "[$(date +%T)] $M batch $GB x$W (repeat $REP, $P): $*" >&2; }
 
-# conditions: one JSON line of what the machine was doing.
+# conditions: one JSON line of what the machine was doing (and the recipe
+# and precisions, when set).
 conditions() {
   "$PY" -c 'import json, os, sys, time
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
             if l.startswith("model name")), "?")
-print(json.dumps({"conditions": {"time": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-                  "cpu": cpu, "cores": os.cpu_count(), "loadavg": os.getloadavg(),
-                  "model": sys.argv[1], "world": int(sys.argv[2]),
-                  "repeat": int(sys.argv[3])}}))' "$M" "$W" "$REP" >> "$OUT"
+c = {"time": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+     "cpu": cpu, "cores": os.cpu_count(), "loadavg": os.getloadavg(),
+     "model": sys.argv[1], "world": int(sys.argv[2]), "repeat": int(sys.argv[3])}
+if sys.argv[4]:
+    c["recipe"] = True
+if sys.argv[5] != "default":
+    c["precisions"] = sys.argv[5].split()
+print(json.dumps({"conditions": c}))' "$M" "$W" "$REP" "${RECIPE:-}" "$M_PRECISIONS" >> "$OUT"
 }
 
-# run_config: every implementation for configuration ($M, $GB, $W), once.
-run_config() {
-  local lines
-  lines=$(wc -l < "$OUT")
-  conditions
-  B=$((GB / W))
-  RUN="$TMP/$M-$GB-$W-$REP"; mkdir -p "$RUN"
-  start_coordinator "$RUN"
+# run_ringleader: Ringleader on $W workers per transport, for ($M, $GB, $W, $P).
+run_ringleader() {
   for T in $M_TRANSPORTS; do
     say "ringleader ($T)"
     if [[ -n $EXAMPLE ]]; then
-      example_spec "$RUN/job-$T.textproto" "$W" "$B" "$T"
+      example_spec "$RUN/job-$T.textproto" "$W" "$B" "$T" "$(precision_arg)"
     else
       write_spec "$RUN/job-$T.textproto" "$ARCH" "$EPOCHS" "$B" "$W" "${T^^}"
     fi
@@ -185,26 +212,56 @@ run_config() {
     wait $(jobs -p | grep -v "^$COORD$") 2>/dev/null || true
     IMPL=ringleader; [[ $T != auto ]] && IMPL="ringleader-$T"
     "$PY" bench/train_watch.py "$RUN/watch-$T.jsonl" "$IMPL" "$M" "$W" "$GB" \
-      "$TOKENS" "$REP" >> "$OUT"
+      "$TOKENS" "$REP" | tagged >> "$OUT"
   done
-  # The compute limit at this per-rank batch: a 1-rank job gives it the spec
-  # and a generation to report progress to. With several ranks, also as
-  # many loops side by side, sharing the host as the ranks do.
+}
+
+# run_limits: the compute limit at this per-rank batch: a 1-rank job gives
+# it the spec and a generation to report progress to. With several ranks,
+# also as many loops side by side, sharing the host as the ranks do.
+run_limits() {
   if [[ -n $EXAMPLE ]]; then
-    example_spec "$RUN/limit.textproto" 1 "$B" auto
+    example_spec "$RUN/limit.textproto" 1 "$B" auto "$(precision_arg)"
   else
     write_spec "$RUN/limit.textproto" "$ARCH" 1 "$B" 1 AUTO
   fi
   say "compute limit"
   compute_limit compute-limit "$RUN/limit.textproto" 1
   ((W > 1)) && compute_limit compute-limit-concurrent "$RUN/limit.textproto" "$W"
-  kill "$COORD" 2>/dev/null; wait "$COORD" 2>/dev/null || true
+  return 0
+}
+
+# run_ddps: PyTorch DDP as a user runs it and with kept memory, from the
+# job file Ringleader ran ($RUN/job-auto.textproto).
+run_ddps() {
   say "pytorch ddp"
   run_ddp pytorch-ddp
   KEPT_MEMORY=1 run_ddp pytorch-ddp-kept-memory
   # PyTorch with the CNN written as Ringleader runs it (channels-last, ReLU
   # after pooling) and kept memory: what is left is the runtime.
   if [[ $M == cnn ]]; then KEPT_MEMORY=1 run_ddp pytorch-ddp-nhwc --nhwc; fi
+  return 0
+}
+
+# run_config: every implementation for configuration ($M, $GB, $W), once in
+# each of $M_PRECISIONS, each precision's files in a directory of its own.
+run_config() {
+  local lines base
+  lines=$(wc -l < "$OUT")
+  conditions
+  B=$((GB / W))
+  base="$TMP/$M-$GB-$W-$REP"; mkdir -p "$base"
+  start_coordinator "$base"
+  for P in $M_PRECISIONS; do
+    RUN="$base/$P"; mkdir -p "$RUN"
+    run_ringleader
+    run_limits
+  done
+  kill "$COORD" 2>/dev/null; wait "$COORD" 2>/dev/null || true
+  for P in $M_PRECISIONS; do
+    RUN="$base/$P"
+    run_ddps
+  done
   tail -n +$((lines + 2)) "$OUT" | cut -c1-160
 }
 
@@ -233,9 +290,12 @@ for REP in $(seq "$max_repeats"); do
         [[ $M == gpt ]] && TOKENS=$(sed -n 's/^ *block_size: *//p' "$JOBFILE") ;;
     esac
     ((REP > M_REPEATS)) && continue
+    # "default": the job files' own precision, lines untagged.
+    M_PRECISIONS=default
     if [[ -n $EXAMPLE ]]; then
       M_WORLDS="${WORLDS:-1 2}"; M_BATCHES="${BATCHES:-$((2 * PER_RANK))}"
       M_TRANSPORTS="${TRANSPORTS:-auto}"
+      M_PRECISIONS="${PRECISIONS:-${PRECISION:-default}}"
     else
       M_WORLDS="${WORLDS:-1 2 3}"; M_BATCHES="${BATCHES:-128 512}"
       M_TRANSPORTS="${TRANSPORTS:-auto gloo}"

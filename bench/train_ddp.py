@@ -8,7 +8,10 @@ example's model.py, built with the job's seed (the TorchScript file the job
 trains is the same network with the same initial weights), on the job's
 files (.npy arrays with the job's transform; token windows of block_size + 1
 starting every block_size tokens, as the worker cuts them), the job's task
-loss and optimizer (bench/example_job.py reads the job file).
+loss and training recipe (bench/example_job.py reads the job file;
+bench/recipe.py applies it as the worker does: optimizer with its betas, eps,
+Nesterov and no-decay group, the learning-rate schedule by global optimizer
+step, gradient clipping after the all-reduce, bf16 autocast).
 
 Either way: the same global batch, DistributedSampler (shuffle, the job's
 seed, each rank global_batch / world samples per step), DDP's default
@@ -37,6 +40,8 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
+
+import recipe  # bench/recipe.py
 
 DATA = "/usr/share/datasets/fashion-mnist"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -90,7 +95,8 @@ class NhwcCnn(Cnn):
 
 
 def fashion_mnist(args):
-    """(model, train set, test set, loss, optimizer) of --model mlp / cnn."""
+    """(model, train set, test set, task, job, tokens per sample) of --model
+    mlp / cnn; the job: train_bench.sh's write_spec's optimizer, as a dict."""
     images = torch.from_numpy(idx(f"{DATA}/train-images-idx3-ubyte.gz").copy()).float().div_(255)
     images = images.sub_(0.2860).div_(0.3530).unsqueeze(1)
     labels = torch.from_numpy(idx(f"{DATA}/train-labels-idx1-ubyte.gz").astype(np.int64))
@@ -101,8 +107,8 @@ def fashion_mnist(args):
     net = Mlp() if args.model == "mlp" else NhwcCnn() if args.nhwc else Cnn()
     train = Samples(len(images), lambda ids: (images[ids], labels[ids]))
     test = Samples(len(test_images), lambda ids: (test_images[ids], test_labels[ids]))
-    make_opt = lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9)
-    return net, train, test, classification_loss, make_opt, 1
+    job = {"optimizer": {"kind": "OPTIMIZER_KIND_SGD", "learning_rate": 0.05, "momentum": 0.9}}
+    return net, train, test, CLASSIFICATION, job, 1
 
 
 class Samples:
@@ -112,14 +118,30 @@ class Samples:
         self.size, self.gather = size, gather
 
 
-def classification_loss(model, x, y):
-    logits = model(x)
-    return F.cross_entropy(logits, y), logits
+class Task:
+    """A task's loss in two parts, as the worker splits it: forward (under
+    autocast when the job asks) returns the model's output or, for a model
+    that computes its own loss, that loss; loss(output, y) -> (loss, logits
+    or None) runs outside autocast, on float32."""
+
+    def __init__(self, forward, loss, accuracy):
+        self.forward, self.loss, self.accuracy = forward, loss, accuracy
 
 
-def model_loss(model, x, y):
-    _, loss = model(x, y)
-    return loss, None
+CLASSIFICATION = Task(lambda model, x, y: model(x),
+                      lambda logits, y: (F.cross_entropy(logits, y), logits), True)
+LANGUAGE_MODEL = Task(lambda model, x, y: model(x),
+                      lambda logits, y: (F.cross_entropy(logits.flatten(0, 1), y.flatten()),
+                                         None), False)
+MODEL_LOSS = Task(lambda model, x, y: model(x, y)[1], lambda loss, y: (loss, None), False)
+
+
+def batch_loss(model, task, x, y, bf16):
+    """(loss, logits or None) of a batch: the forward under bf16 autocast
+    when asked, the loss in float32 from float32 outputs, as the worker."""
+    with recipe.autocast(bf16):
+        out = task.forward(model, x, y)
+    return task.loss(out.float(), y)
 
 
 def npy_split(split, transform):
@@ -153,13 +175,14 @@ def token_split(path, block):
 
 
 def example(args):
-    """(model, train set, test set, loss, optimizer, tokens per sample) of the
+    """(model, train set, test set, task, job, tokens per sample) of the
     example workload --model resnet / gpt, from the job file --job."""
     sys.path.insert(0, os.path.join(EXAMPLES, args.model))
     import model as example_model  # examples/<model>/model.py
     sys.path.insert(0, HERE)
     import example_job
     job = example_job.load(args.job)
+    check_supported(job)
     seed = int(job.get("seed", 0))
     data, task = job["dataset"], job.get("task", {})
     if args.model == "resnet":
@@ -174,89 +197,123 @@ def example(args):
         test = token_split(data["test_tokens"], cfg.block_size)
         per_sample = cfg.block_size
     if task.get("loss") == "LOSS_KIND_MODEL":
-        loss = model_loss
+        kind = MODEL_LOSS
     elif task.get("kind") == "TASK_KIND_LANGUAGE_MODEL":
-        def loss(model, x, y):
-            logits = model(x)
-            return F.cross_entropy(logits.flatten(0, 1), y.flatten()), None
+        kind = LANGUAGE_MODEL
     else:
-        loss = classification_loss
-    o = job["optimizer"]
-    lr, wd = float(o["learning_rate"]), float(o.get("weight_decay", 0.0))
-    if o["kind"] == "OPTIMIZER_KIND_ADAM":
-        make_opt = lambda params: torch.optim.Adam(params, lr=lr, weight_decay=wd)
-    else:
-        make_opt = lambda params: torch.optim.SGD(params, lr=lr, weight_decay=wd,
-                                                  momentum=float(o.get("momentum", 0.0)))
-    return net, train, test, loss, make_opt, per_sample
+        kind = CLASSIFICATION
+    return net, train, test, kind, job, per_sample
+
+
+def check_supported(job):
+    """Stops on a job field this script would silently not apply."""
+    if job.get("dataset", {}).get("augmentation"):
+        raise SystemExit("train_ddp.py: dataset.augmentation is not implemented here")
+    if int(job.get("gradient_accumulation_steps", 0)) > 1:
+        raise SystemExit("train_ddp.py: gradient_accumulation_steps is not implemented here")
+    if job.get("dataset", {}).get("drop_last"):
+        raise SystemExit("train_ddp.py: dataset.drop_last is not implemented here")
+
+
+class Run:
+    """One rank's training: the DDP model, the job's recipe, its data."""
+
+    def __init__(self, rank, args):
+        self.rank, self.args = rank, args
+        net, self.train, self.test, self.task, job, self.per_sample = (
+            fashion_mnist(args) if args.model in ("mlp", "cnn") else example(args))
+        self.bf16 = recipe.bf16(job)
+        if self.bf16:
+            recipe.register_fp32_norms()
+        self.model = nn.parallel.DistributedDataParallel(net)
+        self.opt = recipe.make_optimizer(self.model.parameters(), job["optimizer"])
+        self.lr = float(job["optimizer"]["learning_rate"])
+        self.schedule = job.get("lr_schedule", {})
+        self.max_norm = float(job.get("clip_grad_norm", 0.0))
+        self.per_rank = args.global_batch // args.world
+        # The worker's default decay horizon: this run's epochs x its steps
+        # per epoch at this world size.
+        self.planned = recipe.planned_steps(self.train.size, args.world, self.per_rank,
+                                            args.epochs)
+        self.step_count = 0  # global optimizer steps, as the worker counts them
+        seed = 1 if args.model in ("mlp", "cnn") else args.seed
+        self.sampler = torch.utils.data.distributed.DistributedSampler(
+            range(self.train.size), num_replicas=args.world, rank=rank, shuffle=True, seed=seed)
+
+    def step(self, x, y):
+        """One optimizer step: forward, backward (DDP all-reduces), clipping,
+        the scheduled learning rate, the optimizer. Returns the loss."""
+        loss, _ = batch_loss(self.model, self.task, x, y, self.bf16)
+        self.opt.zero_grad()
+        loss.backward()
+        recipe.clip(self.model.parameters(), self.max_norm)
+        recipe.set_lr(self.opt, recipe.lr_at(self.schedule, self.lr, self.step_count,
+                                             self.planned))
+        self.opt.step()
+        self.step_count += 1
+        return loss.detach()
+
+    def epoch(self, epoch):
+        """Trains one epoch: (mean training loss, samples/s after the warm-up
+        steps, timed in the first epoch only)."""
+        self.sampler.set_epoch(epoch)
+        order = torch.tensor(list(iter(self.sampler)), dtype=torch.int64)
+        steps = len(order) // self.per_rank
+        if self.args.max_steps:
+            steps = min(steps, self.args.max_steps)
+        warm = min(self.args.warmup, steps // 4)
+        start, loss_sum = None, torch.zeros(())
+        for s in range(steps):
+            if epoch == 0 and s == warm:
+                dist.barrier()
+                start = time.perf_counter()
+            loss_sum += self.step(*self.train.gather(order[s * self.per_rank:
+                                                           (s + 1) * self.per_rank]))
+        rate = None
+        if epoch == 0:
+            dist.barrier()
+            rate = (steps - warm) * self.args.global_batch / (time.perf_counter() - start)
+        return loss_sum.item() / max(1, steps), rate
+
+    def evaluate(self):
+        """Pooled test accuracy (classification, else None) and mean loss,
+        the forward under the job's precision as the worker evaluates."""
+        # As before for the Fashion-MNIST models; the worker's for the examples.
+        eval_batch = 1024 if self.args.model in ("mlp", "cnn") else max(256, self.per_rank)
+        test_ids = torch.tensor(list(iter(torch.utils.data.distributed.DistributedSampler(
+            range(self.test.size), num_replicas=self.args.world, rank=self.rank,
+            shuffle=False))), dtype=torch.int64)
+        self.model.eval()
+        with torch.no_grad():
+            sums = torch.zeros(3, dtype=torch.float64)  # correct, loss sum, count
+            for i in range(0, len(test_ids), eval_batch):
+                ids = test_ids[i:i + eval_batch]
+                x, y = self.test.gather(ids)
+                loss, logits = batch_loss(self.model, self.task, x, y, self.bf16)
+                if logits is not None:
+                    sums[0] += (logits.argmax(1) == y).sum()
+                sums[1] += loss.item() * len(ids)
+                sums[2] += len(ids)
+            dist.all_reduce(sums)
+        self.model.train()
+        acc = (sums[0] / sums[2]).item() if self.task.accuracy else None
+        return acc, (sums[1] / sums[2]).item()
 
 
 def run(rank, args, port):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
                             rank=rank, world_size=args.world)
-    net, train, test, loss_fn, make_opt, per_sample = (
-        fashion_mnist(args) if args.model in ("mlp", "cnn") else example(args))
-    model = nn.parallel.DistributedDataParallel(net)
-    opt = make_opt(model.parameters())
-    seed = 1 if args.model in ("mlp", "cnn") else args.seed
-    sampler = torch.utils.data.distributed.DistributedSampler(
-        range(train.size), num_replicas=args.world, rank=rank, shuffle=True, seed=seed)
-    per_rank = args.global_batch // args.world
-    # As before for the Fashion-MNIST models; the worker's for the examples.
-    eval_batch = 1024 if args.model in ("mlp", "cnn") else max(256, per_rank)
-    test_ids = torch.tensor(list(iter(torch.utils.data.distributed.DistributedSampler(
-        range(test.size), num_replicas=args.world, rank=rank, shuffle=False))),
-        dtype=torch.int64)
-
-    def evaluate():
-        """Pooled test accuracy (classification) or mean loss."""
-        model.eval()
-        with torch.no_grad():
-            sums = torch.zeros(3, dtype=torch.float64)  # correct, loss sum, count
-            for i in range(0, len(test_ids), eval_batch):
-                ids = test_ids[i:i + eval_batch]
-                x, y = test.gather(ids)
-                loss, logits = loss_fn(model, x, y)
-                if logits is not None:
-                    sums[0] += (logits.argmax(1) == y).sum()
-                sums[1] += loss.item() * len(ids)
-                sums[2] += len(ids)
-            dist.all_reduce(sums)
-        model.train()
-        # No accuracy from a model that returns only its loss.
-        acc = (sums[0] / sums[2]).item() if loss_fn is not model_loss else None
-        return acc, (sums[1] / sums[2]).item()
-
+    r = Run(rank, args)
     dist.barrier()
     t_start = time.perf_counter()
     rate, accs, losses, to_85 = 0.0, [], [], None
     for epoch in range(args.epochs):
-        sampler.set_epoch(epoch)
-        order = torch.tensor(list(iter(sampler)), dtype=torch.int64)
-        steps = len(order) // per_rank
-        if args.max_steps:
-            steps = min(steps, args.max_steps)
-        warm = min(args.warmup, steps // 4)
-        start = None
-        loss_sum = torch.zeros(())
-        for s in range(steps):
-            if epoch == 0 and s == warm:
-                dist.barrier()
-                start = time.perf_counter()
-            x, y = train.gather(order[s * per_rank:(s + 1) * per_rank])
-            loss, _ = loss_fn(model, x, y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            loss_sum += loss.detach()
-        train_loss = loss_sum.item() / max(1, steps)
-        if epoch == 0:
-            dist.barrier()
-            rate = (steps - warm) * args.global_batch / (time.perf_counter() - start)
+        train_loss, epoch_rate = r.epoch(epoch)
+        rate = rate if epoch_rate is None else epoch_rate
         if args.skip_eval:
             continue
-        acc, test_loss = evaluate()
+        acc, test_loss = r.evaluate()
         accs.append(acc)
         losses.append(test_loss)
         if to_85 is None and acc is not None and acc >= 0.85:
@@ -267,10 +324,10 @@ def run(rank, args, port):
                "samples_per_s": rate, "test_accuracy": accs,
                "seconds_to_85": to_85}
         if args.model in ("resnet", "gpt"):
-            out.update(test_loss=losses, train_loss=train_loss, tokens_per_sample=per_sample,
-                       eager=f"examples/{args.model}/model.py")
-            if per_sample > 1:
-                out["tokens_per_s"] = rate * per_sample
+            out.update(test_loss=losses, train_loss=train_loss,
+                       tokens_per_sample=r.per_sample, eager=f"examples/{args.model}/model.py")
+            if r.per_sample > 1:
+                out["tokens_per_s"] = rate * r.per_sample
         print(json.dumps(out), flush=True)
     # Leave without tearing DDP down: in torch 1.13 the process group's
     # destructor (run from DDP's reducer's, with the GIL held) joins its
