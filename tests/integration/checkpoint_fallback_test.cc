@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/reference_training.h"
+#include "tests/testing/job_specs.h"
 
 namespace ringleader::testing {
 namespace {
@@ -31,25 +32,14 @@ constexpr int kWorld = 2;
 constexpr int kEvery = 20;  // Checkpoint every 20 steps; 300 steps an epoch.
 
 v1::JobSpec Spec(const std::string& name, const std::string& dir) {
-  v1::JobSpec s;
-  s.set_name(name);
-  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
-  s.mutable_model()->add_hidden_sizes(48);
-  s.mutable_model()->add_hidden_sizes(24);
-  s.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
-  s.mutable_dataset()->set_synthetic_train_size(kTrain);
-  s.mutable_dataset()->set_synthetic_test_size(256);
-  s.mutable_dataset()->set_shuffle(true);
+  v1::JobSpec s = CheckpointedMlpJobSpec(name, dir, kTrain, kBatch, kEvery);
   s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
   s.mutable_optimizer()->set_learning_rate(0.05);
   s.mutable_optimizer()->set_momentum(0.9);
   s.set_epochs(2);
-  s.set_batch_size(kBatch);
   s.set_min_workers(kWorld);
   s.set_max_workers(kWorld);
   s.set_seed(77);
-  s.set_checkpoint_dir(dir);
-  s.set_checkpoint_every_steps(kEvery);
   s.set_max_restarts(3);
   s.set_rendezvous_timeout_ms(60000);
   s.set_rendezvous_last_call_ms(0);

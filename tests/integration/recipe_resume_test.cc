@@ -26,6 +26,7 @@
 #include "tests/integration/cluster.h"
 #include "tests/integration/reference_training.h"
 #include "tests/integration/worker_logs.h"
+#include "tests/testing/job_specs.h"
 
 namespace ringleader::testing {
 namespace {
@@ -37,15 +38,7 @@ constexpr int kEpochs = 3;
 constexpr double kTolerance = 1e-5;
 
 v1::JobSpec Spec(const std::string& dir) {
-  v1::JobSpec s;
-  s.set_name("recipe");
-  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
-  s.mutable_model()->add_hidden_sizes(48);
-  s.mutable_model()->add_hidden_sizes(24);
-  s.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
-  s.mutable_dataset()->set_synthetic_train_size(kTrain);
-  s.mutable_dataset()->set_synthetic_test_size(256);
-  s.mutable_dataset()->set_shuffle(true);
+  v1::JobSpec s = CheckpointedMlpJobSpec("recipe", dir, kTrain, kBatch, kEvery);
   v1::OptimizerSpec* o = s.mutable_optimizer();
   o->set_kind(v1::OPTIMIZER_KIND_ADAMW);
   o->set_learning_rate(3e-3);
@@ -61,12 +54,9 @@ v1::JobSpec Spec(const std::string& dir) {
   // Below the early steps' norms (about 1-3 here): clipping does act.
   s.set_clip_grad_norm(1.0);
   s.set_epochs(kEpochs);
-  s.set_batch_size(kBatch);
   s.set_min_workers(2);
   s.set_max_workers(3);
   s.set_seed(2024);
-  s.set_checkpoint_dir(dir);
-  s.set_checkpoint_every_steps(kEvery);
   s.set_max_restarts(2);
   // The first generation waits for all three workers (it forms as soon as
   // the third joins): starting three processes on a loaded 2-core machine

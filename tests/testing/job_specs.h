@@ -52,6 +52,30 @@ inline v1::JobSpec FailureJobSpec(const std::string& name,
   return s;
 }
 
+// An MLP (hidden 48, 24) on `train_size` shuffled synthetic samples (256 for
+// testing) in batches of `batch_size`, checkpointed every `every_steps` steps
+// into `checkpoint_dir`: the tests that kill workers and hold the resumed run
+// to a one-process replay start from it and set the optimizer, the epochs
+// and the world they exercise.
+inline v1::JobSpec CheckpointedMlpJobSpec(const std::string& name,
+                                          const std::string& checkpoint_dir,
+                                          int train_size, int batch_size,
+                                          int every_steps) {
+  v1::JobSpec s;
+  s.set_name(name);
+  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+  s.mutable_model()->add_hidden_sizes(48);
+  s.mutable_model()->add_hidden_sizes(24);
+  s.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
+  s.mutable_dataset()->set_synthetic_train_size(train_size);
+  s.mutable_dataset()->set_synthetic_test_size(256);
+  s.mutable_dataset()->set_shuffle(true);
+  s.set_batch_size(batch_size);
+  s.set_checkpoint_dir(checkpoint_dir);
+  s.set_checkpoint_every_steps(every_steps);
+  return s;
+}
+
 }  // namespace ringleader::testing
 
 #endif  // RINGLEADER_TESTS_TESTING_JOB_SPECS_H_
