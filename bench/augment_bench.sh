@@ -29,17 +29,10 @@ for variant in plain augmented; do
   flags=(--lr_schedule=cosine "${extra[@]}")
   [[ $variant == augmented ]] && flags+=(--random_crop_padding=4 --horizontal_flip)
   echo "[$(date +%T)] resnet, cosine schedule, $variant: ${flags[*]}" >&2
-  job=$("$BIN/cli/ringctl" --coordinator="$TARGET" submit \
-    --file="$TMP/job.textproto" "${flags[@]}")
-  for r in 1 2; do
-    "$BIN/worker/ringleader-worker" --coordinator="$TARGET" --threads=1 \
-      --max_jobs=1 >"$TMP/worker-$variant-$r.log" 2>&1 &
-  done
-  "$BIN/cli/ringctl" --coordinator="$TARGET" --output=json watch "$job" \
-    >"$TMP/watch-$variant.jsonl" 2>/dev/null || true
-  wait $(jobs -p | grep -v "^$COORD$") 2>/dev/null || true
+  run_job "$TMP/job.textproto" 2 "$TMP/watch-$variant.jsonl" \
+    "$TMP/worker-$variant" "${flags[@]}"
   # The final evaluation (after the last epoch) is the job's, not an epoch's.
-  "$BIN/cli/ringctl" --coordinator="$TARGET" get "$job" | grep -i "final\|accuracy" >&2 || true
+  "$BIN/cli/ringctl" --coordinator="$TARGET" get "$JOB" | grep -i "final\|accuracy" >&2 || true
   "$PY" bench/train_watch.py "$TMP/watch-$variant.jsonl" "$variant" resnet 2 128 |
     "$PY" -c 'import json,sys; r=json.loads(sys.stdin.read()); r["flags"]=sys.argv[1:]; print(json.dumps(r))' \
       "${flags[@]}" >>"$OUT"

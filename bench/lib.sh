@@ -22,6 +22,25 @@ start_coordinator() {
   TARGET="127.0.0.1:$(cat "$dir/port")"
 }
 
+# run_job FILE WORKERS WATCH LOGS [SUBMIT FLAGS...]: submits FILE (plus any
+# `ringctl submit` flags) to $TARGET, starts WORKERS real workers
+# (--threads=1, one job each; logs LOGS-1.log ...), writes `ringctl watch
+# --output=json` of the job to WATCH until it ends, and waits for the
+# workers. Sets JOB. The benchmarks summarize WATCH with train_watch.py.
+run_job() {
+  local file="$1" workers="$2" watch="$3" logs="$4" pids=() r
+  shift 4
+  JOB=$("$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$file" "$@")
+  for r in $(seq "$workers"); do
+    "$BIN/worker/ringleader-worker" --coordinator="$TARGET" --threads=1 \
+      --max_jobs=1 >"$logs-$r.log" 2>&1 &
+    pids+=($!)
+  done
+  "$BIN/cli/ringctl" --coordinator="$TARGET" --output=json watch "$JOB" \
+    >"$watch" 2>/dev/null || true
+  wait "${pids[@]}" 2>/dev/null || true
+}
+
 # The example workloads (examples/resnet, examples/gpt) for the benchmarks
 # that train them; need $PY, $TMP and the subset sizes $RESNET_TRAIN,
 # $RESNET_TEST, $GPT_TRAIN_TOKENS, $GPT_TEST_TOKENS.

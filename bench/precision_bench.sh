@@ -43,15 +43,7 @@ print(json.dumps(r))' "$M" "$1" "$2" >>"$OUT"
 # train PRECISION: one epoch on 2 workers, its train_watch.py line tagged.
 train() {
   example_spec "$RUN/train-$1.textproto" 2 "$B" auto "$1"
-  local job
-  job=$("$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$RUN/train-$1.textproto")
-  for r in 1 2; do
-    "$BIN/worker/ringleader-worker" --coordinator="$TARGET" --threads=1 \
-      --max_jobs=1 >"$RUN/worker-$1-$r.log" 2>&1 &
-  done
-  "$BIN/cli/ringctl" --coordinator="$TARGET" --output=json watch "$job" \
-    >"$RUN/watch-$1.jsonl" 2>/dev/null || true
-  wait $(jobs -p | grep -v "^$COORD$") 2>/dev/null || true
+  run_job "$RUN/train-$1.textproto" 2 "$RUN/watch-$1.jsonl" "$RUN/worker-$1"
   "$PY" bench/train_watch.py "$RUN/watch-$1.jsonl" "train" "$M" 2 $((2 * B)) \
     "$TOKENS" | "$PY" -c 'import json,sys; r=json.loads(sys.stdin.read())
 r.update(kind="train", precision=sys.argv[1]); print(json.dumps(r))' "$1" >>"$OUT"

@@ -202,14 +202,7 @@ run_ringleader() {
     else
       write_spec "$RUN/job-$T.textproto" "$ARCH" "$EPOCHS" "$B" "$W" "${T^^}"
     fi
-    JOB=$("$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$RUN/job-$T.textproto")
-    for R in $(seq "$W"); do
-      "$BIN/worker/ringleader-worker" --coordinator="$TARGET" --threads=1 \
-        --max_jobs=1 >"$RUN/worker-$T-$R.log" 2>&1 &
-    done
-    "$BIN/cli/ringctl" --coordinator="$TARGET" --output=json watch "$JOB" \
-      > "$RUN/watch-$T.jsonl" 2>/dev/null || true
-    wait $(jobs -p | grep -v "^$COORD$") 2>/dev/null || true
+    run_job "$RUN/job-$T.textproto" "$W" "$RUN/watch-$T.jsonl" "$RUN/worker-$T"
     IMPL=ringleader; [[ $T != auto ]] && IMPL="ringleader-$T"
     "$PY" bench/train_watch.py "$RUN/watch-$T.jsonl" "$IMPL" "$M" "$W" "$GB" \
       "$TOKENS" "$REP" | tagged >> "$OUT"
