@@ -35,7 +35,10 @@ constexpr int kTrain = 9600;  // 200 steps an epoch at 3 x 16, 300 at 2 x 16.
 constexpr int kBatch = 16;
 constexpr int kEvery = 20;
 constexpr int kEpochs = 3;
-constexpr double kTolerance = 1e-5;
+// The replay adds the ranks' gradients in the order the shared-memory
+// transport does, so the runs agree to the last bits, not to a tolerance
+// for reordered float sums.
+constexpr double kTolerance = 1e-7;
 
 v1::JobSpec Spec(const std::string& dir) {
   v1::JobSpec s = CheckpointedMlpJobSpec("recipe", dir, kTrain, kBatch, kEvery);

@@ -68,29 +68,101 @@ std::vector<std::vector<int64_t>> EpochShards(const Replay& r, int64_t epoch,
   return shards;
 }
 
-// One optimizer step on the samples `global`, as TrainStep takes it: the
-// mean loss's gradients, clipped, then the scheduled learning rate. False
-// (after a failed expectation) when something fails.
-bool Step(Replay& r, std::vector<int64_t> global, int64_t planned) {
+// One rank's gradients for the samples `indices` (each parameter's .grad
+// after a backward from zero, as the rank's micro-batch leaves it before the
+// all-reduce), or empty after a failed expectation.
+std::vector<torch::Tensor> RankGradients(Replay& r,
+                                         std::vector<int64_t> indices) {
   // The worker's own loader makes the tensors (transforms included).
-  const int64_t n = static_cast<int64_t>(global.size());
-  auto loader = BatchLoader::Create(r.train, std::move(global), n);
+  const int64_t n = static_cast<int64_t>(indices.size());
+  auto loader = BatchLoader::Create(r.train, std::move(indices), n);
   EXPECT_TRUE(loader.ok()) << loader.status();
-  if (!loader.ok()) return false;
+  if (!loader.ok()) return {};
   std::optional<Batch> b = (*loader)->Next();
   EXPECT_TRUE(b.has_value()) << (*loader)->status();
-  if (!b.has_value()) return false;
-  r.optimizer.zero_grad();
+  if (!b.has_value()) return {};
+  for (auto& p : r.model.Parameters()) p.mutable_grad() = at::Tensor();
   auto out = r.model.Forward(
       b->inputs, r.task.model_computes_loss() ? b->targets : at::Tensor());
   EXPECT_TRUE(out.ok()) << out.status();
-  if (!out.ok()) return false;
+  if (!out.ok()) return {};
   auto loss = r.task.Loss(*out, b->targets, b->sample_ids);
   EXPECT_TRUE(loss.ok()) << loss.status();
-  if (!loss.ok()) return false;
+  if (!loss.ok()) return {};
   loss->backward();
-  const double norm =
-      ClipGradNorm(r.model.Parameters(), r.spec.clip_grad_norm());
+  std::vector<torch::Tensor> grads;
+  for (auto& p : r.model.Parameters()) grads.push_back(p.grad().clone());
+  return grads;
+}
+
+// The all-reduced gradients, as the reducer leaves them: without
+// compression the ranks' gradients summed in rank order and divided by the
+// world size (what the shared-memory transport computes for any world, and
+// every transport for 2 ranks: a + b == b + a); with fp16/bf16 compression,
+// PyTorch's hook: each rank's gradient rounded to 16 bits and divided, the
+// quotients summed in float32 in rank order and rounded once.
+std::vector<torch::Tensor> AllReduced(
+    const v1::JobSpec& spec,
+    const std::vector<std::vector<torch::Tensor>>& per_rank) {
+  const int world = static_cast<int>(per_rank.size());
+  const v1::GradientCompression c = spec.ddp().gradient_compression();
+  const bool compressed =
+      c == v1::GRADIENT_COMPRESSION_FP16 || c == v1::GRADIENT_COMPRESSION_BF16;
+  const at::ScalarType wire =
+      c == v1::GRADIENT_COMPRESSION_FP16 ? at::kHalf : at::kBFloat16;
+  std::vector<torch::Tensor> out;
+  for (size_t i = 0; i < per_rank[0].size(); ++i) {
+    torch::Tensor sum;
+    for (int r = 0; r < world; ++r) {
+      torch::Tensor sent =
+          compressed ? per_rank[r][i].to(wire).div_(world).to(at::kFloat)
+                     : per_rank[r][i];
+      sum = r == 0 ? sent.clone() : sum + sent;
+    }
+    out.push_back(compressed  ? sum.to(wire).to(at::kFloat)
+                  : world > 1 ? sum.div_(world)
+                              : sum);
+  }
+  return out;
+}
+
+// Copies `from` into the model's buffers (BatchNorm's running statistics).
+void SetBuffers(Model& model, const std::vector<torch::Tensor>& from) {
+  torch::NoGradGuard no_grad;
+  std::vector<NamedTensor> buffers = model.NamedBuffers();
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].tensor.copy_(from[i]);
+}
+
+std::vector<torch::Tensor> Buffers(const Model& model) {
+  std::vector<torch::Tensor> out;
+  for (const NamedTensor& t : model.NamedBuffers()) {
+    out.push_back(t.tensor.detach().clone());
+  }
+  return out;
+}
+
+// One optimizer step, as the ranks take it together: each rank's gradients
+// from its own batch of `rank_batches` (each starting from the same buffers,
+// and rank 0's updated buffers kept: DDP's broadcast_buffers), all-reduced,
+// clipped, then the scheduled learning rate. False (after a failed
+// expectation) when something fails.
+bool Step(Replay& r, std::vector<std::vector<int64_t>> rank_batches,
+          int64_t planned) {
+  const std::vector<torch::Tensor> start = Buffers(r.model);
+  std::vector<torch::Tensor> rank0_buffers;
+  std::vector<std::vector<torch::Tensor>> per_rank;
+  for (auto& batch : rank_batches) {
+    if (!per_rank.empty()) SetBuffers(r.model, start);
+    per_rank.push_back(RankGradients(r, std::move(batch)));
+    if (per_rank.back().empty()) return false;
+    if (per_rank.size() == 1) rank0_buffers = Buffers(r.model);
+  }
+  SetBuffers(r.model, rank0_buffers);
+  const std::vector<torch::Tensor> grads = AllReduced(r.spec, per_rank);
+  std::vector<torch::Tensor> params = r.model.Parameters();
+  for (size_t i = 0; i < params.size(); ++i)
+    params[i].mutable_grad() = grads[i];
+  const double norm = ClipGradNorm(params, r.spec.clip_grad_norm());
   if (r.spec.clip_grad_norm() > 0 && norm > r.spec.clip_grad_norm()) {
     ++r.clipped;
   }
@@ -116,13 +188,12 @@ bool RunGeneration(Replay& r, const ReferenceGeneration& g, int64_t stop) {
     const size_t per_rank = shards[0].size();
     for (size_t off = 0; off < per_rank; off += batch) {
       if (r.step >= stop) return true;
-      std::vector<int64_t> global;
+      std::vector<std::vector<int64_t>> rank_batches;
       for (const auto& shard : shards) {
-        for (size_t i = off; i < std::min(per_rank, off + batch); ++i) {
-          global.push_back(shard[i]);
-        }
+        const size_t end = std::min(per_rank, off + batch);
+        rank_batches.emplace_back(shard.begin() + off, shard.begin() + end);
       }
-      if (!Step(r, std::move(global), planned)) return false;
+      if (!Step(r, std::move(rank_batches), planned)) return false;
     }
   }
   return true;
@@ -139,6 +210,9 @@ std::vector<torch::Tensor> TrainSingleProcess(
     const v1::JobSpec& spec,
     const std::vector<ReferenceGeneration>& generations, int64_t* clipped) {
   EXPECT_LE(spec.gradient_accumulation_steps(), 1) << "not modelled";
+  // One thread, as the workers run LibTorch: each rank's gradient is then
+  // the same bits as the worker's.
+  at::set_num_threads(1);
   auto data = LoadJobData(spec.dataset(), spec.seed());
   EXPECT_TRUE(data.ok()) << data.status();
   if (!data.ok()) return {};

@@ -23,39 +23,41 @@ struct ReferenceGeneration {
   int world = 1;
   StepPlanStart start;
 };
+
 // `spec`'s model as the trainer builds it: a built-in one for the shape of
 // the data (one float input, the spec's or the data's classes), a
 // TorchScript one from its file; null (and a test failure) if it cannot.
 std::shared_ptr<Model> BuildJobModel(const v1::JobSpec& spec,
                                      const Dataset& train);
 
-// What a distributed job must end with: one process trains `spec` where each
-// step's batch is the union of every rank's batch at that step for `world`
-// ranks, and returns the final parameters. Whatever the job trains: its
+// What a distributed job must end with, computed in one process without a
+// communicator: at each step every rank's own gradient from its own batch
+// (its shard as the coordinator plans it: DistributedSampler's shuffle,
+// padding or drop_last; each rank starting from the same BatchNorm buffers,
+// rank 0's kept after the step, as DDP's broadcast_buffers does), then the
+// all-reduce as the reducer leaves it:
+//   none:       g = (g_0 + g_1 + ... ) / world, summed in rank order
+//   fp16, bf16: PyTorch's compression hook, c_r = round16(g_r) / world,
+//               g = round16(float32(c_0) + float32(c_1) + ...)
+// (the sum in rank order is what the shared-memory transport computes for
+// any world and every transport for 2 ranks, communicator.h), then clipping
+// (clip_grad_norm), the scheduled learning rate (lr_schedule, its horizon
+// planned at the generation's world size) and the optimizer's step, as the
+// trainer does; returns the final parameters. Whatever the job trains: its
 // data through LoadJobData (synthetic, IDX, NPY, TOKENS), its model through
 // BuildModel (built-in or TorchScript), its loss through the Task
-// (worker/train/task.h: cross-entropy on the output, or the model's own),
-// its optimizer through BuildOptimizer; shards as the coordinator plans them
-// (DistributedSampler: shuffle, padding or drop_last as the spec says); each
-// step's gradients clipped (clip_grad_norm) and its learning rate scheduled
-// (lr_schedule, the horizon planned at the generation's world size) as the
-// trainer does.
-//
-// Equal to DDP's averaged gradients when the loss is a mean over samples (or
-// tokens) that all count: every rank's shard has the same size, so each
-// step's per-rank batches do too (the last one of an epoch included), and
-// the mean over their union is the mean of the ranks' means. (A rank-
-// dependent number of counted tokens, e.g. ignore_index targets, would break
-// that; no caller has them.) One micro-batch per step: gradient
-// accumulation is not modelled.
+// (worker/train/task.h), its optimizer through BuildOptimizer. Runs LibTorch
+// on one thread, as the workers do, so each rank's gradient is the same bits
+// as the worker's and a job over shared memory can be held to it exactly.
+// One micro-batch per step: gradient accumulation is not modelled.
 std::vector<torch::Tensor> TrainSingleProcess(const v1::JobSpec& spec,
                                               int world);
 
 // What a job that changed world size between generations must end with:
-// each generation's steps on the union of its ranks' batches, from where it
-// resumed. The first generation starts at zero; each next one at a step the
-// previous one reached (a checkpoint it committed). `clipped`, when not
-// null, counts the steps whose gradient norm was above clip_grad_norm.
+// each generation's steps at its world size as above, from where it resumed.
+// The first generation starts at zero; each next one at a step the previous one
+// reached (a checkpoint it committed). `clipped`, when not null, counts the
+// steps whose gradient norm was above clip_grad_norm.
 std::vector<torch::Tensor> TrainSingleProcess(
     const v1::JobSpec& spec,
     const std::vector<ReferenceGeneration>& generations,

@@ -83,9 +83,23 @@ std::string ReadFirstLine(const char* path) {
   return line;
 }
 
+// out[i] = ((in[0][i] + in[1][i]) + in[2][i]) + ...: the ranks' values in
+// rank order, whichever rank computes it. `out` may be one of the inputs:
+// each block is read whole before it is written.
 template <typename T>
-void AddInto(T* __restrict out, const T* __restrict in, size_t n) {
-  for (size_t i = 0; i < n; ++i) out[i] += in[i];
+void SumInRankOrder(char* out, const char* const* in, int world, size_t n) {
+  constexpr size_t kBlock = 1024;  // 8 KiB of doubles: stays in L1.
+  T acc[kBlock];
+  for (size_t lo = 0; lo < n; lo += kBlock) {
+    const size_t m = std::min(kBlock, n - lo);
+    const T* first = reinterpret_cast<const T*>(in[0]) + lo;
+    for (size_t i = 0; i < m; ++i) acc[i] = first[i];
+    for (int r = 1; r < world; ++r) {
+      const T* next = reinterpret_cast<const T*>(in[r]) + lo;
+      for (size_t i = 0; i < m; ++i) acc[i] += next[i];
+    }
+    std::memcpy(out + lo * sizeof(T), acc, m * sizeof(T));
+  }
 }
 
 }  // namespace
@@ -262,6 +276,7 @@ ShmCommunicator::ShmCommunicator(std::unique_ptr<Mapping> mapping, int rank,
       world_size_(world_size),
       options_(std::move(options)),
       slice_inputs_(static_cast<size_t>(world_size)),
+      slice_halves_(static_cast<size_t>(world_size)),
       queue_([this] { FailPeers(); }) {}
 
 ShmCommunicator::~ShmCommunicator() {
@@ -432,39 +447,34 @@ void ShmCommunicator::ReduceSlice(size_t lo, size_t hi, DataType type) {
   if (hi == lo) return;
   const size_t elem = DataTypeSize(type);
   char* const out = Slot(chunk_, rank_) + lo * elem;
-  if (type == DataType::kFloat16 || type == DataType::kBFloat16) {
-    // 16-bit floats: all ranks' values summed in float32, in rank order, and
-    // rounded once (no 16-bit arithmetic on the CPU). Every element is then
-    // the same function of the ranks' values whichever rank reduces it.
-    for (int r = 0; r < world_size_; ++r) {
-      slice_inputs_[r] =
-          reinterpret_cast<const uint16_t*>(Slot(chunk_, r) + lo * elem);
-    }
-    SumFloat16RoundOnce(type == DataType::kFloat16 ? Float16Format::kFp16
-                                                   : Float16Format::kBf16,
-                        reinterpret_cast<uint16_t*>(out), slice_inputs_.data(),
-                        world_size_, hi - lo);
-    return;
-  }
   for (int r = 0; r < world_size_; ++r) {
-    if (r == rank_) continue;
-    const char* in = Slot(chunk_, r) + lo * elem;
-    switch (type) {
-      case DataType::kFloat32:
-        AddInto(reinterpret_cast<float*>(out),
-                reinterpret_cast<const float*>(in), hi - lo);
-        break;
-      case DataType::kFloat64:
-        AddInto(reinterpret_cast<double*>(out),
-                reinterpret_cast<const double*>(in), hi - lo);
-        break;
-      case DataType::kInt64:
-        AddInto(reinterpret_cast<int64_t*>(out),
-                reinterpret_cast<const int64_t*>(in), hi - lo);
-        break;
-      case DataType::kFloat16:
-      case DataType::kBFloat16:
-        break;  // Above.
+    slice_inputs_[r] = Slot(chunk_, r) + lo * elem;
+  }
+  // All ranks' values summed in rank order (16-bit ones in float32, rounded
+  // once): every element is the same function of the ranks' values whichever
+  // rank reduces its slice, so a sum never depends on how the buffer was cut
+  // into chunks and slices, and a replay that adds the ranks' gradients in
+  // rank order reproduces the all-reduce bit for bit.
+  switch (type) {
+    case DataType::kFloat32:
+      SumInRankOrder<float>(out, slice_inputs_.data(), world_size_, hi - lo);
+      break;
+    case DataType::kFloat64:
+      SumInRankOrder<double>(out, slice_inputs_.data(), world_size_, hi - lo);
+      break;
+    case DataType::kInt64:
+      SumInRankOrder<int64_t>(out, slice_inputs_.data(), world_size_, hi - lo);
+      break;
+    case DataType::kFloat16:
+    case DataType::kBFloat16: {
+      for (int r = 0; r < world_size_; ++r) {
+        slice_halves_[r] = reinterpret_cast<const uint16_t*>(slice_inputs_[r]);
+      }
+      SumFloat16RoundOnce(type == DataType::kFloat16 ? Float16Format::kFp16
+                                                     : Float16Format::kBf16,
+                          reinterpret_cast<uint16_t*>(out),
+                          slice_halves_.data(), world_size_, hi - lo);
+      break;
     }
   }
 }

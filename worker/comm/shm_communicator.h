@@ -121,7 +121,9 @@ class ShmCommunicator final : public Communicator {
   // Used on the queue's thread only.
   uint32_t phase_ = 1;  // Every rank is at phase 1 once attached.
   uint64_t chunk_ = 0;
-  std::vector<const uint16_t*> slice_inputs_;  // One per rank (16-bit sums).
+  // One per rank, ReduceSlice's inputs (as 16-bit values for those sums).
+  std::vector<const char*> slice_inputs_;
+  std::vector<const uint16_t*> slice_halves_;
   // Last member: destroyed (aborted and joined) first.
   OpQueue queue_;
 };
