@@ -40,13 +40,25 @@ class BarrierManager {
 
   // `world_size` is the generation's size; `rank` must be in [0, world_size).
   // A rank arriving twice at the same round fails with ALREADY_EXISTS.
-  void Arrive(const GenerationKey& gen, const std::string& name, int32_t rank,
-              int32_t world_size, absl::Time deadline, Callback done);
+  // Returns the round the arrival waits in (for Cancel), 0 if it was
+  // answered at once.
+  uint64_t Arrive(const GenerationKey& gen, const std::string& name,
+                  int32_t rank, int32_t world_size, absl::Time deadline,
+                  Callback done);
+  // Withdraws `rank`'s pending arrival at round `round_id` of barrier `name`
+  // with CANCELLED (its caller went away): the rank may arrive again. A
+  // no-op once the round was released or the arrival ended.
+  void Cancel(const GenerationKey& gen, const std::string& name,
+              uint64_t round_id, int32_t rank);
   void DropGeneration(const GenerationKey& gen, const std::string& reason);
   // Drops every generation of `job_id` below `keep_from` (all if -1).
   void DropJob(const std::string& job_id, int64_t keep_from,
                const std::string& reason);
   size_t pending_arrivals() const;
+  // Waits until between `lo` and `hi` arrivals are pending (or `timeout`;
+  // false then): a test sees a call's state appear, or freed, without
+  // polling.
+  bool AwaitArrivalsBetween(size_t lo, size_t hi, absl::Duration timeout) const;
 
  private:
   struct Arrival {
@@ -61,8 +73,14 @@ class BarrierManager {
   };
   using Rounds = absl::flat_hash_map<std::string, Round>;
 
+  // Removes `rank`'s arrival from the round; sets `arrived` (counting it)
+  // and `world`. Null if it is not pending.
+  Callback Withdraw(const GenerationKey& gen, const std::string& name,
+                    uint64_t round_id, int32_t rank, int32_t* arrived,
+                    int32_t* world);
   void OnTimeout(const GenerationKey& gen, const std::string& name,
                  uint64_t round_id, int32_t rank);
+  size_t PendingLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   TimerQueue* const timers_;
   Clock* clock_ = nullptr;

@@ -4,7 +4,10 @@
 #include <string>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "coordinator/barrier_outbox.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 
@@ -26,6 +29,46 @@ constexpr size_t kMaxEchoBytes = 256;
 std::string Echo(const std::string& s) {
   return s.size() <= kMaxEchoBytes ? s : s.substr(0, kMaxEchoBytes);
 }
+
+// The stream's arrivals still waiting, with what withdraws each: when the
+// stream ends they are withdrawn, so the worker's next stream (or a unary
+// Barrier) may arrive again instead of finding its rank "already waiting".
+class PendingArrivals {
+ public:
+  // Before the arrival: its answer may come inline.
+  uint64_t Add() {
+    absl::MutexLock lock(&mu_);
+    pending_.emplace(next_, nullptr);
+    return next_++;
+  }
+  // After it: kept only while the arrival still waits.
+  void SetCanceller(uint64_t id, Coordinator::Canceller cancel) {
+    absl::MutexLock lock(&mu_);
+    if (auto it = pending_.find(id); it != pending_.end()) {
+      it->second = std::move(cancel);
+    }
+  }
+  void Answered(uint64_t id) {
+    absl::MutexLock lock(&mu_);
+    pending_.erase(id);
+  }
+  void CancelAll() {
+    absl::flat_hash_map<uint64_t, Coordinator::Canceller> pending;
+    {
+      absl::MutexLock lock(&mu_);
+      pending.swap(pending_);
+    }
+    for (auto& [id, cancel] : pending) {
+      if (cancel) cancel();
+    }
+  }
+
+ private:
+  absl::Mutex mu_;
+  absl::flat_hash_map<uint64_t, Coordinator::Canceller> pending_
+      ABSL_GUARDED_BY(mu_);
+  uint64_t next_ ABSL_GUARDED_BY(mu_) = 1;
+};
 
 class BarrierStreamReactor final : public Reactor {
  public:
@@ -73,10 +116,13 @@ class BarrierStreamReactor final : public Reactor {
       // The callback may run inline (a bad arrival, or the arrival that
       // completes a round) or on the thread of another stream's arrival that
       // completes the round, or a timer's.
-      coordinator_->Barrier(
-          request, [outbox = outbox_, job_id = Echo(request.job_id()),
-                    generation = request.generation(), rank = request.rank(),
-                    name = Echo(request.name())](absl::Status s) {
+      const uint64_t id = pending_->Add();
+      Coordinator::Canceller cancel = coordinator_->Barrier(
+          request,
+          [outbox = outbox_, pending = pending_, id,
+           job_id = Echo(request.job_id()), generation = request.generation(),
+           rank = request.rank(), name = Echo(request.name())](absl::Status s) {
+            pending->Answered(id);
             v1::BarrierRelease release;
             release.set_job_id(job_id);
             release.set_generation(generation);
@@ -86,6 +132,7 @@ class BarrierStreamReactor final : public Reactor {
             release.set_message(Echo(std::string(s.message())));
             outbox->Post(std::move(release));
           });
+      pending_->SetCanceller(id, std::move(cancel));
     }
     StartRead(&bytes_);
   }
@@ -94,6 +141,7 @@ class BarrierStreamReactor final : public Reactor {
 
   void OnDone() override {
     outbox_->Close();
+    pending_->CancelAll();  // Their answers go to the closed outbox.
     delete this;
   }
 
@@ -117,6 +165,8 @@ class BarrierStreamReactor final : public Reactor {
   Coordinator* const coordinator_;
   Sink sink_;
   const std::shared_ptr<BarrierOutbox> outbox_;
+  const std::shared_ptr<PendingArrivals> pending_ =
+      std::make_shared<PendingArrivals>();
   grpc::ByteBuffer bytes_;  // The message being read.
 };
 

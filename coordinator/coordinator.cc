@@ -1,9 +1,11 @@
 #include "coordinator/coordinator.h"
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace ringleader {
@@ -14,6 +16,28 @@ constexpr size_t kNcclUniqueIdBytes = 128;  // NCCL_UNIQUE_ID_BYTES.
 // heartbeat after a coordinator restart.
 constexpr absl::Duration kAdoptionGrace = absl::Seconds(2);
 constexpr char kNcclKeyPrefix[] = "__ringleader/nccl_id/";
+
+// Keys under kReservedKeyPrefix are the coordinator's (the NCCL id): a
+// client that wrote one could hand the job's ranks an id of its choosing.
+constexpr char kReservedKeyPrefix[] = "__ringleader/";
+static_assert(std::string_view(kNcclKeyPrefix).substr(0, 13) ==
+              kReservedKeyPrefix);
+
+absl::Status CheckClientKey(const std::string& key) {
+  if (absl::StartsWith(key, kReservedKeyPrefix)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("kv keys under ", kReservedKeyPrefix,
+                     " are reserved for the coordinator"));
+  }
+  return absl::OkStatus();
+}
+
+// Answers a wait that never started: nothing to cancel.
+template <typename Done>
+Coordinator::Canceller Refuse(Done& done, absl::Status status) {
+  done(std::move(status));
+  return nullptr;
+}
 
 GenerationKey Gen(const std::string& job_id, int64_t generation) {
   return {job_id, generation};
@@ -53,7 +77,7 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
                        options.max_workers}),
       jobs_(store, clock),
       rendezvous_(clock, timers),
-      kv_(timers),
+      kv_(timers, options.kv_limits),
       barriers_(timers) {
   rendezvous_.SetFormedHook(
       [this](const std::string& job_id, const Rendezvous::Generation& gen) {
@@ -393,27 +417,32 @@ v1::HeartbeatResponse Coordinator::Directive(const v1::WorkerInfo& worker,
   return out;
 }
 
-void Coordinator::JoinRendezvous(const v1::JoinRendezvousRequest& r,
-                                 Reply<v1::JoinRendezvousResponse> done) {
-  if (absl::Status s = RequireJobId(r.job_id()); !s.ok()) return done(s);
-  if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok()) return done(s);
+Coordinator::Canceller Coordinator::JoinRendezvous(
+    const v1::JoinRendezvousRequest& r,
+    Reply<v1::JoinRendezvousResponse> done) {
+  if (absl::Status s = RequireJobId(r.job_id()); !s.ok())
+    return Refuse(done, s);
+  if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok())
+    return Refuse(done, s);
   absl::StatusOr<v1::WorkerInfo> worker = workers_.Get(r.worker_id());
-  if (!worker.ok()) return done(worker.status());
+  if (!worker.ok()) return Refuse(done, worker.status());
   if (absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id()); !job.ok()) {
-    return done(job.status());
+    return Refuse(done, job.status());
   }
   if (worker->job_id() != r.job_id()) {
-    return done(absl::FailedPreconditionError(
-        absl::StrCat("worker ", r.worker_id(), " is not assigned to job ",
-                     r.job_id(), "; wait for an assignment in a heartbeat")));
+    return Refuse(done,
+                  absl::FailedPreconditionError(absl::StrCat(
+                      "worker ", r.worker_id(), " is not assigned to job ",
+                      r.job_id(), "; wait for an assignment in a heartbeat")));
   }
-  if (absl::Status s = jobs_.OnJoin(r.job_id()); !s.ok()) return done(s);
+  if (absl::Status s = jobs_.OnJoin(r.job_id()); !s.ok())
+    return Refuse(done, s);
   Rendezvous::Member member;
   member.worker_id = worker->worker_id();
   member.hostname = worker->hostname();
   member.address = worker->address();
   const std::string worker_id = worker->worker_id();
-  rendezvous_.Join(
+  const uint64_t waiter = rendezvous_.Join(
       r.job_id(), member, Deadline(r.timeout_ms()),
       [this, job_id = r.job_id(), worker_id,
        include_members = r.include_members(), done = std::move(done)](
@@ -451,16 +480,17 @@ void Coordinator::JoinRendezvous(const v1::JoinRendezvousRequest& r,
         }
         done(std::move(out));
       });
+  if (waiter == 0) return nullptr;
+  return [this, job_id = r.job_id(), worker_id, waiter] {
+    rendezvous_.CancelJoin(job_id, worker_id, waiter);
+  };
 }
 
 absl::Status Coordinator::KvSet(const v1::KvSetRequest& r) {
   if (absl::Status s = CheckMember(r.job_id(), r.generation(), 0); !s.ok()) {
     return s;
   }
-  if (r.key().rfind("__ringleader/", 0) == 0) {
-    return absl::InvalidArgumentError(
-        "kv keys under __ringleader/ are reserved");
-  }
+  if (absl::Status s = CheckClientKey(r.key()); !s.ok()) return s;
   return kv_.Set(Gen(r.job_id(), r.generation()), r.key(), r.value());
 }
 
@@ -481,24 +511,33 @@ absl::StatusOr<v1::KvGetResponse> Coordinator::KvGet(
   return out;
 }
 
-void Coordinator::KvWait(const v1::KvWaitRequest& r,
-                         Reply<v1::KvWaitResponse> done) {
+Coordinator::Canceller Coordinator::KvWait(const v1::KvWaitRequest& r,
+                                           Reply<v1::KvWaitResponse> done) {
   if (absl::Status s = CheckMember(r.job_id(), r.generation(), 0); !s.ok()) {
-    return done(s);
+    return Refuse(done, s);
   }
   if (r.keys_size() > 4096) {
-    return done(absl::InvalidArgumentError("kv wait names over 4096 keys"));
+    return Refuse(done,
+                  absl::InvalidArgumentError("kv wait names over 4096 keys"));
   }
-  kv_.Wait(Gen(r.job_id(), r.generation()),
-           std::vector<std::string>(r.keys().begin(), r.keys().end()),
-           Deadline(r.timeout_ms()),
-           [done = std::move(done)](
-               absl::StatusOr<std::vector<std::string>> values) {
-             if (!values.ok()) return done(values.status());
-             v1::KvWaitResponse out;
-             for (std::string& v : *values) out.add_values(std::move(v));
-             done(std::move(out));
-           });
+  const GenerationKey gen = Gen(r.job_id(), r.generation());
+  const KvStore::WaitId id =
+      kv_.Wait(gen, std::vector<std::string>(r.keys().begin(), r.keys().end()),
+               Deadline(r.timeout_ms()),
+               [done = std::move(done)](
+                   absl::StatusOr<std::vector<std::string>> values) {
+                 if (!values.ok()) return done(values.status());
+                 v1::KvWaitResponse out;
+                 for (std::string& v : *values) out.add_values(std::move(v));
+                 done(std::move(out));
+               });
+  return CancelKvWait(gen, id);
+}
+
+Coordinator::Canceller Coordinator::CancelKvWait(const GenerationKey& gen,
+                                                 KvStore::WaitId id) {
+  if (id == KvStore::kNoWait) return nullptr;
+  return [this, gen, id] { kv_.CancelWait(gen, id); };
 }
 
 absl::StatusOr<v1::KvAddResponse> Coordinator::KvAdd(
@@ -506,6 +545,7 @@ absl::StatusOr<v1::KvAddResponse> Coordinator::KvAdd(
   if (absl::Status s = CheckMember(r.job_id(), r.generation(), 0); !s.ok()) {
     return s;
   }
+  if (absl::Status s = CheckClientKey(r.key()); !s.ok()) return s;
   absl::StatusOr<int64_t> v =
       kv_.Add(Gen(r.job_id(), r.generation()), r.key(), r.delta());
   if (!v.ok()) return v.status();
@@ -531,48 +571,59 @@ absl::Status Coordinator::PublishNcclId(const v1::PublishNcclIdRequest& r) {
   if (r.comm_index() < 0) {
     return absl::InvalidArgumentError("comm_index must be >= 0");
   }
-  const GenerationKey gen = Gen(r.job_id(), r.generation());
-  const std::string key = absl::StrCat(kNcclKeyPrefix, r.comm_index());
-  if (kv_.Get(gen, key).ok()) {
+  // Create: atomic (two publishers cannot both succeed) and outside the
+  // job's key quota (a space full of its own keys cannot stop NCCL).
+  absl::Status s =
+      kv_.Create(Gen(r.job_id(), r.generation()),
+                 absl::StrCat(kNcclKeyPrefix, r.comm_index()), r.unique_id());
+  if (absl::IsAlreadyExists(s)) {
     return absl::AlreadyExistsError(absl::StrCat("the NCCL id of communicator ",
                                                  r.comm_index(),
                                                  " is already published"));
   }
-  return kv_.Set(gen, key, r.unique_id());
+  return s;
 }
 
-void Coordinator::FetchNcclId(const v1::FetchNcclIdRequest& r,
-                              Reply<v1::FetchNcclIdResponse> done) {
+Coordinator::Canceller Coordinator::FetchNcclId(
+    const v1::FetchNcclIdRequest& r, Reply<v1::FetchNcclIdResponse> done) {
   if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
       !s.ok()) {
-    return done(s);
+    return Refuse(done, s);
   }
   if (r.comm_index() < 0) {
-    return done(absl::InvalidArgumentError("comm_index must be >= 0"));
+    return Refuse(done, absl::InvalidArgumentError("comm_index must be >= 0"));
   }
-  kv_.Wait(
-      Gen(r.job_id(), r.generation()),
-      {absl::StrCat(kNcclKeyPrefix, r.comm_index())}, Deadline(r.timeout_ms()),
-      [done =
-           std::move(done)](absl::StatusOr<std::vector<std::string>> values) {
-        if (!values.ok()) return done(values.status());
-        v1::FetchNcclIdResponse out;
-        out.set_unique_id(std::move((*values)[0]));
-        done(std::move(out));
-      });
+  const GenerationKey gen = Gen(r.job_id(), r.generation());
+  const KvStore::WaitId id =
+      kv_.Wait(gen, {absl::StrCat(kNcclKeyPrefix, r.comm_index())},
+               Deadline(r.timeout_ms()),
+               [done = std::move(done)](
+                   absl::StatusOr<std::vector<std::string>> values) {
+                 if (!values.ok()) return done(values.status());
+                 v1::FetchNcclIdResponse out;
+                 out.set_unique_id(std::move((*values)[0]));
+                 done(std::move(out));
+               });
+  return CancelKvWait(gen, id);
 }
 
-void Coordinator::Barrier(const v1::BarrierRequest& r,
-                          std::function<void(absl::Status)> done) {
+Coordinator::Canceller Coordinator::Barrier(
+    const v1::BarrierRequest& r, std::function<void(absl::Status)> done) {
   if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
       !s.ok()) {
-    return done(s);
+    return Refuse(done, s);
   }
   absl::StatusOr<Rendezvous::LiveRank> live =
       LiveMember(rendezvous_, r.job_id(), r.generation(), r.rank());
-  if (!live.ok()) return done(live.status());
-  barriers_.Arrive(Gen(r.job_id(), r.generation()), r.name(), r.rank(),
-                   live->world_size, Deadline(r.timeout_ms()), std::move(done));
+  if (!live.ok()) return Refuse(done, live.status());
+  const GenerationKey gen = Gen(r.job_id(), r.generation());
+  const uint64_t round =
+      barriers_.Arrive(gen, r.name(), r.rank(), live->world_size,
+                       Deadline(r.timeout_ms()), std::move(done));
+  if (round == 0) return nullptr;
+  return [this, gen, name = r.name(), round, rank = r.rank()] {
+    barriers_.Cancel(gen, name, round, rank);
+  };
 }
 
 absl::StatusOr<v1::ShardAssignment> Coordinator::GetShard(

@@ -40,6 +40,7 @@ struct CoordinatorOptions {
   absl::Duration default_wait = absl::Minutes(5);
   absl::Duration max_wait = absl::Hours(1);
   size_t max_workers = 100'000;
+  KvStore::Limits kv_limits;
 };
 
 // The composition root of the coordinator (after Ray's GcsServer): creates the
@@ -52,6 +53,10 @@ class Coordinator {
  public:
   template <typename T>
   using Reply = std::function<void(absl::StatusOr<T>)>;
+  // Withdraws a pending wait whose caller went away (its call was
+  // cancelled or passed its deadline): the wait is answered CANCELLED and
+  // its state freed, so the rank may arrive again. Null when nothing waits.
+  using Canceller = std::function<void()>;
 
   Coordinator(CoordinatorOptions options, StateStore* store, Clock* clock,
               TimerQueue* timers);
@@ -67,16 +72,18 @@ class Coordinator {
   absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& r);
   absl::StatusOr<v1::HeartbeatResponse> Heartbeat(
       const v1::HeartbeatRequest& r);
-  void JoinRendezvous(const v1::JoinRendezvousRequest& r,
-                      Reply<v1::JoinRendezvousResponse> done);
+  // The waits return their Canceller.
+  Canceller JoinRendezvous(const v1::JoinRendezvousRequest& r,
+                           Reply<v1::JoinRendezvousResponse> done);
   absl::Status KvSet(const v1::KvSetRequest& r);
   absl::StatusOr<v1::KvGetResponse> KvGet(const v1::KvGetRequest& r);
-  void KvWait(const v1::KvWaitRequest& r, Reply<v1::KvWaitResponse> done);
+  Canceller KvWait(const v1::KvWaitRequest& r, Reply<v1::KvWaitResponse> done);
   absl::StatusOr<v1::KvAddResponse> KvAdd(const v1::KvAddRequest& r);
   absl::Status PublishNcclId(const v1::PublishNcclIdRequest& r);
-  void FetchNcclId(const v1::FetchNcclIdRequest& r,
-                   Reply<v1::FetchNcclIdResponse> done);
-  void Barrier(const v1::BarrierRequest& r, std::function<void(absl::Status)>);
+  Canceller FetchNcclId(const v1::FetchNcclIdRequest& r,
+                        Reply<v1::FetchNcclIdResponse> done);
+  Canceller Barrier(const v1::BarrierRequest& r,
+                    std::function<void(absl::Status)> done);
   absl::StatusOr<v1::ShardAssignment> GetShard(const v1::GetShardRequest& r);
   absl::Status ReportProgress(const v1::ReportProgressRequest& r);
   absl::StatusOr<v1::CommitCheckpointResponse> CommitCheckpoint(
@@ -104,6 +111,7 @@ class Coordinator {
   void SweepLeases();
 
  private:
+  Canceller CancelKvWait(const GenerationKey& gen, KvStore::WaitId id);
   // What the coordinator fixes when a generation forms.
   struct GenerationInfo {
     int64_t number = 0;

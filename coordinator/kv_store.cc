@@ -1,5 +1,6 @@
 #include "coordinator/kv_store.h"
 
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -19,15 +20,16 @@ absl::Status KvStore::ValidateKey(const std::string& key) const {
   return absl::OkStatus();
 }
 
-absl::Status KvStore::StoreLocked(Space& space, const std::string& key,
-                                  std::string value) {
-  if (value.size() > limits_.max_value_bytes) {
+absl::Status KvStore::CheckQuotaLocked(const Space& space,
+                                       const std::string& key,
+                                       size_t value_bytes) const {
+  if (value_bytes > limits_.max_value_bytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("kv value for '", key, "' is ", value.size(),
+        absl::StrCat("kv value for '", key, "' is ", value_bytes,
                      " bytes; at most ", limits_.max_value_bytes));
   }
   auto it = space.entries.find(key);
-  size_t old_bytes = it == space.entries.end() ? 0 : it->second.size();
+  const size_t old_bytes = it == space.entries.end() ? 0 : it->second.size();
   if (it == space.entries.end() &&
       space.entries.size() >= limits_.max_keys_per_generation) {
     return absl::ResourceExhaustedError(
@@ -35,55 +37,85 @@ absl::Status KvStore::StoreLocked(Space& space, const std::string& key,
                      " keys for this generation; the limit is ",
                      limits_.max_keys_per_generation));
   }
-  if (space.bytes - old_bytes + value.size() >
+  if (space.bytes - old_bytes + value_bytes >
       limits_.max_bytes_per_generation) {
     return absl::ResourceExhaustedError(
         absl::StrCat("kv store would exceed ", limits_.max_bytes_per_generation,
                      " bytes for this generation"));
   }
-  space.bytes = space.bytes - old_bytes + value.size();
-  space.entries[key] = std::move(value);
   return absl::OkStatus();
 }
 
-std::vector<std::function<void()>> KvStore::CollectReadyLocked(Space& space) {
-  std::vector<std::function<void()>> ready;
-  for (auto it = space.waiters.begin(); it != space.waiters.end();) {
-    Waiter& w = it->second;
-    std::vector<std::string> values;
-    values.reserve(w.keys.size());
-    bool all = true;
-    for (const std::string& k : w.keys) {
-      auto e = space.entries.find(k);
-      if (e == space.entries.end()) {
-        all = false;
-        break;
-      }
-      values.push_back(e->second);
+void KvStore::PutLocked(Space& space, const std::string& key, std::string value,
+                        std::vector<Completion>& ready) {
+  auto [it, fresh] = space.entries.try_emplace(key);
+  space.bytes = space.bytes - it->second.size() + value.size();
+  it->second = std::move(value);
+  // Waiters wait for keys to exist, not for new values.
+  if (!fresh) return;
+  auto node = space.waiting_on.extract(key);
+  if (node.empty()) return;
+  for (WaitId id : node.mapped()) {
+    auto w = space.waiters.find(id);
+    if (w != space.waiters.end() && --w->second.missing == 0) {
+      ready.push_back(CompleteLocked(space, id));
     }
-    if (!all) {
-      ++it;
-      continue;
-    }
-    timers_->Cancel(w.timer);
-    ready.push_back([done = std::move(w.done),
-                     v = std::move(values)]() mutable { done(std::move(v)); });
-    space.waiters.erase(it++);
   }
-  return ready;
+}
+
+KvStore::Waiter KvStore::TakeWaiterLocked(Space& space, WaitId id) {
+  auto node = space.waiters.extract(id);
+  Waiter w = std::move(node.mapped());
+  --waiters_;
+  if (w.missing == 0) return w;
+  for (const std::string& k : w.keys) {
+    auto on = space.waiting_on.find(k);
+    if (on == space.waiting_on.end()) continue;
+    on->second.erase(id);
+    if (on->second.empty()) space.waiting_on.erase(on);
+  }
+  return w;
+}
+
+KvStore::Completion KvStore::CompleteLocked(Space& space, WaitId id) {
+  Waiter w = TakeWaiterLocked(space, id);
+  timers_->Cancel(w.timer);
+  std::vector<std::string> values;
+  values.reserve(w.keys.size());
+  for (const std::string& k : w.keys) values.push_back(space.entries.at(k));
+  return [done = std::move(w.done), v = std::move(values)]() mutable {
+    done(std::move(v));
+  };
 }
 
 absl::Status KvStore::Set(const GenerationKey& gen, const std::string& key,
                           std::string value) {
   if (absl::Status s = ValidateKey(key); !s.ok()) return s;
-  std::vector<std::function<void()>> ready;
+  std::vector<Completion> ready;
   {
     absl::MutexLock lock(&mu_);
     Space& space = spaces_[gen];
-    if (absl::Status s = StoreLocked(space, key, std::move(value)); !s.ok()) {
+    if (absl::Status s = CheckQuotaLocked(space, key, value.size()); !s.ok()) {
       return s;
     }
-    ready = CollectReadyLocked(space);
+    PutLocked(space, key, std::move(value), ready);
+  }
+  for (auto& fn : ready) fn();
+  return absl::OkStatus();
+}
+
+absl::Status KvStore::Create(const GenerationKey& gen, const std::string& key,
+                             std::string value) {
+  if (absl::Status s = ValidateKey(key); !s.ok()) return s;
+  std::vector<Completion> ready;
+  {
+    absl::MutexLock lock(&mu_);
+    Space& space = spaces_[gen];
+    if (space.entries.contains(key)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("kv key '", key, "' is already set"));
+    }
+    PutLocked(space, key, std::move(value), ready);
   }
   for (auto& fn : ready) fn();
   return absl::OkStatus();
@@ -104,7 +136,7 @@ absl::StatusOr<std::string> KvStore::Get(const GenerationKey& gen,
 absl::StatusOr<int64_t> KvStore::Add(const GenerationKey& gen,
                                      const std::string& key, int64_t delta) {
   if (absl::Status s = ValidateKey(key); !s.ok()) return s;
-  std::vector<std::function<void()>> ready;
+  std::vector<Completion> ready;
   int64_t result = 0;
   {
     absl::MutexLock lock(&mu_);
@@ -115,71 +147,99 @@ absl::StatusOr<int64_t> KvStore::Add(const GenerationKey& gen,
       return absl::FailedPreconditionError(
           absl::StrCat("kv key '", key, "' does not hold an integer"));
     }
-    if ((delta > 0 && current > INT64_MAX - delta) ||
-        (delta < 0 && current < INT64_MIN - delta)) {
+    if (__builtin_add_overflow(current, delta, &result)) {
       return absl::OutOfRangeError(
           absl::StrCat("kv add on '", key, "' overflows"));
     }
-    result = current + delta;
-    if (absl::Status s = StoreLocked(space, key, absl::StrCat(result));
-        !s.ok()) {
+    std::string text = absl::StrCat(result);
+    if (absl::Status s = CheckQuotaLocked(space, key, text.size()); !s.ok()) {
       return s;
     }
-    ready = CollectReadyLocked(space);
+    PutLocked(space, key, std::move(text), ready);
   }
   for (auto& fn : ready) fn();
   return result;
 }
 
-void KvStore::Wait(const GenerationKey& gen, std::vector<std::string> keys,
-                   absl::Time deadline, WaitCallback done) {
+KvStore::WaitId KvStore::Wait(const GenerationKey& gen,
+                              std::vector<std::string> keys,
+                              absl::Time deadline, WaitCallback done) {
   if (keys.empty()) {
     done(absl::InvalidArgumentError("kv wait names no keys"));
-    return;
+    return kNoWait;
   }
   for (const std::string& k : keys) {
     if (absl::Status s = ValidateKey(k); !s.ok()) {
       done(s);
-      return;
+      return kNoWait;
     }
   }
-  std::vector<std::function<void()>> ready;
+  Completion now;
+  WaitId id = kNoWait;
   {
     absl::MutexLock lock(&mu_);
     Space& space = spaces_[gen];
-    uint64_t id = next_waiter_id_++;
-    Waiter& w = space.waiters[id];
-    w.keys = std::move(keys);
-    w.done = std::move(done);
-    ready = CollectReadyLocked(space);
-    if (ready.empty()) {
-      w.timer =
-          timers_->Schedule(deadline, [this, gen, id] { OnTimeout(gen, id); });
+    if (space.waiters.size() >= limits_.max_waiters_per_generation) {
+      now = [done = std::move(done), n = space.waiters.size()] {
+        done(absl::ResourceExhaustedError(absl::StrCat(
+            "kv store has ", n, " waits pending for this generation")));
+      };
+    } else {
+      id = next_waiter_id_++;
+      Waiter& w = space.waiters[id];
+      ++waiters_;
+      w.keys = std::move(keys);
+      w.done = std::move(done);
+      absl::flat_hash_set<std::string_view> absent;
+      for (const std::string& k : w.keys) {
+        if (space.entries.contains(k) || !absent.insert(k).second) continue;
+        ++w.missing;
+        space.waiting_on[k].insert(id);
+      }
+      if (w.missing == 0) {
+        now = CompleteLocked(space, id);
+        id = kNoWait;
+      } else {
+        w.timer = timers_->Schedule(deadline,
+                                    [this, gen, id] { OnTimeout(gen, id); });
+      }
     }
   }
-  for (auto& fn : ready) fn();
+  if (now) now();
+  return id;
 }
 
-void KvStore::OnTimeout(const GenerationKey& gen, uint64_t waiter_id) {
+void KvStore::OnTimeout(const GenerationKey& gen, WaitId id) {
   WaitCallback done;
   std::string missing;
   {
     absl::MutexLock lock(&mu_);
     auto space = spaces_.find(gen);
-    if (space == spaces_.end()) return;
-    auto it = space->second.waiters.find(waiter_id);
-    if (it == space->second.waiters.end()) return;
-    for (const std::string& k : it->second.keys) {
+    if (space == spaces_.end() || !space->second.waiters.contains(id)) return;
+    Waiter w = TakeWaiterLocked(space->second, id);
+    for (const std::string& k : w.keys) {
       if (!space->second.entries.contains(k)) {
         missing = k;
         break;
       }
     }
-    done = std::move(it->second.done);
-    space->second.waiters.erase(it);
+    done = std::move(w.done);
   }
   done(absl::DeadlineExceededError(
       absl::StrCat("kv wait timed out; key '", missing, "' was never set")));
+}
+
+void KvStore::CancelWait(const GenerationKey& gen, WaitId id) {
+  WaitCallback done;
+  {
+    absl::MutexLock lock(&mu_);
+    auto space = spaces_.find(gen);
+    if (space == spaces_.end() || !space->second.waiters.contains(id)) return;
+    Waiter w = TakeWaiterLocked(space->second, id);
+    timers_->Cancel(w.timer);
+    done = std::move(w.done);
+  }
+  done(absl::CancelledError("kv wait cancelled by its caller"));
 }
 
 void KvStore::DropGeneration(const GenerationKey& gen,
@@ -193,6 +253,7 @@ void KvStore::DropGeneration(const GenerationKey& gen,
       timers_->Cancel(w.timer);
       failed.push_back(std::move(w.done));
     }
+    waiters_ -= failed.size();
   }
   for (auto& done : failed) done(absl::AbortedError(reason));
 }
@@ -211,11 +272,18 @@ void KvStore::DropJob(const std::string& job_id, int64_t keep_from,
   for (const GenerationKey& gen : doomed) DropGeneration(gen, reason);
 }
 
+bool KvStore::AwaitWaitersBetween(size_t lo, size_t hi,
+                                  absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto within = [this, lo, hi]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return lo <= waiters_ && waiters_ <= hi;
+  };
+  return mu_.AwaitWithTimeout(absl::Condition(&within), timeout);
+}
+
 size_t KvStore::waiter_count() const {
   absl::MutexLock lock(&mu_);
-  size_t n = 0;
-  for (const auto& [gen, space] : spaces_) n += space.waiters.size();
-  return n;
+  return waiters_;
 }
 
 }  // namespace ringleader

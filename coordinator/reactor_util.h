@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
 #include "grpcpp/grpcpp.h"
 
@@ -27,6 +28,46 @@ inline grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* ctx,
   reactor->Finish(ToGrpcStatus(status));
   return reactor;
 }
+
+// The reactor of a unary call that waits (a KV wait, a barrier, a join):
+// gRPC tells it when its client cancels, disconnects or passes its deadline,
+// and it then runs the canceller the handler gave it, which answers the call
+// CANCELLED and frees what the wait held. Without it such a wait lived on
+// until its own deadline: a rank whose call was cancelled still "waited" at
+// its barrier, and abandoned KV waits piled up in the coordinator's memory.
+// Deletes itself when gRPC is done with it.
+class CancellableReactor final : public grpc::ServerUnaryReactor {
+ public:
+  // Runs `cancel` at once if the call was already cancelled, else when it
+  // is. Null: nothing waits (the call was answered).
+  void SetCanceller(std::function<void()> cancel) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!cancelled_) {
+        cancel_ = std::move(cancel);
+        return;
+      }
+    }
+    if (cancel) cancel();
+  }
+
+  void OnCancel() override {
+    std::function<void()> cancel;
+    {
+      absl::MutexLock lock(&mu_);
+      cancelled_ = true;
+      cancel.swap(cancel_);
+    }
+    if (cancel) cancel();
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  absl::Mutex mu_;
+  std::function<void()> cancel_ ABSL_GUARDED_BY(mu_);
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+};
 
 // A callback that finishes the call later (possibly inline); gRPC keeps
 // `response` alive until Finish.

@@ -80,9 +80,10 @@ void Rendezvous::CloseJob(const std::string& job_id,
   for (auto& done : failed) done(status);
 }
 
-void Rendezvous::Join(const std::string& job_id, const Member& member,
-                      absl::Time deadline, JoinCallback done) {
+uint64_t Rendezvous::Join(const std::string& job_id, const Member& member,
+                          absl::Time deadline, JoinCallback done) {
   std::vector<Completion> out;
+  uint64_t waits_as = 0;
   {
     absl::MutexLock lock(&mu_);
     auto it = jobs_.find(job_id);
@@ -97,9 +98,12 @@ void Rendezvous::Join(const std::string& job_id, const Member& member,
       });
     } else {
       JoinLocked(job_id, it->second, member, deadline, std::move(done), out);
+      auto w = it->second.waiters.find(member.worker_id);
+      if (w != it->second.waiters.end()) waits_as = w->second.id;
     }
   }
   for (auto& fn : out) fn();
+  return waits_as;
 }
 
 void Rendezvous::JoinLocked(const std::string& job_id, JobState& job,
@@ -321,30 +325,49 @@ void Rendezvous::OnLastCall(const std::string& job_id) {
   for (auto& fn : out) fn();
 }
 
+Rendezvous::JoinCallback Rendezvous::WithdrawJoin(const std::string& job_id,
+                                                  const std::string& worker_id,
+                                                  uint64_t waiter_id,
+                                                  int32_t* waiting,
+                                                  int32_t* min) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return nullptr;
+  JobState& job = it->second;
+  auto w = job.waiters.find(worker_id);
+  if (w == job.waiters.end() || w->second.id != waiter_id) return nullptr;
+  timers_->Cancel(w->second.timer);
+  JoinCallback done = std::move(w->second.done);
+  job.waiters.erase(w);
+  *waiting = static_cast<int32_t>(job.waiters.size());
+  *min = job.config.min_workers;
+  if (*waiting < *min && job.last_call_armed) {
+    timers_->Cancel(job.last_call_timer);
+    job.last_call_armed = false;
+  }
+  return done;
+}
+
 void Rendezvous::OnJoinTimeout(const std::string& job_id,
                                const std::string& worker_id,
                                uint64_t waiter_id) {
-  JoinCallback done;
   int32_t waiting = 0, min = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = jobs_.find(job_id);
-    if (it == jobs_.end()) return;
-    JobState& job = it->second;
-    auto w = job.waiters.find(worker_id);
-    if (w == job.waiters.end() || w->second.id != waiter_id) return;
-    done = std::move(w->second.done);
-    job.waiters.erase(w);
-    waiting = static_cast<int32_t>(job.waiters.size());
-    min = job.config.min_workers;
-    if (waiting < min && job.last_call_armed) {
-      timers_->Cancel(job.last_call_timer);
-      job.last_call_armed = false;
-    }
-  }
+  JoinCallback done =
+      WithdrawJoin(job_id, worker_id, waiter_id, &waiting, &min);
+  if (!done) return;
   done(absl::DeadlineExceededError(absl::StrCat(
       "rendezvous of job ", job_id, " did not complete in time: ", waiting + 1,
       " worker(s) were waiting, min_workers is ", min)));
+}
+
+void Rendezvous::CancelJoin(const std::string& job_id,
+                            const std::string& worker_id, uint64_t waiter_id) {
+  int32_t waiting = 0, min = 0;
+  JoinCallback done =
+      WithdrawJoin(job_id, worker_id, waiter_id, &waiting, &min);
+  if (!done) return;
+  done(absl::CancelledError(absl::StrCat(
+      "worker ", worker_id, " left the rendezvous: its call was cancelled")));
 }
 
 bool Rendezvous::RemoveWorker(const std::string& job_id,
@@ -460,11 +483,25 @@ bool Rendezvous::IsWaiting(const std::string& job_id,
   return it != jobs_.end() && it->second.waiters.contains(worker_id);
 }
 
-size_t Rendezvous::waiter_count() const {
-  absl::MutexLock lock(&mu_);
+size_t Rendezvous::WaitersLocked() const {
   size_t n = 0;
   for (const auto& [id, job] : jobs_) n += job.waiters.size();
   return n;
+}
+
+size_t Rendezvous::waiter_count() const {
+  absl::MutexLock lock(&mu_);
+  return WaitersLocked();
+}
+
+bool Rendezvous::AwaitWaitersBetween(size_t lo, size_t hi,
+                                     absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto within = [this, lo, hi]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    const size_t n = WaitersLocked();
+    return lo <= n && n <= hi;
+  };
+  return mu_.AwaitWithTimeout(absl::Condition(&within), timeout);
 }
 
 }  // namespace ringleader

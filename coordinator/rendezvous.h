@@ -96,8 +96,14 @@ class Rendezvous {
   // Fails pending joins with `status` and forgets the job.
   void CloseJob(const std::string& job_id, const absl::Status& status);
 
-  void Join(const std::string& job_id, const Member& member,
-            absl::Time deadline, JoinCallback done);
+  // Returns the id CancelJoin takes while the join waits (0 if it was
+  // answered at once).
+  uint64_t Join(const std::string& job_id, const Member& member,
+                absl::Time deadline, JoinCallback done);
+  // Withdraws a waiting join with CANCELLED (its caller went away), so it no
+  // longer counts toward the next generation; a no-op once it was answered.
+  void CancelJoin(const std::string& job_id, const std::string& worker_id,
+                  uint64_t waiter_id);
   // Ends the live generation of `job_id` if `worker_id` is in it, and drops it
   // from the waiters. Returns true if a generation ended.
   bool RemoveWorker(const std::string& job_id, const std::string& worker_id,
@@ -128,6 +134,10 @@ class Rendezvous {
   int64_t LastGeneration(const std::string& job_id) const;
   bool IsWaiting(const std::string& job_id, const std::string& worker_id) const;
   size_t waiter_count() const;
+  // Waits until between `lo` and `hi` joins are pending (or `timeout`;
+  // false then): a test sees a call's state appear, or freed, without
+  // polling.
+  bool AwaitWaitersBetween(size_t lo, size_t hi, absl::Duration timeout) const;
 
  private:
   struct Waiter {
@@ -176,8 +186,14 @@ class Rendezvous {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnLastCall(const std::string& job_id);
   void OnRoundTimeout(const std::string& job_id);
+  // Removes a waiting join (null if it is not waiting) and disarms the
+  // last call if too few wait now; sets how many wait and min_workers.
+  JoinCallback WithdrawJoin(const std::string& job_id,
+                            const std::string& worker_id, uint64_t waiter_id,
+                            int32_t* waiting, int32_t* min);
   void OnJoinTimeout(const std::string& job_id, const std::string& worker_id,
                      uint64_t waiter_id);
+  size_t WaitersLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   Clock* const clock_;
   TimerQueue* const timers_;

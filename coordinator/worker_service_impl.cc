@@ -23,8 +23,9 @@ ServerUnaryReactor* WorkerServiceImpl::Heartbeat(
 ServerUnaryReactor* WorkerServiceImpl::JoinRendezvous(
     CallbackServerContext* ctx, const v1::JoinRendezvousRequest* req,
     v1::JoinRendezvousResponse* resp) {
-  ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  coordinator_->JoinRendezvous(*req, FinishLater(reactor, resp));
+  auto* reactor = new CancellableReactor;
+  reactor->SetCanceller(
+      coordinator_->JoinRendezvous(*req, FinishLater(reactor, resp)));
   return reactor;
 }
 
@@ -43,8 +44,8 @@ ServerUnaryReactor* WorkerServiceImpl::KvGet(CallbackServerContext* ctx,
 ServerUnaryReactor* WorkerServiceImpl::KvWait(CallbackServerContext* ctx,
                                               const v1::KvWaitRequest* req,
                                               v1::KvWaitResponse* resp) {
-  ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  coordinator_->KvWait(*req, FinishLater(reactor, resp));
+  auto* reactor = new CancellableReactor;
+  reactor->SetCanceller(coordinator_->KvWait(*req, FinishLater(reactor, resp)));
   return reactor;
 }
 
@@ -63,17 +64,18 @@ ServerUnaryReactor* WorkerServiceImpl::PublishNcclId(
 ServerUnaryReactor* WorkerServiceImpl::FetchNcclId(
     CallbackServerContext* ctx, const v1::FetchNcclIdRequest* req,
     v1::FetchNcclIdResponse* resp) {
-  ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  coordinator_->FetchNcclId(*req, FinishLater(reactor, resp));
+  auto* reactor = new CancellableReactor;
+  reactor->SetCanceller(
+      coordinator_->FetchNcclId(*req, FinishLater(reactor, resp)));
   return reactor;
 }
 
 ServerUnaryReactor* WorkerServiceImpl::Barrier(CallbackServerContext* ctx,
                                                const v1::BarrierRequest* req,
                                                v1::BarrierResponse*) {
-  ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  coordinator_->Barrier(
-      *req, [reactor](absl::Status s) { reactor->Finish(ToGrpcStatus(s)); });
+  auto* reactor = new CancellableReactor;
+  reactor->SetCanceller(coordinator_->Barrier(
+      *req, [reactor](absl::Status s) { reactor->Finish(ToGrpcStatus(s)); }));
   return reactor;
 }
 

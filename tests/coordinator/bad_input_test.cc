@@ -723,7 +723,7 @@ TEST_F(BadInputTest, MalformedFieldsAreInvalidArgumentNamingTheField) {
                     StatusCode::INVALID_ARGUMENT,
                     "kv key is 513 bytes; at most 512"));
   EXPECT_TRUE(Fails(KvSet(f.job, gen, "__ringleader/nccl_id/0", "v"),
-                    StatusCode::INVALID_ARGUMENT,
+                    StatusCode::PERMISSION_DENIED,
                     "kv keys under __ringleader/ are reserved"));
   v1::KvWaitRequest wait;
   wait.set_job_id(f.job);

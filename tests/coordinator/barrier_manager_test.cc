@@ -10,11 +10,12 @@ namespace {
 
 class BarrierManagerTest : public ::testing::Test {
  protected:
-  void Arrive(const std::string& name, int rank, int world,
-              std::optional<absl::Status>* out,
-              absl::Duration timeout = absl::Seconds(10)) {
-    barriers_.Arrive(gen_, name, rank, world, clock_.Now() + timeout,
-                     [out](absl::Status s) { *out = s; });
+  // Returns the round the arrival waits in (0: answered at once).
+  uint64_t Arrive(const std::string& name, int rank, int world,
+                  std::optional<absl::Status>* out,
+                  absl::Duration timeout = absl::Seconds(10)) {
+    return barriers_.Arrive(gen_, name, rank, world, clock_.Now() + timeout,
+                            [out](absl::Status s) { *out = s; });
   }
   FakeClock clock_;
   BarrierManager barriers_{&clock_};
@@ -86,6 +87,35 @@ TEST_F(BarrierManagerTest, RejectsBadArrivals) {
   Arrive("x", 1, 3, &e);
   EXPECT_TRUE(absl::IsFailedPrecondition(*e));
   EXPECT_FALSE(first.has_value());
+}
+
+TEST_F(BarrierManagerTest,
+       CancelledArrivalIsWithdrawnAndTheRankMayArriveAgain) {
+  std::optional<absl::Status> gone, again, other;
+  const uint64_t round = Arrive("sync", 0, 2, &gone);
+  ASSERT_NE(round, 0u);
+  barriers_.Cancel(gen_, "sync", round, 0);
+  ASSERT_TRUE(gone.has_value());
+  EXPECT_TRUE(absl::IsCancelled(*gone)) << *gone;
+  EXPECT_EQ(barriers_.pending_arrivals(), 0u);
+  EXPECT_EQ(clock_.pending_timers(), 0u);  // Its deadline went with it.
+  // Not "rank 0 already waits": it arrives again and the round completes.
+  EXPECT_EQ(Arrive("sync", 0, 2, &again), round + 1);
+  EXPECT_EQ(Arrive("sync", 1, 2, &other), 0u);
+  ASSERT_TRUE(again.has_value() && other.has_value());
+  EXPECT_TRUE(again->ok() && other->ok());
+  // Cancelling after the release (or twice) does nothing.
+  barriers_.Cancel(gen_, "sync", round + 1, 0);
+  barriers_.Cancel(gen_, "sync", round, 0);
+  EXPECT_TRUE(again->ok());
+}
+
+TEST_F(BarrierManagerTest, AwaitArrivalsBetweenSeesAWithdrawal) {
+  std::optional<absl::Status> a;
+  const uint64_t round = Arrive("w", 0, 2, &a);
+  EXPECT_FALSE(barriers_.AwaitArrivalsBetween(0, 0, absl::ZeroDuration()));
+  barriers_.Cancel(gen_, "w", round, 0);
+  EXPECT_TRUE(barriers_.AwaitArrivalsBetween(0, 0, absl::ZeroDuration()));
 }
 
 }  // namespace

@@ -122,5 +122,112 @@ TEST_F(KvStoreTest, RejectsBadKeysAndOversizeValues) {
   EXPECT_TRUE(absl::IsInvalidArgument(got->status()));
 }
 
+TEST_F(KvStoreTest, CancelledWaitIsAnsweredAndFreed) {
+  std::optional<Values> got;
+  const KvStore::WaitId id =
+      kv_.Wait(gen_, {"a", "b"}, clock_.Now() + absl::Hours(1),
+               [&](Values v) { got = std::move(v); });
+  ASSERT_NE(id, KvStore::kNoWait);
+  EXPECT_EQ(kv_.waiter_count(), 1u);
+  kv_.CancelWait(gen_, id);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(absl::IsCancelled(got->status())) << got->status();
+  EXPECT_EQ(kv_.waiter_count(), 0u);
+  EXPECT_EQ(clock_.pending_timers(), 0u);
+  // Setting its keys later completes nothing; a second cancel is a no-op.
+  got.reset();
+  ASSERT_TRUE(kv_.Set(gen_, "a", "1").ok());
+  ASSERT_TRUE(kv_.Set(gen_, "b", "2").ok());
+  kv_.CancelWait(gen_, id);
+  EXPECT_FALSE(got.has_value());
+}
+
+TEST_F(KvStoreTest, AnsweredWaitHasNoIdAndCancellingItDoesNothing) {
+  ASSERT_TRUE(kv_.Set(gen_, "k", "v").ok());
+  int calls = 0;
+  EXPECT_EQ(kv_.Wait(gen_, {"k", "k"}, clock_.Now() + absl::Seconds(1),
+                     [&](Values v) {
+                       ++calls;
+                       ASSERT_TRUE(v.ok());
+                       EXPECT_EQ(*v, (std::vector<std::string>{"v", "v"}));
+                     }),
+            KvStore::kNoWait);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST_F(KvStoreTest, AWriteCompletesOnlyTheWaitersOnItsKey) {
+  // 1,000 waits on distinct keys plus one on a repeated key: each write
+  // completes exactly the waits it was the last missing key of.
+  std::vector<std::optional<Values>> got(1000);
+  for (int i = 0; i < 1000; ++i) {
+    kv_.Wait(gen_, {"k" + std::to_string(i), "shared"},
+             clock_.Now() + absl::Hours(1),
+             [&got, i](Values v) { got[i] = std::move(v); });
+  }
+  std::optional<Values> twice;
+  kv_.Wait(gen_, {"shared", "shared"}, clock_.Now() + absl::Hours(1),
+           [&](Values v) { twice = std::move(v); });
+  ASSERT_TRUE(kv_.Set(gen_, "k7", "seven").ok());
+  for (const auto& g : got) EXPECT_FALSE(g.has_value());
+  ASSERT_TRUE(kv_.Set(gen_, "shared", "s").ok());
+  ASSERT_TRUE(twice.has_value() && twice->ok());
+  ASSERT_TRUE(got[7].has_value() && got[7]->ok());
+  EXPECT_EQ(**got[7], (std::vector<std::string>{"seven", "s"}));
+  for (int i = 0; i < 1000; ++i) {
+    if (i != 7) EXPECT_FALSE(got[i].has_value()) << i;
+  }
+  EXPECT_EQ(kv_.waiter_count(), 999u);
+  // Rewriting a key that exists wakes nobody.
+  ASSERT_TRUE(kv_.Set(gen_, "k7", "again").ok());
+  EXPECT_EQ(kv_.waiter_count(), 999u);
+  kv_.DropGeneration(gen_, "done");
+  EXPECT_EQ(kv_.waiter_count(), 0u);
+}
+
+TEST_F(KvStoreTest, PendingWaitsPerGenerationAreBounded) {
+  KvStore small(&clock_, {.max_waiters_per_generation = 2});
+  std::vector<Values> got;
+  for (int i = 0; i < 3; ++i) {
+    small.Wait(gen_, {"never"}, clock_.Now() + absl::Hours(1),
+               [&](Values v) { got.push_back(std::move(v)); });
+  }
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(absl::IsResourceExhausted(got[0].status())) << got[0].status();
+  EXPECT_EQ(small.waiter_count(), 2u);
+  // Another generation has its own bound.
+  small.Wait({"job-1", 2}, {"never"}, clock_.Now() + absl::Hours(1),
+             [&](Values v) { got.push_back(std::move(v)); });
+  EXPECT_EQ(got.size(), 1u);
+}
+
+TEST_F(KvStoreTest, CreateIsOnceAndOutsideTheQuota) {
+  KvStore small(&clock_, {.max_keys_per_generation = 1});
+  ASSERT_TRUE(small.Set(gen_, "mine", "1").ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(small.Set(gen_, "more", "2")));
+  std::optional<Values> got;
+  small.Wait(gen_, {"id"}, clock_.Now() + absl::Hours(1),
+             [&](Values v) { got = std::move(v); });
+  ASSERT_TRUE(small.Create(gen_, "id", "the-id").ok());
+  ASSERT_TRUE(got.has_value() && got->ok());
+  EXPECT_EQ((**got)[0], "the-id");
+  EXPECT_TRUE(absl::IsAlreadyExists(small.Create(gen_, "id", "other")));
+  EXPECT_EQ(*small.Get(gen_, "id"), "the-id");
+}
+
+TEST_F(KvStoreTest, TimedOutWaitLeavesNoIndexBehind) {
+  std::optional<Values> got;
+  kv_.Wait(gen_, {"x", "y"}, clock_.Now() + absl::Seconds(1),
+           [&](Values v) { got = std::move(v); });
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(got->status()));
+  EXPECT_TRUE(kv_.AwaitWaitersBetween(0, 0, absl::ZeroDuration()));
+  // Its keys are no longer waited on: setting them is plain.
+  got.reset();
+  ASSERT_TRUE(kv_.Set(gen_, "x", "1").ok());
+  ASSERT_TRUE(kv_.Set(gen_, "y", "1").ok());
+  EXPECT_FALSE(got.has_value());
+}
+
 }  // namespace
 }  // namespace ringleader

@@ -38,11 +38,12 @@ class RendezvousTest : public ::testing::Test {
     ASSERT_TRUE(
         rdzv_.OpenJob("job", {min, max, last_call}, last_generation).ok());
   }
-  void Join(const std::string& worker,
-            absl::Duration timeout = absl::Seconds(60)) {
-    rdzv_.Join("job", {worker, "host-" + worker, "addr", -1},
-               clock_.Now() + timeout,
-               [this, worker](Result r) { results_[worker] = std::move(r); });
+  // Returns the id CancelJoin takes (0: answered at once).
+  uint64_t Join(const std::string& worker,
+                absl::Duration timeout = absl::Seconds(60)) {
+    return rdzv_.Join(
+        "job", {worker, "host-" + worker, "addr", -1}, clock_.Now() + timeout,
+        [this, worker](Result r) { results_[worker] = std::move(r); });
   }
 
   FakeClock clock_;
@@ -354,6 +355,44 @@ TEST_F(GrowTest, AtTheRoundTimeoutThoseBackFormIfEnough) {
   ASSERT_EQ(results_.size(), 2u);
   EXPECT_EQ(results_["w3"]->members.size(), 2u);
   EXPECT_TRUE(timed_out_.empty());
+}
+
+TEST_F(RendezvousTest, CancelledJoinNoLongerCountsTowardTheGeneration) {
+  Open(2, 2, absl::ZeroDuration());
+  const uint64_t id = Join("w1");
+  ASSERT_NE(id, 0u);
+  rdzv_.CancelJoin("job", "w1", id);
+  ASSERT_EQ(results_.count("w1"), 1u);
+  EXPECT_TRUE(absl::IsCancelled(results_["w1"].status()));
+  EXPECT_FALSE(rdzv_.IsWaiting("job", "w1"));
+  EXPECT_EQ(rdzv_.waiter_count(), 0u);
+  // A second worker does not form a generation with the one that left.
+  results_.clear();
+  Join("w2");
+  EXPECT_TRUE(formed_.empty());
+  EXPECT_EQ(results_.count("w2"), 0u);
+  // w1 comes back and both get the generation.
+  EXPECT_EQ(Join("w1"), 0u);
+  ASSERT_EQ(formed_.size(), 1u);
+  EXPECT_TRUE(results_["w1"].ok() && results_["w2"].ok());
+  // A stale cancel (the first call's id) touches nothing.
+  rdzv_.CancelJoin("job", "w1", id);
+  EXPECT_TRUE(results_["w1"].ok());
+}
+
+TEST_F(RendezvousTest, ManyCancelledJoinsLeaveNoWaiters) {
+  Open(200, 200, absl::ZeroDuration());
+  std::vector<std::pair<std::string, uint64_t>> joins;
+  for (int i = 0; i < 100; ++i) {
+    const std::string w = "w" + std::to_string(i);
+    joins.emplace_back(w, Join(w));
+  }
+  EXPECT_EQ(rdzv_.waiter_count(), 100u);
+  for (const auto& [w, id] : joins) rdzv_.CancelJoin("job", w, id);
+  EXPECT_TRUE(rdzv_.AwaitWaitersBetween(0, 0, absl::ZeroDuration()));
+  for (const auto& [w, id] : joins) {
+    EXPECT_TRUE(absl::IsCancelled(results_[w].status())) << w;
+  }
 }
 
 }  // namespace
