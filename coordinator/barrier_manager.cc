@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/quote_for_error.h"
 
 namespace ringleader {
 
@@ -15,9 +16,9 @@ void BarrierManager::Arrive(const GenerationKey& gen, const std::string& name,
     return;
   }
   if (world_size < 1 || rank < 0 || rank >= world_size) {
-    done(absl::InvalidArgumentError(absl::StrCat("barrier '", name, "': rank ",
-                                                 rank, " is outside [0, ",
-                                                 world_size, ")")));
+    done(absl::InvalidArgumentError(
+        absl::StrCat("barrier ", QuoteForError(name), ": rank ", rank,
+                     " is outside [0, ", world_size, ")")));
     return;
   }
   std::vector<Callback> release;
@@ -34,11 +35,11 @@ void BarrierManager::Arrive(const GenerationKey& gen, const std::string& name,
       if (clock_ != nullptr) round.first_arrival = clock_->Now();
     } else if (round.world_size != world_size) {
       refusal = absl::FailedPreconditionError(
-          absl::StrCat("barrier '", name, "' has world size ", round.world_size,
-                       ", not ", world_size));
+          absl::StrCat("barrier ", QuoteForError(name), " has world size ",
+                       round.world_size, ", not ", world_size));
     } else if (round.ranks.contains(rank)) {
       refusal = absl::AlreadyExistsError(absl::StrCat(
-          "rank ", rank, " already waits at barrier '", name, "'"));
+          "rank ", rank, " already waits at barrier ", QuoteForError(name)));
     }
     if (!refusal.ok()) {
       // Answered below, without the lock.
@@ -87,8 +88,8 @@ void BarrierManager::OnTimeout(const GenerationKey& gen,
     if (r->second.ranks.empty()) g->second.erase(r);
   }
   done(absl::DeadlineExceededError(
-      absl::StrCat("barrier '", name, "' timed out with ", arrived, " of ",
-                   world, " ranks arrived")));
+      absl::StrCat("barrier ", QuoteForError(name), " timed out with ", arrived,
+                   " of ", world, " ranks arrived")));
 }
 
 void BarrierManager::DropGeneration(const GenerationKey& gen,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/quote_for_error.h"
 
 namespace ringleader {
 namespace {
@@ -299,7 +300,8 @@ absl::Status Coordinator::CheckMember(const std::string& job_id,
     absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
     if (!job.ok()) return job.status();
     return absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id, " is ", v1::JobState_Name(job->state())));
+        absl::StrCat("job ", QuoteForError(job_id), " is ",
+                     v1::JobState_Name(job->state())));
   }
   return s;
 }
@@ -403,9 +405,9 @@ void Coordinator::JoinRendezvous(const v1::JoinRendezvousRequest& r,
     return done(job.status());
   }
   if (worker->job_id() != r.job_id()) {
-    return done(absl::FailedPreconditionError(
-        absl::StrCat("worker ", r.worker_id(), " is not assigned to job ",
-                     r.job_id(), "; wait for an assignment in a heartbeat")));
+    return done(absl::FailedPreconditionError(absl::StrCat(
+        "worker ", QuoteForError(r.worker_id()), " is not assigned to job ",
+        QuoteForError(r.job_id()), "; wait for an assignment in a heartbeat")));
   }
   if (absl::Status s = jobs_.OnJoin(r.job_id()); !s.ok()) return done(s);
   Rendezvous::Member member;
@@ -717,8 +719,9 @@ absl::Status Coordinator::Leave(const v1::LeaveRequest& r) {
   if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok()) return s;
   absl::StatusOr<v1::WorkerInfo> gone = workers_.Remove(r.worker_id());
   if (!gone.ok()) return gone.status();
-  OnWorkerGone(*gone, absl::StrCat("worker ", r.worker_id(), " left",
-                                   r.reason().empty() ? "" : ": ", r.reason()));
+  OnWorkerGone(*gone,
+               absl::StrCat("worker ", QuoteForError(r.worker_id()), " left",
+                            r.reason().empty() ? "" : ": ", r.reason()));
   return absl::OkStatus();
 }
 

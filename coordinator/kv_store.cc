@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/quote_for_error.h"
 
 namespace ringleader {
 
@@ -23,7 +24,7 @@ absl::Status KvStore::StoreLocked(Space& space, const std::string& key,
                                   std::string value) {
   if (value.size() > limits_.max_value_bytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("kv value for '", key, "' is ", value.size(),
+        absl::StrCat("kv value for ", QuoteForError(key), " is ", value.size(),
                      " bytes; at most ", limits_.max_value_bytes));
   }
   auto it = space.entries.find(key);
@@ -98,7 +99,8 @@ absl::StatusOr<std::string> KvStore::Get(const GenerationKey& gen,
     auto it = space->second.entries.find(key);
     if (it != space->second.entries.end()) return it->second;
   }
-  return absl::NotFoundError(absl::StrCat("kv key '", key, "' is not set"));
+  return absl::NotFoundError(
+      absl::StrCat("kv key ", QuoteForError(key), " is not set"));
 }
 
 absl::StatusOr<int64_t> KvStore::Add(const GenerationKey& gen,
@@ -112,13 +114,13 @@ absl::StatusOr<int64_t> KvStore::Add(const GenerationKey& gen,
     int64_t current = 0;
     auto it = space.entries.find(key);
     if (it != space.entries.end() && !absl::SimpleAtoi(it->second, &current)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("kv key '", key, "' does not hold an integer"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "kv key ", QuoteForError(key), " does not hold an integer"));
     }
     if ((delta > 0 && current > INT64_MAX - delta) ||
         (delta < 0 && current < INT64_MIN - delta)) {
       return absl::OutOfRangeError(
-          absl::StrCat("kv add on '", key, "' overflows"));
+          absl::StrCat("kv add on ", QuoteForError(key), " overflows"));
     }
     result = current + delta;
     if (absl::Status s = StoreLocked(space, key, absl::StrCat(result));
@@ -178,8 +180,8 @@ void KvStore::OnTimeout(const GenerationKey& gen, uint64_t waiter_id) {
     done = std::move(it->second.done);
     space->second.waiters.erase(it);
   }
-  done(absl::DeadlineExceededError(
-      absl::StrCat("kv wait timed out; key '", missing, "' was never set")));
+  done(absl::DeadlineExceededError(absl::StrCat(
+      "kv wait timed out; key ", QuoteForError(missing), " was never set")));
 }
 
 void KvStore::DropGeneration(const GenerationKey& gen,
