@@ -3,9 +3,9 @@
 #include <cmath>
 #include <limits>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/quote_for_error.h"
 
 namespace ringleader {
 namespace {
@@ -20,15 +20,8 @@ bool IsMetricName(absl::string_view name) {
   return true;
 }
 
-// A name from the wire goes into a one-line message: escaped, and cut.
-std::string Quoted(absl::string_view s) {
-  constexpr size_t kMaxShown = 40;
-  return absl::StrCat("\"", absl::CHexEscape(s.substr(0, kMaxShown)),
-                      s.size() > kMaxShown ? "...\"" : "\"");
-}
+}  // namespace
 
-// Counts are int64 on the wire; a sum over thousands of ranks must not wrap
-// (a bad worker can send any value >= 0).
 int64_t SaturatingAdd(int64_t a, int64_t b) {
   int64_t out;
   if (__builtin_add_overflow(a, b, &out)) {
@@ -36,8 +29,6 @@ int64_t SaturatingAdd(int64_t a, int64_t b) {
   }
   return out;
 }
-
-}  // namespace
 
 absl::Status CheckMetricSums(absl::string_view field, const MetricSums& sums) {
   if (sums.size() > kMaxMetricSums) {
@@ -51,13 +42,13 @@ absl::Status CheckMetricSums(absl::string_view field, const MetricSums& sums) {
     if (!IsMetricName(m.name())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "progress report: ", where, ".name must be 1..", kMaxMetricNameBytes,
-          " characters of [a-z0-9_] (got ", Quoted(m.name()), ")"));
+          " characters of [a-z0-9_] (got ", QuoteForError(m.name()), ")"));
     }
     for (int j = 0; j < i; ++j) {
       if (sums[j].name() == m.name()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("progress report: ", where, ".name \"", m.name(),
-                         "\" repeats ", field, "[", j, "]"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "progress report: ", where, ".name ", QuoteForError(m.name()),
+            " repeats ", field, "[", j, "]"));
       }
     }
     if (!std::isfinite(m.sum())) {
@@ -65,10 +56,11 @@ absl::Status CheckMetricSums(absl::string_view field, const MetricSums& sums) {
           absl::StrCat("progress report: ", where, " (\"", m.name(),
                        "\") sum must be finite (got ", m.sum(), ")"));
     }
-    if (m.count() < 0) {
+    if (m.count() < 0 || m.count() > kMaxReportedCount) {
       return absl::InvalidArgumentError(
-          absl::StrCat("progress report: ", where, " (\"", m.name(),
-                       "\") count must be >= 0 (got ", m.count(), ")"));
+          absl::StrCat("progress report: ", where, " (",
+                       QuoteForError(m.name()), ") count must be in [0, ",
+                       kMaxReportedCount, "] (got ", m.count(), ")"));
     }
   }
   return absl::OkStatus();

@@ -27,11 +27,21 @@ namespace ringleader {
 inline constexpr int kMaxMetricSums = 16;
 inline constexpr size_t kMaxMetricNameBytes = 32;
 
+// The largest count (samples, tokens, correct predictions) one rank may
+// report: 2^50 is far past any test shard, keeps every count exact as a
+// double, and lets the coordinator add up 8192 ranks' counts without
+// passing INT64_MAX.
+inline constexpr int64_t kMaxReportedCount = int64_t{1} << 50;
+
+// a + b, or INT64_MAX where that would pass it (a bad or restored report
+// cannot wrap a pooled count into a negative one). For counts >= 0.
+int64_t SaturatingAdd(int64_t a, int64_t b);
+
 using MetricSums = google::protobuf::RepeatedPtrField<v1::MetricSum>;
 
 // OK, or InvalidArgument naming `field` (e.g. "test_metrics") and the entry:
 // at most kMaxMetricSums entries, names of 1..32 characters of [a-z0-9_],
-// no name twice, sums finite, counts >= 0.
+// no name twice, sums finite, counts in [0, kMaxReportedCount].
 absl::Status CheckMetricSums(absl::string_view field, const MetricSums& sums);
 
 // True for metrics that are fractions of samples ("accuracy",

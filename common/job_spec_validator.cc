@@ -12,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "common/quote_for_error.h"
 #include "common/spec_violations.h"
 #include "google/protobuf/descriptor.h"
 #include "ringleader/v1/job.pb.h"
@@ -34,6 +36,9 @@ constexpr int64_t kMaxRendezvousTimeoutMs = 86400000;  // 1 day
 constexpr int kMaxGradientAccumulation = 1024;
 constexpr int kMaxTimelineSteps = 100000;
 constexpr size_t kMaxPathBytes = 4096;  // PATH_MAX.
+// The whole spec, serialized: every heartbeat that assigns the job carries
+// it, so a spec near a gRPC message limit would wedge every idle worker.
+constexpr size_t kMaxSpecBytes = 64 << 10;
 constexpr int kMaxNpyInputs = 16;
 constexpr int kMaxBlockSize = 1 << 20;
 constexpr int kMaxChannels = 64;
@@ -83,10 +88,85 @@ bool IsValidName(absl::string_view name) {
   return alnum(name.front()) && alnum(name.back());
 }
 
+// The spec as a whole; its fields have bounds of their own, but together
+// they could still pass this.
+void CheckSpecSize(const v1::JobSpec& spec, SpecViolations* v) {
+  const size_t bytes = spec.ByteSizeLong();
+  if (bytes <= kMaxSpecBytes) return;
+  v->Check(Invalid(
+      "JobSpec",
+      absl::StrCat("must be at most ", kMaxSpecBytes, " bytes serialized"),
+      absl::StrCat(bytes, " bytes")));
+}
+
 void CheckName(const v1::JobSpec& spec, SpecViolations* v) {
   if (IsValidName(spec.name())) return;
   v->Check(Invalid("name", "must match [a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?",
-                   Quoted(spec.name())));
+                   QuoteForError(spec.name())));
+}
+
+// Absolute, so every worker means the same place whatever its working
+// directory; normalized (no "", "." or ".." component but a trailing "/"),
+// so the path cannot step out of a mount it names and two spellings of one
+// place compare equal; no NUL, which would end it early in open().
+bool IsCleanAbsolutePath(absl::string_view path) {
+  if (!absl::StartsWith(path, "/")) return false;
+  if (path.find('\0') != absl::string_view::npos) return false;
+  if (path == "/") return true;
+  std::vector<absl::string_view> parts = absl::StrSplit(path.substr(1), '/');
+  if (parts.back().empty()) parts.pop_back();  // One trailing "/".
+  for (absl::string_view part : parts) {
+    if (part.empty() || part == "." || part == "..") return false;
+  }
+  return true;
+}
+
+// Where a job must never write: the file system's root and the kernel's and
+// the system's own trees. A path is under one when it is it or starts with
+// it and a "/".
+bool IsSystemPath(absl::string_view path) {
+  if (absl::StripSuffix(path, "/").empty()) return true;  // "/" itself.
+  for (absl::string_view dir : {"/proc", "/sys", "/dev", "/etc"}) {
+    if (path == dir || absl::StartsWith(path, absl::StrCat(dir, "/"))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether a job reads or writes what a path names.
+enum class PathUse { kRead, kWrite };
+
+// A path in the spec: required or not (`required_with` says with what), at
+// most PATH_MAX bytes, clean and absolute; a path the job writes is not a
+// system one.
+absl::Status CheckPath(absl::string_view field, const std::string& path,
+                       absl::string_view required_with,
+                       PathUse use = PathUse::kRead) {
+  if (path.empty()) {
+    if (required_with.empty()) return absl::OkStatus();
+    return Invalid(field, absl::StrCat("is required with ", required_with),
+                   QuoteForError(path));
+  }
+  if (path.size() > kMaxPathBytes) {
+    return Invalid(field,
+                   absl::StrCat("must be at most ", kMaxPathBytes, " bytes"),
+                   absl::StrCat(path.size(), " bytes"));
+  }
+  if (path.find('\0') != std::string::npos) {
+    return Invalid(field, "must not contain a NUL byte", QuoteForError(path));
+  }
+  if (!IsCleanAbsolutePath(path)) {
+    return Invalid(field,
+                   "must be an absolute path with no empty, \".\" or \"..\" "
+                   "component",
+                   QuoteForError(path));
+  }
+  if (use == PathUse::kWrite && IsSystemPath(path)) {
+    return Invalid(field, "must not be / or under /proc, /sys, /dev or /etc",
+                   QuoteForError(path));
+  }
+  return absl::OkStatus();
 }
 
 // Rules that relate another field to the model hold only once model.arch is
@@ -123,12 +203,15 @@ absl::Status CheckTorchScriptPath(const v1::ModelSpec& m) {
     if (path.empty()) return absl::OkStatus();
     return Invalid("model.torchscript_path",
                    "is only valid with model.arch MODEL_ARCH_TORCHSCRIPT",
-                   Quoted(path));
+                   QuoteForError(path));
   }
   if (path.empty()) {
     return Invalid("model.torchscript_path",
                    "is required with model.arch MODEL_ARCH_TORCHSCRIPT",
-                   Quoted(path));
+                   QuoteForError(path));
+  }
+  if (absl::Status s = CheckPath("model.torchscript_path", path, ""); !s.ok()) {
+    return s;
   }
   // Something must precede the extension: ".pt" or "dir/.pt" name no module.
   auto has_stem_with = [&path](absl::string_view ext) {
@@ -137,7 +220,7 @@ absl::Status CheckTorchScriptPath(const v1::ModelSpec& m) {
   };
   if (!has_stem_with(".pt") && !has_stem_with(".pth")) {
     return Invalid("model.torchscript_path", "must name a .pt or .pth file",
-                   Quoted(path));
+                   QuoteForError(path));
   }
   return absl::OkStatus();
 }
@@ -161,26 +244,6 @@ void CheckModel(const v1::JobSpec& spec, SpecViolations* v) {
   }
   CheckHiddenSizes(m, v);
   v->Check(CheckTorchScriptPath(m));
-}
-
-// A file a worker reads: required or not, at most PATH_MAX bytes, no NUL
-// (which would end the path early in open()).
-absl::Status CheckDataPath(absl::string_view field, const std::string& path,
-                           absl::string_view required_with) {
-  if (path.empty()) {
-    if (required_with.empty()) return absl::OkStatus();
-    return Invalid(field, absl::StrCat("is required with ", required_with),
-                   Quoted(path));
-  }
-  if (path.size() > kMaxPathBytes) {
-    return Invalid(field,
-                   absl::StrCat("must be at most ", kMaxPathBytes, " bytes"),
-                   absl::StrCat(path.size(), " bytes"));
-  }
-  if (path.find('\0') != std::string::npos) {
-    return Invalid(field, "must not contain a NUL byte", Quoted(path));
-  }
-  return absl::OkStatus();
 }
 
 std::string FormatName(v1::DatasetFormat format) {
@@ -210,12 +273,12 @@ struct DatasetField {
 std::vector<DatasetField> DatasetFields(const v1::DatasetSpec& d) {
   auto split = [](const v1::NpySplit& s) {
     return absl::StrCat(s.inputs_size(), " inputs, targets ",
-                        Quoted(s.targets()));
+                        QuoteForError(s.targets()));
   };
   const v1::InputTransform& t = d.transform();
   return {
       {2, "dataset.path", v1::DATASET_FORMAT_IDX, !d.path().empty(),
-       Quoted(d.path())},
+       QuoteForError(d.path())},
       {3, "dataset.synthetic_train_size", v1::DATASET_FORMAT_SYNTHETIC,
        d.synthetic_train_size() != 0, absl::StrCat(d.synthetic_train_size())},
       {4, "dataset.synthetic_test_size", v1::DATASET_FORMAT_SYNTHETIC,
@@ -228,9 +291,9 @@ std::vector<DatasetField> DatasetFields(const v1::DatasetSpec& d) {
        absl::StrCat("scale ", t.scale(), ", ", t.mean_size(), " means, ",
                     t.std_size(), " stds")},
       {10, "dataset.train_tokens", v1::DATASET_FORMAT_TOKENS,
-       !d.train_tokens().empty(), Quoted(d.train_tokens())},
+       !d.train_tokens().empty(), QuoteForError(d.train_tokens())},
       {11, "dataset.test_tokens", v1::DATASET_FORMAT_TOKENS,
-       !d.test_tokens().empty(), Quoted(d.test_tokens())},
+       !d.test_tokens().empty(), QuoteForError(d.test_tokens())},
       {12, "dataset.token_dtype", v1::DATASET_FORMAT_TOKENS,
        d.token_dtype() != 0,
        v1::TokenDtype_Name(d.token_dtype()).empty()
@@ -269,12 +332,12 @@ void CheckNpySplit(const std::string& field, const v1::NpySplit& s,
                      absl::StrCat(s.inputs_size(), " files")));
   } else {
     for (int i = 0; i < s.inputs_size(); ++i) {
-      v->Check(CheckDataPath(absl::StrCat(inputs, "[", i, "]"), s.inputs(i),
-                             "DATASET_FORMAT_NPY"));
+      v->Check(CheckPath(absl::StrCat(inputs, "[", i, "]"), s.inputs(i),
+                         "DATASET_FORMAT_NPY"));
     }
   }
-  v->Check(CheckDataPath(absl::StrCat(field, ".targets"), s.targets(),
-                         "DATASET_FORMAT_NPY"));
+  v->Check(CheckPath(absl::StrCat(field, ".targets"), s.targets(),
+                     "DATASET_FORMAT_NPY"));
 }
 
 // torchvision's Normalize: one mean and one std per channel.
@@ -326,9 +389,9 @@ void CheckNpy(const v1::DatasetSpec& d, SpecViolations* v) {
 }
 
 void CheckTokens(const v1::DatasetSpec& d, SpecViolations* v) {
-  v->Check(CheckDataPath("dataset.train_tokens", d.train_tokens(),
-                         "DATASET_FORMAT_TOKENS"));
-  v->Check(CheckDataPath("dataset.test_tokens", d.test_tokens(), ""));
+  v->Check(CheckPath("dataset.train_tokens", d.train_tokens(),
+                     "DATASET_FORMAT_TOKENS"));
+  v->Check(CheckPath("dataset.test_tokens", d.test_tokens(), ""));
   v->Check(DefinedEnum("dataset.token_dtype", v1::TokenDtype_descriptor(),
                        d.token_dtype(), /*allow_unspecified=*/true));
   v->Check(InRange("dataset.block_size", d.block_size(), 1, kMaxBlockSize));
@@ -360,7 +423,7 @@ int FirstOwnField(v1::DatasetFormat format) {
 void CheckOwnFields(const v1::DatasetSpec& d, SpecViolations* v) {
   switch (d.format()) {
     case v1::DATASET_FORMAT_IDX:
-      v->Check(CheckDataPath("dataset.path", d.path(), "DATASET_FORMAT_IDX"));
+      v->Check(CheckPath("dataset.path", d.path(), "DATASET_FORMAT_IDX"));
       return;
     case v1::DATASET_FORMAT_SYNTHETIC:
       return CheckSynthetic(d, v);
@@ -519,24 +582,9 @@ void CheckWorkers(const v1::JobSpec& spec, SpecViolations* v) {
   // seed: every value is fine.
 }
 
-// Absolute, so every worker means the same place whatever its working
-// directory; no "..", so the path cannot step out of a mount it names.
-bool IsCleanAbsolutePath(absl::string_view path) {
-  if (!absl::StartsWith(path, "/")) return false;
-  if (path.find('\0') != absl::string_view::npos) return false;
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part == "..") return false;
-  }
-  return true;
-}
-
 void CheckCheckpoints(const v1::JobSpec& spec, SpecViolations* v) {
   const std::string& dir = spec.checkpoint_dir();
-  if (!dir.empty() && !IsCleanAbsolutePath(dir)) {
-    v->Check(Invalid("checkpoint_dir",
-                     "must be empty or an absolute path without \"..\"",
-                     Quoted(dir)));
-  }
+  v->Check(CheckPath("checkpoint_dir", dir, "", PathUse::kWrite));
   const int32_t every = spec.checkpoint_every_steps();
   if (every < 0) {
     v->Check(
@@ -597,11 +645,7 @@ void CheckDdp(const v1::JobSpec& spec, SpecViolations* v) {
 
 void CheckTimeline(const v1::JobSpec& spec, SpecViolations* v) {
   const std::string& dir = spec.timeline_dir();
-  if (!dir.empty() && !IsCleanAbsolutePath(dir)) {
-    v->Check(Invalid("timeline_dir",
-                     "must be empty or an absolute path without \"..\"",
-                     Quoted(dir)));
-  }
+  v->Check(CheckPath("timeline_dir", dir, "", PathUse::kWrite));
   if (!v->Check(InRange("timeline_steps", spec.timeline_steps(), 0,
                         kMaxTimelineSteps))) {
     return;
@@ -748,18 +792,12 @@ void CheckTask(const v1::JobSpec& spec, SpecViolations* v) {
 // Rank 0 writes these files after training: a bad path must fail now, not
 // after the whole run.
 absl::Status CheckExportPath(absl::string_view field, const std::string& path) {
-  if (path.empty()) return absl::OkStatus();
-  if (path.size() > kMaxPathBytes) {
-    return Invalid(field,
-                   absl::StrCat("must be at most ", kMaxPathBytes, " bytes"),
-                   absl::StrCat(path.size(), " bytes"));
+  if (absl::Status s = CheckPath(field, path, "", PathUse::kWrite); !s.ok()) {
+    return s;
   }
-  if (!IsCleanAbsolutePath(path)) {
-    return Invalid(field, "must be empty or an absolute path without \"..\"",
-                   Quoted(path));
-  }
-  if (absl::EndsWith(path, "/") || absl::EndsWith(path, "/.")) {
-    return Invalid(field, "must name a file, not a directory", Quoted(path));
+  if (absl::EndsWith(path, "/")) {
+    return Invalid(field, "must name a file, not a directory",
+                   QuoteForError(path));
   }
   return absl::OkStatus();
 }
@@ -774,7 +812,7 @@ void CheckExport(const v1::JobSpec& spec, SpecViolations* v) {
       e.safetensors_path() == e.torchscript_path()) {
     v->Check(Invalid("export.safetensors_path",
                      "must differ from export.torchscript_path",
-                     Quoted(e.safetensors_path())));
+                     QuoteForError(e.safetensors_path())));
   }
 }
 
@@ -889,9 +927,9 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec) {
   using Check = void (*)(const v1::JobSpec&, SpecViolations*);
   SpecViolations violations;
   for (Check check :
-       {&CheckName, &CheckModel, &CheckDataset, &CheckOptimizer, &CheckTraining,
-        &CheckWorkers, &CheckCheckpoints, &CheckRuntime, &CheckDdp,
-        &CheckTimeline, &CheckTask, &CheckExport, &CheckRecipe}) {
+       {&CheckSpecSize, &CheckName, &CheckModel, &CheckDataset, &CheckOptimizer,
+        &CheckTraining, &CheckWorkers, &CheckCheckpoints, &CheckRuntime,
+        &CheckDdp, &CheckTimeline, &CheckTask, &CheckExport, &CheckRecipe}) {
     check(spec, &violations);
   }
   return violations.ToStatus();

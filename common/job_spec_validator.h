@@ -32,8 +32,12 @@ namespace ringleader {
 // Every JobSpec field is checked; enum fields also reject numeric values that
 // are not in the enum (proto3 parsers keep those). A field that only one
 // dataset format, loss or task uses is refused with the others rather than
-// ignored. File existence (dataset files, TorchScript file, checkpoint_dir,
-// export paths) is not checked: only workers see their file systems.
+// ignored. Sizes are bounded (README.md, "paths and sizes"): every path at
+// 4096 bytes, every list, and the whole spec at 64 KiB serialized. Paths are
+// absolute and normalized; the ones the job writes are not system ones (/,
+// /proc, /sys, /dev, /etc). File existence (dataset files, TorchScript file,
+// checkpoint_dir, export paths) is not checked: only workers see their file
+// systems.
 absl::Status ValidateJobSpec(const v1::JobSpec& spec);
 
 // `spec` with zero-valued optional settings replaced by their defaults:

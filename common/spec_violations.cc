@@ -1,27 +1,8 @@
 #include "common/spec_violations.h"
 
-#include <algorithm>
-
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
 namespace ringleader {
-
-std::string Quoted(absl::string_view s) {
-  constexpr size_t kMaxBytesShown = 80;
-  // Room for the quotes and the "...".
-  constexpr size_t kMaxEscaped = kMaxQuotedChars - 5;
-  size_t n = std::min(s.size(), kMaxBytesShown);
-  // The prefix is escaped whole: escaping byte by byte could let a hex
-  // escape run into a following hex digit.
-  std::string escaped = absl::CHexEscape(s.substr(0, n));
-  while (escaped.size() > kMaxEscaped) {
-    // A byte escapes to at most 4 characters: drop enough bytes to fit.
-    n -= std::max<size_t>(1, (escaped.size() - kMaxEscaped + 3) / 4);
-    escaped = absl::CHexEscape(s.substr(0, n));
-  }
-  return absl::StrCat("\"", escaped, n < s.size() ? "...\"" : "\"");
-}
 
 absl::Status Invalid(absl::string_view field, absl::string_view rule,
                      absl::string_view got) {

@@ -8,8 +8,9 @@
 // Every line has the shape users (and the CLI's flag hints) rely on:
 //   invalid job spec: <proto.path> <rule> (got <value>)
 // and the whole message stays small enough for a gRPC status (its trailer
-// has a size limit): user values are quoted and cut, and the lines past a
-// budget are counted, not listed.
+// has a size limit): user values are quoted and cut (QuoteForError,
+// common/quote_for_error.h), and the lines past a budget are counted, not
+// listed.
 //
 // Pure functions and a value class; thread-compatible.
 
@@ -23,14 +24,6 @@
 namespace ringleader {
 
 inline constexpr absl::string_view kInvalidSpecPrefix = "invalid job spec: ";
-
-// The longest quoted user value, quotes and "..." included.
-inline constexpr size_t kMaxQuotedChars = 200;
-
-// `s` C-escaped (so it stays on one line) in double quotes; a value longer
-// than 80 bytes, or whose escaping is longer than kMaxQuotedChars, is cut
-// and ends in "...".
-std::string Quoted(absl::string_view s);
 
 // InvalidArgument "invalid job spec: <field> <rule> (got <got>)".
 absl::Status Invalid(absl::string_view field, absl::string_view rule,

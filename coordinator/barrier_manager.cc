@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/quote_for_error.h"
 
 namespace ringleader {
 
@@ -16,9 +17,9 @@ uint64_t BarrierManager::Arrive(const GenerationKey& gen,
     return 0;
   }
   if (world_size < 1 || rank < 0 || rank >= world_size) {
-    done(absl::InvalidArgumentError(absl::StrCat("barrier '", name, "': rank ",
-                                                 rank, " is outside [0, ",
-                                                 world_size, ")")));
+    done(absl::InvalidArgumentError(
+        absl::StrCat("barrier ", QuoteForError(name), ": rank ", rank,
+                     " is outside [0, ", world_size, ")")));
     return 0;
   }
   std::vector<Callback> release;
@@ -36,11 +37,11 @@ uint64_t BarrierManager::Arrive(const GenerationKey& gen,
       if (clock_ != nullptr) round.first_arrival = clock_->Now();
     } else if (round.world_size != world_size) {
       refusal = absl::FailedPreconditionError(
-          absl::StrCat("barrier '", name, "' has world size ", round.world_size,
-                       ", not ", world_size));
+          absl::StrCat("barrier ", QuoteForError(name), " has world size ",
+                       round.world_size, ", not ", world_size));
     } else if (round.ranks.contains(rank)) {
       refusal = absl::AlreadyExistsError(absl::StrCat(
-          "rank ", rank, " already waits at barrier '", name, "'"));
+          "rank ", rank, " already waits at barrier ", QuoteForError(name)));
     }
     if (!refusal.ok()) {
       // Answered below, without the lock.
@@ -98,8 +99,8 @@ void BarrierManager::OnTimeout(const GenerationKey& gen,
   Callback done = Withdraw(gen, name, round_id, rank, &arrived, &world);
   if (!done) return;
   done(absl::DeadlineExceededError(
-      absl::StrCat("barrier '", name, "' timed out with ", arrived, " of ",
-                   world, " ranks arrived")));
+      absl::StrCat("barrier ", QuoteForError(name), " timed out with ", arrived,
+                   " of ", world, " ranks arrived")));
 }
 
 void BarrierManager::Cancel(const GenerationKey& gen, const std::string& name,
@@ -107,8 +108,9 @@ void BarrierManager::Cancel(const GenerationKey& gen, const std::string& name,
   int32_t arrived = 0, world = 0;
   Callback done = Withdraw(gen, name, round_id, rank, &arrived, &world);
   if (!done) return;
-  done(absl::CancelledError(absl::StrCat("rank ", rank, " left barrier '", name,
-                                         "': its call was cancelled")));
+  done(absl::CancelledError(absl::StrCat("rank ", rank, " left barrier ",
+                                         QuoteForError(name),
+                                         ": its call was cancelled")));
 }
 
 void BarrierManager::DropGeneration(const GenerationKey& gen,

@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/quote_for_error.h"
 
 namespace ringleader {
 namespace {
@@ -323,7 +324,8 @@ absl::Status Coordinator::CheckMember(const std::string& job_id,
     absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
     if (!job.ok()) return job.status();
     return absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id, " is ", v1::JobState_Name(job->state())));
+        absl::StrCat("job ", QuoteForError(job_id), " is ",
+                     v1::JobState_Name(job->state())));
   }
   return s;
 }
@@ -420,10 +422,12 @@ v1::HeartbeatResponse Coordinator::Directive(const v1::WorkerInfo& worker,
 Coordinator::Canceller Coordinator::JoinRendezvous(
     const v1::JoinRendezvousRequest& r,
     Reply<v1::JoinRendezvousResponse> done) {
-  if (absl::Status s = RequireJobId(r.job_id()); !s.ok())
+  if (absl::Status s = RequireJobId(r.job_id()); !s.ok()) {
     return Refuse(done, s);
-  if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok())
+  }
+  if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok()) {
     return Refuse(done, s);
+  }
   absl::StatusOr<v1::WorkerInfo> worker = workers_.Get(r.worker_id());
   if (!worker.ok()) return Refuse(done, worker.status());
   if (absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id()); !job.ok()) {
@@ -432,11 +436,13 @@ Coordinator::Canceller Coordinator::JoinRendezvous(
   if (worker->job_id() != r.job_id()) {
     return Refuse(done,
                   absl::FailedPreconditionError(absl::StrCat(
-                      "worker ", r.worker_id(), " is not assigned to job ",
-                      r.job_id(), "; wait for an assignment in a heartbeat")));
+                      "worker ", QuoteForError(r.worker_id()),
+                      " is not assigned to job ", QuoteForError(r.job_id()),
+                      "; wait for an assignment in a heartbeat")));
   }
-  if (absl::Status s = jobs_.OnJoin(r.job_id()); !s.ok())
+  if (absl::Status s = jobs_.OnJoin(r.job_id()); !s.ok()) {
     return Refuse(done, s);
+  }
   Rendezvous::Member member;
   member.worker_id = worker->worker_id();
   member.hostname = worker->hostname();
@@ -768,8 +774,9 @@ absl::Status Coordinator::Leave(const v1::LeaveRequest& r) {
   if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok()) return s;
   absl::StatusOr<v1::WorkerInfo> gone = workers_.Remove(r.worker_id());
   if (!gone.ok()) return gone.status();
-  OnWorkerGone(*gone, absl::StrCat("worker ", r.worker_id(), " left",
-                                   r.reason().empty() ? "" : ": ", r.reason()));
+  OnWorkerGone(*gone,
+               absl::StrCat("worker ", QuoteForError(r.worker_id()), " left",
+                            r.reason().empty() ? "" : ": ", r.reason()));
   return absl::OkStatus();
 }
 

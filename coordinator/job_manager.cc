@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/eval_metrics.h"
 #include "common/job_spec_validator.h"
+#include "common/quote_for_error.h"
 
 namespace ringleader {
 namespace {
@@ -85,8 +87,8 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::JobSpec spec) {
     if (!latest.ok()) return latest.status();
     if (!latest->has_value()) {
       return absl::FailedPreconditionError(
-          absl::StrCat("resume: no committed checkpoint for a job named '",
-                       spec.name(), "'"));
+          absl::StrCat("resume: no committed checkpoint for a job named ",
+                       QuoteForError(spec.name())));
     }
     resume = *latest;
   }
@@ -124,7 +126,8 @@ absl::StatusOr<JobManager::Entry*> JobManager::FindLocked(
     const std::string& job_id) {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) {
-    return absl::NotFoundError(absl::StrCat("job ", job_id, " does not exist"));
+    return absl::NotFoundError(
+        absl::StrCat("job ", QuoteForError(job_id), " does not exist"));
   }
   return &it->second;
 }
@@ -133,7 +136,8 @@ absl::StatusOr<v1::Job> JobManager::Get(const std::string& job_id) const {
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) {
-    return absl::NotFoundError(absl::StrCat("job ", job_id, " does not exist"));
+    return absl::NotFoundError(
+        absl::StrCat("job ", QuoteForError(job_id), " does not exist"));
   }
   return it->second.job;
 }
@@ -173,7 +177,7 @@ absl::Status JobManager::TransitionLocked(Entry& e, v1::JobState to,
   if (from == to) return absl::OkStatus();
   if (!Allowed(from, to)) {
     return absl::FailedPreconditionError(
-        absl::StrCat("job ", e.job.job_id(), " cannot go from ",
+        absl::StrCat("job ", QuoteForError(e.job.job_id()), " cannot go from ",
                      v1::JobState_Name(from), " to ", v1::JobState_Name(to)));
   }
   e.job.set_state(to);
@@ -227,9 +231,9 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
           [&](Entry& e)
               ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
                 if (IsTerminal(e.job.state())) {
-                  return absl::FailedPreconditionError(
-                      absl::StrCat("job ", job_id, " is already ",
-                                   v1::JobState_Name(e.job.state())));
+                  return absl::FailedPreconditionError(absl::StrCat(
+                      "job ", QuoteForError(job_id), " is already ",
+                      v1::JobState_Name(e.job.state())));
                 }
                 return Changed(TransitionLocked(e, v1::JOB_STATE_CANCELLED,
                                                 "cancelled by user"));
@@ -252,18 +256,18 @@ absl::Status JobManager::Fail(const std::string& job_id,
 }
 
 absl::Status JobManager::OnJoin(const std::string& job_id) {
-  return Update(job_id,
-                [&](Entry& e)
-                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
-                      const v1::JobState state = e.job.state();
-                      if (IsTerminal(state)) {
-                        return absl::FailedPreconditionError(absl::StrCat(
-                            "job ", job_id, " is ", v1::JobState_Name(state)));
-                      }
-                      if (state != v1::JOB_STATE_PENDING) return false;
-                      return Changed(TransitionLocked(
-                          e, v1::JOB_STATE_RENDEZVOUS, "workers joining"));
-                    });
+  return Update(
+      job_id,
+      [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        const v1::JobState state = e.job.state();
+        if (IsTerminal(state)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "job ", QuoteForError(job_id), " is ", v1::JobState_Name(state)));
+        }
+        if (state != v1::JOB_STATE_PENDING) return false;
+        return Changed(
+            TransitionLocked(e, v1::JOB_STATE_RENDEZVOUS, "workers joining"));
+      });
 }
 
 absl::Status JobManager::OnGenerationFormed(const std::string& job_id,
@@ -316,16 +320,40 @@ absl::Status JobManager::OnGenerationResized(const std::string& job_id,
       });
 }
 
+namespace {
+
+// A rank's test and evaluation counts: each correct count in [0, samples],
+// each samples count at most kMaxReportedCount, so that the pooled sums
+// over ranks stay exact and cannot pass INT64_MAX.
+absl::Status CheckReportedCounts(const v1::ReportProgressRequest& r) {
+  for (const auto& [name, correct, samples] :
+       {std::make_tuple("test", r.test_correct(), r.test_samples()),
+        std::make_tuple("eval", r.eval_correct(), r.eval_samples())}) {
+    if (samples < 0 || samples > kMaxReportedCount) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("progress report: ", name, "_samples must be in [0, ",
+                       kMaxReportedCount, "] (got ", samples, ")"));
+    }
+    if (correct < 0 || correct > samples) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("progress report: ", name, "_correct must be in [0, ",
+                       name, "_samples] (got ", correct, " of ", samples, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
                                         const std::string& worker_id) {
   if (!std::isfinite(r.loss()) || !std::isfinite(r.samples_per_sec()) ||
       r.samples_per_sec() < 0 || r.step() < 0 || r.epoch() < 0 ||
-      r.test_correct() < 0 || r.test_samples() < r.test_correct() ||
-      r.eval_epoch() < 0 || r.eval_correct() < 0 ||
-      r.eval_samples() < r.eval_correct()) {
+      r.eval_epoch() < 0) {
     return absl::InvalidArgumentError(
         "progress report has a negative, non-finite or inconsistent value");
   }
+  if (absl::Status s = CheckReportedCounts(r); !s.ok()) return s;
   if (absl::Status s = CheckMetricSums("test_metrics", r.test_metrics());
       !s.ok()) {
     return s;
@@ -339,9 +367,9 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
         if (e.job.state() != v1::JOB_STATE_RUNNING ||
             e.job.generation() != r.generation()) {
-          return absl::AbortedError(absl::StrCat("job ", r.job_id(),
-                                                 " is not running generation ",
-                                                 r.generation()));
+          return absl::AbortedError(
+              absl::StrCat("job ", QuoteForError(r.job_id()),
+                           " is not running generation ", r.generation()));
         }
         e.progress.Add(r, worker_id, absl::ToUnixMillis(clock_->Now()));
         const bool evaluated = e.progress.Combine(
@@ -374,7 +402,7 @@ absl::StatusOr<v1::CheckpointRecord> JobManager::CommitCheckpoint(
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
         if (IsTerminal(e.job.state())) {
           return absl::FailedPreconditionError(
-              absl::StrCat("job ", job_id, " is finished"));
+              absl::StrCat("job ", QuoteForError(job_id), " is finished"));
         }
         const v1::CheckpointRecord& last = e.job.last_checkpoint();
         if (last.checkpoint_id() != 0 && record.step() == last.step() &&
@@ -409,7 +437,7 @@ absl::StatusOr<std::vector<v1::CheckpointRecord>> JobManager::ResumeCandidates(
     auto it = jobs_.find(job_id);
     if (it == jobs_.end()) {
       return absl::NotFoundError(
-          absl::StrCat("job ", job_id, " does not exist"));
+          absl::StrCat("job ", QuoteForError(job_id), " does not exist"));
     }
     job = it->second.job;
   }
@@ -427,8 +455,9 @@ absl::Status JobManager::ResumedFrom(
     const std::vector<v1::CheckpointRecord>& unreadable) {
   for (const v1::CheckpointRecord& bad : unreadable) {
     if (absl::Status s = store_->MarkCheckpointBad(
-            bad.checkpoint_id(), absl::StrCat("no rank of job ", job_id,
-                                              " could read ", bad.path()));
+            bad.checkpoint_id(),
+            absl::StrCat("no rank of job ", QuoteForError(job_id),
+                         " could read ", bad.path()));
         !s.ok()) {
       return s;
     }

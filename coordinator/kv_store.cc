@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/quote_for_error.h"
 
 namespace ringleader {
 
@@ -25,7 +26,7 @@ absl::Status KvStore::CheckQuotaLocked(const Space& space,
                                        size_t value_bytes) const {
   if (value_bytes > limits_.max_value_bytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("kv value for '", key, "' is ", value_bytes,
+        absl::StrCat("kv value for ", QuoteForError(key), " is ", value_bytes,
                      " bytes; at most ", limits_.max_value_bytes));
   }
   auto it = space.entries.find(key);
@@ -113,7 +114,7 @@ absl::Status KvStore::Create(const GenerationKey& gen, const std::string& key,
     Space& space = spaces_[gen];
     if (space.entries.contains(key)) {
       return absl::AlreadyExistsError(
-          absl::StrCat("kv key '", key, "' is already set"));
+          absl::StrCat("kv key ", QuoteForError(key), " is already set"));
     }
     PutLocked(space, key, std::move(value), ready);
   }
@@ -130,7 +131,8 @@ absl::StatusOr<std::string> KvStore::Get(const GenerationKey& gen,
     auto it = space->second.entries.find(key);
     if (it != space->second.entries.end()) return it->second;
   }
-  return absl::NotFoundError(absl::StrCat("kv key '", key, "' is not set"));
+  return absl::NotFoundError(
+      absl::StrCat("kv key ", QuoteForError(key), " is not set"));
 }
 
 absl::StatusOr<int64_t> KvStore::Add(const GenerationKey& gen,
@@ -144,12 +146,12 @@ absl::StatusOr<int64_t> KvStore::Add(const GenerationKey& gen,
     int64_t current = 0;
     auto it = space.entries.find(key);
     if (it != space.entries.end() && !absl::SimpleAtoi(it->second, &current)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("kv key '", key, "' does not hold an integer"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "kv key ", QuoteForError(key), " does not hold an integer"));
     }
     if (__builtin_add_overflow(current, delta, &result)) {
       return absl::OutOfRangeError(
-          absl::StrCat("kv add on '", key, "' overflows"));
+          absl::StrCat("kv add on ", QuoteForError(key), " overflows"));
     }
     std::string text = absl::StrCat(result);
     if (absl::Status s = CheckQuotaLocked(space, key, text.size()); !s.ok()) {
@@ -225,8 +227,8 @@ void KvStore::OnTimeout(const GenerationKey& gen, WaitId id) {
     }
     done = std::move(w.done);
   }
-  done(absl::DeadlineExceededError(
-      absl::StrCat("kv wait timed out; key '", missing, "' was never set")));
+  done(absl::DeadlineExceededError(absl::StrCat(
+      "kv wait timed out; key ", QuoteForError(missing), " was never set")));
 }
 
 void KvStore::CancelWait(const GenerationKey& gen, WaitId id) {

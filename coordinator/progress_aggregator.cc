@@ -68,8 +68,10 @@ bool ProgressAggregator::Combine(int32_t world_size, const v1::TaskSpec& task,
     if (r.finished()) {
       ++finished;
       final_loss_sum += r.final_train_loss();
-      correct += r.test_correct();
-      samples += r.test_samples();
+      // Reports are bounded (kMaxReportedCount) so these cannot pass
+      // INT64_MAX; a restored state is not checked, so they saturate.
+      correct = SaturatingAdd(correct, r.test_correct());
+      samples = SaturatingAdd(samples, r.test_samples());
       test.AddRank(r.test_metrics());
     }
   }
@@ -120,8 +122,10 @@ bool ProgressAggregator::AddEvaluation(int32_t world_size,
     const int64_t e = r.finished() ? r.epoch() + 1 : r.eval_epoch();
     if (e <= last || (epoch >= 0 && e != epoch)) return false;
     epoch = e;
-    correct += r.finished() ? r.test_correct() : r.eval_correct();
-    samples += r.finished() ? r.test_samples() : r.eval_samples();
+    correct = SaturatingAdd(correct,
+                            r.finished() ? r.test_correct() : r.eval_correct());
+    samples = SaturatingAdd(samples,
+                            r.finished() ? r.test_samples() : r.eval_samples());
     time_ms = std::max(time_ms, r.report_time_ms());
     metrics.AddRank(r.finished() ? r.test_metrics() : r.eval_metrics());
   }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/quote_for_error.h"
 
 namespace ringleader {
 
@@ -18,8 +19,8 @@ absl::Status Rendezvous::OpenJob(const std::string& job_id,
   absl::MutexLock lock(&mu_);
   auto [it, fresh] = jobs_.try_emplace(job_id);
   if (!fresh) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("rendezvous for job ", job_id, " is already open"));
+    return absl::AlreadyExistsError(absl::StrCat(
+        "rendezvous for job ", QuoteForError(job_id), " is already open"));
   }
   it->second.config = config;
   it->second.live.number = last_generation;
@@ -31,30 +32,31 @@ absl::Status Rendezvous::RestoreGeneration(const std::string& job_id,
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("rendezvous for job ", job_id, " is not open"));
+    return absl::NotFoundError(absl::StrCat(
+        "rendezvous for job ", QuoteForError(job_id), " is not open"));
   }
   JobState& job = it->second;
   const int32_t size = static_cast<int32_t>(generation.members.size());
   if (job.live_valid || generation.number < job.live.number ||
       generation.number < 1) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot restore generation ", generation.number,
-                     " of job ", job_id, ": generation ", job.live.number,
-                     " is ", job.live_valid ? "live" : "newer"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot restore generation ", generation.number, " of job ",
+        QuoteForError(job_id), ": generation ", job.live.number, " is ",
+        job.live_valid ? "live" : "newer"));
   }
   if (size < job.config.min_workers || size > job.config.max_workers) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot restore generation ", generation.number,
-                     " of job ", job_id, ": ", size, " members, outside ",
-                     job.config.min_workers, "..", job.config.max_workers));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot restore generation ", generation.number, " of job ",
+        QuoteForError(job_id), ": ", size, " members, outside ",
+        job.config.min_workers, "..", job.config.max_workers));
   }
   for (int32_t r = 0; r < size; ++r) {
     if (generation.members[r].rank != r ||
         generation.members[r].worker_id.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot restore generation ", generation.number, " of job ", job_id,
-          ": member ", r, " has rank ", generation.members[r].rank));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot restore generation ", generation.number,
+                       " of job ", QuoteForError(job_id), ": member ", r,
+                       " has rank ", generation.members[r].rank));
     }
   }
   job.live = generation;
@@ -89,8 +91,8 @@ uint64_t Rendezvous::Join(const std::string& job_id, const Member& member,
     auto it = jobs_.find(job_id);
     if (it == jobs_.end()) {
       out.push_back([done = std::move(done), job_id] {
-        done(absl::NotFoundError(
-            absl::StrCat("job ", job_id, " has no open rendezvous")));
+        done(absl::NotFoundError(absl::StrCat("job ", QuoteForError(job_id),
+                                              " has no open rendezvous")));
       });
     } else if (!it->second.timed_out.empty()) {
       out.push_back([done = std::move(done), why = it->second.timed_out] {
@@ -355,9 +357,10 @@ void Rendezvous::OnJoinTimeout(const std::string& job_id,
   JoinCallback done =
       WithdrawJoin(job_id, worker_id, waiter_id, &waiting, &min);
   if (!done) return;
-  done(absl::DeadlineExceededError(absl::StrCat(
-      "rendezvous of job ", job_id, " did not complete in time: ", waiting + 1,
-      " worker(s) were waiting, min_workers is ", min)));
+  done(absl::DeadlineExceededError(
+      absl::StrCat("rendezvous of job ", QuoteForError(job_id),
+                   " did not complete in time: ", waiting + 1,
+                   " worker(s) were waiting, min_workers is ", min)));
 }
 
 void Rendezvous::CancelJoin(const std::string& job_id,
@@ -366,8 +369,9 @@ void Rendezvous::CancelJoin(const std::string& job_id,
   JoinCallback done =
       WithdrawJoin(job_id, worker_id, waiter_id, &waiting, &min);
   if (!done) return;
-  done(absl::CancelledError(absl::StrCat(
-      "worker ", worker_id, " left the rendezvous: its call was cancelled")));
+  done(absl::CancelledError(
+      absl::StrCat("worker ", QuoteForError(worker_id),
+                   " left the rendezvous: its call was cancelled")));
 }
 
 bool Rendezvous::RemoveWorker(const std::string& job_id,
@@ -420,18 +424,19 @@ absl::Status Rendezvous::CheckMember(const std::string& job_id,
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) {
     return absl::NotFoundError(
-        absl::StrCat("job ", job_id, " has no open rendezvous"));
+        absl::StrCat("job ", QuoteForError(job_id), " has no open rendezvous"));
   }
   const JobState& job = it->second;
   if (generation < job.live.number ||
       (generation == job.live.number && !job.live_valid)) {
     return absl::AbortedError(absl::StrCat("generation ", generation,
-                                           " of job ", job_id,
+                                           " of job ", QuoteForError(job_id),
                                            " has ended; abort and rejoin"));
   }
   if (generation > job.live.number) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "generation ", generation, " of job ", job_id, " has not formed"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("generation ", generation, " of job ",
+                     QuoteForError(job_id), " has not formed"));
   }
   const int32_t world = static_cast<int32_t>(job.live.members.size());
   if (rank < 0 || rank >= world) {
@@ -448,7 +453,7 @@ absl::StatusOr<Rendezvous::Generation> Rendezvous::Live(
   auto it = jobs_.find(job_id);
   if (it == jobs_.end() || !it->second.live_valid) {
     return absl::NotFoundError(
-        absl::StrCat("job ", job_id, " has no live generation"));
+        absl::StrCat("job ", QuoteForError(job_id), " has no live generation"));
   }
   return it->second.live;
 }
@@ -461,7 +466,7 @@ absl::StatusOr<Rendezvous::LiveRank> Rendezvous::LiveRankOf(
       it->second.live.number != generation || rank < 0 ||
       rank >= static_cast<int32_t>(it->second.live.members.size())) {
     return absl::AbortedError(absl::StrCat("generation ", generation,
-                                           " of job ", job_id,
+                                           " of job ", QuoteForError(job_id),
                                            " has ended; abort and rejoin"));
   }
   LiveRank out;

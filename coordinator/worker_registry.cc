@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/quote_for_error.h"
 
 namespace ringleader {
 namespace {
@@ -22,8 +23,9 @@ absl::Status ValidateRegistration(const v1::RegisterRequest& r) {
   if (r.device() != "cpu" &&
       !(r.device().rfind("cuda:", 0) == 0 && r.device().size() > 5 &&
         std::all_of(r.device().begin() + 5, r.device().end(), ::isdigit))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "register: device must be 'cpu' or 'cuda:N', got '", r.device(), "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("register: device must be 'cpu' or 'cuda:N', got ",
+                     QuoteForError(r.device())));
   }
   if (r.pid() <= 0) {
     return absl::InvalidArgumentError("register: pid must be positive");
@@ -85,8 +87,9 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Heartbeat(
   absl::MutexLock lock(&mu_);
   auto it = workers_.find(worker_id);
   if (it == workers_.end()) {
-    return absl::NotFoundError(absl::StrCat(
-        "worker ", worker_id, " is not registered (lease expired?)"));
+    return absl::NotFoundError(
+        absl::StrCat("worker ", QuoteForError(worker_id),
+                     " is not registered (lease expired?)"));
   }
   const absl::Time now = clock_->Now();
   it->second.lease_expiry = now + options_.lease;
@@ -101,8 +104,8 @@ absl::Status WorkerRegistry::Restore(const v1::WorkerInfo& info,
   }
   absl::MutexLock lock(&mu_);
   if (workers_.contains(info.worker_id())) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("restore: worker ", info.worker_id(), " is registered"));
+    return absl::AlreadyExistsError(absl::StrCat(
+        "restore: worker ", QuoteForError(info.worker_id()), " is registered"));
   }
   const absl::Time now = clock_->Now();
   Entry& e = workers_[info.worker_id()];
@@ -136,8 +139,8 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Remove(
   absl::MutexLock lock(&mu_);
   auto node = workers_.extract(worker_id);
   if (node.empty()) {
-    return absl::NotFoundError(
-        absl::StrCat("worker ", worker_id, " is not registered"));
+    return absl::NotFoundError(absl::StrCat("worker ", QuoteForError(worker_id),
+                                            " is not registered"));
   }
   Unindex(node.mapped().info);
   return node.mapped().info;
@@ -168,8 +171,8 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Get(
   absl::MutexLock lock(&mu_);
   auto it = workers_.find(worker_id);
   if (it == workers_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("worker ", worker_id, " is not registered"));
+    return absl::NotFoundError(absl::StrCat("worker ", QuoteForError(worker_id),
+                                            " is not registered"));
   }
   return it->second.info;
 }
@@ -179,8 +182,8 @@ absl::Status WorkerRegistry::SetJob(const std::string& worker_id,
   absl::MutexLock lock(&mu_);
   auto it = workers_.find(worker_id);
   if (it == workers_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("worker ", worker_id, " is not registered"));
+    return absl::NotFoundError(absl::StrCat("worker ", QuoteForError(worker_id),
+                                            " is not registered"));
   }
   it->second.info.set_job_id(job_id);
   it->second.info.set_state(job_id.empty() ? v1::WORKER_STATE_IDLE

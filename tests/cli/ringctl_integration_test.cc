@@ -285,7 +285,7 @@ TEST_F(RingctlTest, UnknownJobIsExit1WithTheId) {
   for (const char* command : {"get", "cancel", "watch"}) {
     SCOPED_TRACE(command);
     const ProcessResult r = Ringctl({command, "foo-9"});
-    ExpectOneLineError(r, 1, "job foo-9 does not exist");
+    ExpectOneLineError(r, 1, "job \"foo-9\" does not exist");
     EXPECT_EQ(r.out, "");
   }
 }

@@ -212,9 +212,15 @@ TEST(CheckMetricSumsTest, RefusesEachBadEntryNamingIt) {
        "progress report: eval_metrics[0] (\"loss\") sum must be finite (got "
        "-inf)"},
       {Sums({{"mse", 1, -1}}),
-       "progress report: eval_metrics[0] (\"mse\") count must be >= 0 (got "
-       "-1)"},
+       "progress report: eval_metrics[0] (\"mse\") count must be in [0, "
+       "1125899906842624] (got -1)"},
+      {Sums({{"mse", 1, kMaxReportedCount + 1}}),
+       "progress report: eval_metrics[0] (\"mse\") count must be in [0, "
+       "1125899906842624] (got 1125899906842625)"},
   };
+  EXPECT_TRUE(
+      CheckMetricSums("eval_metrics", Sums({{"mse", 1, kMaxReportedCount}}))
+          .ok());
   for (const Case& c : cases) {
     const absl::Status s = CheckMetricSums("eval_metrics", c.sums);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.message;
@@ -229,6 +235,14 @@ TEST(IsAccuracyMetricTest, AccuracyAndTopK) {
   EXPECT_FALSE(IsAccuracyMetric("loss"));
   EXPECT_FALSE(IsAccuracyMetric("perplexity"));
   EXPECT_FALSE(IsAccuracyMetric("accuracy_gap"));
+}
+
+TEST(SaturatingAddTest, StopsAtInt64MaxInsteadOfWrapping) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(SaturatingAdd(2, 3), 5);
+  EXPECT_EQ(SaturatingAdd(kMax - 1, 1), kMax);
+  EXPECT_EQ(SaturatingAdd(kMax - 1, 2), kMax);
+  EXPECT_EQ(SaturatingAdd(kMax, kMax), kMax);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -357,8 +358,30 @@ std::vector<Case> Cases() {
        "model.torchscript_path"},
       {"torchscript pth",
        With(TorchScript,
-            [](S s) { s.mutable_model()->set_torchscript_path("net.pth"); }),
+            [](S s) { s.mutable_model()->set_torchscript_path("/m/net.pth"); }),
        ""},
+      {"torchscript relative",
+       With(TorchScript,
+            [](S s) { s.mutable_model()->set_torchscript_path("net.pth"); }),
+       "model.torchscript_path"},
+      {"torchscript dotdot",
+       With(TorchScript,
+            [](S s) { s.mutable_model()->set_torchscript_path("/m/../n.pt"); }),
+       "model.torchscript_path"},
+      {"torchscript path at the limit",
+       With(TorchScript,
+            [](S s) {
+              s.mutable_model()->set_torchscript_path(
+                  "/" + std::string(4092, 'm') + ".pt");
+            }),
+       ""},
+      {"torchscript path one past the limit",
+       With(TorchScript,
+            [](S s) {
+              s.mutable_model()->set_torchscript_path(
+                  "/" + std::string(4093, 'm') + ".pt");
+            }),
+       "model.torchscript_path"},
       {"path on mlp",
        With([](S s) { s.mutable_model()->set_torchscript_path("/m/net.pt"); }),
        "model.torchscript_path"},
@@ -683,6 +706,35 @@ std::vector<Case> Cases() {
               s.mutable_dataset()->set_token_dtype(v1::TOKEN_DTYPE_UINT16);
             }),
        "dataset.token_dtype"},
+      {"idx path relative",
+       With([](S s) { s.mutable_dataset()->set_path("data/mnist"); }),
+       "dataset.path"},
+      {"idx path with empty component",
+       With([](S s) { s.mutable_dataset()->set_path("/data//mnist"); }),
+       "dataset.path"},
+      {"idx path may be read under /etc",
+       With([](S s) { s.mutable_dataset()->set_path("/etc/datasets/mnist"); }),
+       ""},
+      {"idx path at the limit", With([](S s) {
+         s.mutable_dataset()->set_path("/" + std::string(4095, 'd'));
+       }),
+       ""},
+      {"npy input relative",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_train()->set_inputs(0, "x.npy");
+            }),
+       "dataset.train.inputs[0]"},
+      {"npy targets dotdot",
+       With(Npy,
+            [](S s) {
+              s.mutable_dataset()->mutable_test()->set_targets("/d/../y.npy");
+            }),
+       "dataset.test.targets"},
+      {"tokens relative",
+       With(Tokens,
+            [](S s) { s.mutable_dataset()->set_train_tokens("./t.bin"); }),
+       "dataset.train_tokens"},
       {"idx path too long",
        With([](S s) { s.mutable_dataset()->set_path(std::string(4097, 'd')); }),
        "dataset.path"},
@@ -784,7 +836,31 @@ std::vector<Case> Cases() {
        With([](S s) { s.set_checkpoint_dir(std::string("/a\0b", 4)); }),
        "checkpoint_dir"},
       {"checkpoint dir dots in names",
-       With([](S s) { s.set_checkpoint_dir("/a..b/./c.../"); }), ""},
+       With([](S s) { s.set_checkpoint_dir("/a..b/c.../"); }), ""},
+      {"checkpoint dir dot", With([](S s) { s.set_checkpoint_dir("/a/./b"); }),
+       "checkpoint_dir"},
+      {"checkpoint dir empty component",
+       With([](S s) { s.set_checkpoint_dir("/a//b"); }), "checkpoint_dir"},
+      {"checkpoint dir at the limit",
+       With([](S s) { s.set_checkpoint_dir("/" + std::string(4095, 'c')); }),
+       ""},
+      {"checkpoint dir one past the limit",
+       With([](S s) { s.set_checkpoint_dir("/" + std::string(4096, 'c')); }),
+       "checkpoint_dir"},
+      {"checkpoint dir root", With([](S s) { s.set_checkpoint_dir("/"); }),
+       "checkpoint_dir"},
+      {"checkpoint dir proc", With([](S s) { s.set_checkpoint_dir("/proc"); }),
+       "checkpoint_dir"},
+      {"checkpoint dir under sys",
+       With([](S s) { s.set_checkpoint_dir("/sys/fs/x/"); }), "checkpoint_dir"},
+      {"checkpoint dir under dev",
+       With([](S s) { s.set_checkpoint_dir("/dev/shm/ckpt"); }),
+       "checkpoint_dir"},
+      {"checkpoint dir under etc",
+       With([](S s) { s.set_checkpoint_dir("/etc/ringleader"); }),
+       "checkpoint_dir"},
+      {"checkpoint dir names that only start like system ones",
+       With([](S s) { s.set_checkpoint_dir("/procs/etc/dev"); }), ""},
       // checkpoint_every_steps
       {"checkpoint every negative", With([](S s) {
          s.set_checkpoint_dir("/ckpt");
@@ -940,6 +1016,15 @@ std::vector<Case> Cases() {
        "timeline_dir"},
       {"timeline dir dotdot",
        With([](S s) { s.set_timeline_dir("/tmp/../etc"); }), "timeline_dir"},
+      {"timeline dir under dev",
+       With([](S s) { s.set_timeline_dir("/dev/null"); }), "timeline_dir"},
+      {"timeline dir root", With([](S s) { s.set_timeline_dir("//"); }),
+       "timeline_dir"},
+      {"timeline dir at the limit",
+       With([](S s) { s.set_timeline_dir("/" + std::string(4095, 't')); }), ""},
+      {"timeline dir one past the limit",
+       With([](S s) { s.set_timeline_dir("/" + std::string(4096, 't')); }),
+       "timeline_dir"},
       {"timeline steps negative", With([](S s) {
          s.set_timeline_dir("/tmp/tl");
          s.set_timeline_steps(-1);
@@ -1076,6 +1161,10 @@ std::vector<Case> Cases() {
       {"export too long", With([](S s) {
          s.mutable_export_()->set_torchscript_path("/" +
                                                    std::string(4096, 'm'));
+       }),
+       "export.torchscript_path"},
+      {"export under etc", With([](S s) {
+         s.mutable_export_()->set_torchscript_path("/etc/cron.d/m.pt");
        }),
        "export.torchscript_path"},
       {"export directory",
@@ -1273,16 +1362,16 @@ TEST(JobSpecValidatorTest, LongValuesAreCutInMessages) {
   spec.set_name(std::string(10000, 'X'));
   const absl::Status s = ValidateJobSpec(spec);
   EXPECT_LT(s.message().size(), 200u);
-  EXPECT_TRUE(absl::StrContains(s.message(), "...\")")) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "...\" (10000 bytes))")) << s;
 }
 
 TEST(JobSpecValidatorTest, LongBinaryValuesAreCutAfterEscaping) {
   v1::JobSpec spec = ValidSpec();
-  spec.set_checkpoint_dir(std::string(10000, '\x01'));  // Not absolute.
+  spec.set_checkpoint_dir(std::string(1000, '\x01'));  // Not absolute.
   const absl::Status s = ValidateJobSpec(spec);
   ASSERT_EQ(Lines(s).size(), 1u) << s;
   EXPECT_LT(s.message().size(), 300u);
-  EXPECT_TRUE(absl::StrContains(s.message(), "\\x01...\")")) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "\\x01...\" (1000 bytes))")) << s;
 }
 
 TEST(JobSpecValidatorTest, EveryErrorIsListedInFieldOrder) {
@@ -1392,6 +1481,43 @@ TEST(JobSpecValidatorTest, AHopelessSpecStaysWithinTheMessageBudget) {
     EXPECT_THAT(line, StartsWith("invalid job spec: "));
     EXPECT_LT(line.size(), 400u) << line;
   }
+}
+
+// An NPY spec whose serialized size is exactly `bytes` (near 64 KiB): 32
+// input paths of ~2 KB, and a checkpoint_dir that makes up the rest.
+v1::JobSpec SpecOfSize(size_t bytes) {
+  v1::JobSpec spec = Npy();
+  v1::DatasetSpec* d = spec.mutable_dataset();
+  for (v1::NpySplit* split : {d->mutable_train(), d->mutable_test()}) {
+    split->clear_inputs();
+    for (int i = 0; i < 16; ++i) {
+      split->add_inputs(absl::StrCat("/d/", i, "/", std::string(1960, 'x')));
+    }
+  }
+  spec.set_checkpoint_dir("/c/" + std::string(2000, 'c'));
+  // Lengths from 128 to 16383 take a 2-byte varint: the size moves 1:1.
+  const int64_t missing = static_cast<int64_t>(bytes) - spec.ByteSizeLong();
+  spec.set_checkpoint_dir("/c/" + std::string(2000 + missing, 'c'));
+  EXPECT_EQ(spec.ByteSizeLong(), bytes);
+  return spec;
+}
+
+TEST(JobSpecValidatorTest, TheWholeSpecIsAtMost64KiB) {
+  EXPECT_TRUE(ValidateJobSpec(SpecOfSize(64 << 10)).ok());
+  const absl::Status s = ValidateJobSpec(SpecOfSize((64 << 10) + 1));
+  EXPECT_THAT(Lines(s),
+              ElementsAre("invalid job spec: JobSpec must be at most "
+                          "65536 bytes serialized (got 65537 bytes)"));
+}
+
+TEST(JobSpecValidatorTest, AMegabytePathIsRefusedInAShortMessage) {
+  // Issue 17: a 4 MB checkpoint_dir was accepted, and every heartbeat that
+  // assigned the job then failed on the workers' message limit.
+  v1::JobSpec spec = ValidSpec();
+  spec.set_checkpoint_dir("/" + std::string(4 << 20, 'c'));
+  const absl::Status s = ValidateJobSpec(spec);
+  EXPECT_THAT(Fields(s), ElementsAre("JobSpec", "checkpoint_dir"));
+  EXPECT_LT(s.message().size(), 1024u) << s;
 }
 
 TEST(JobSpecValidatorTest, WithDefaultsFillsZeroValues) {

@@ -19,28 +19,6 @@ std::vector<std::string> Lines(const absl::Status& s) {
   return absl::StrSplit(s.message(), '\n');
 }
 
-TEST(QuotedTest, ShortValuesAreEscapedWhole) {
-  EXPECT_EQ(Quoted(""), "\"\"");
-  EXPECT_EQ(Quoted("a b"), "\"a b\"");
-  EXPECT_EQ(Quoted("a\nb\"c"), "\"a\\nb\\\"c\"");
-}
-
-TEST(QuotedTest, LongValuesShowTheirFirst80Bytes) {
-  const std::string q = Quoted(std::string(81, 'x'));
-  EXPECT_EQ(q, absl::StrCat("\"", std::string(80, 'x'), "...\""));
-  EXPECT_EQ(Quoted(std::string(80, 'x')),
-            absl::StrCat("\"", std::string(80, 'x'), "\""));
-}
-
-TEST(QuotedTest, EscapingCannotMakeItLongerThanTheLimit) {
-  // Each byte escapes to four characters: 80 would make 320.
-  const std::string q = Quoted(std::string(1000, '\x01'));
-  EXPECT_LE(q.size(), kMaxQuotedChars);
-  EXPECT_TRUE(absl::EndsWith(q, "\\x01...\"")) << q;
-  // Whole escapes only.
-  EXPECT_EQ((q.size() - 5) % 4, 0u) << q;
-}
-
 TEST(InvalidTest, NamesFieldRuleAndValue) {
   const absl::Status s = Invalid("epochs", "must be in [1, 9]", "-3");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);

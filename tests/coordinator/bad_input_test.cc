@@ -302,11 +302,11 @@ class BadInputTest : public ::testing::Test {
 TEST_F(BadInputTest, UnknownJobIdsAreNotFoundAndNameTheJob) {
   v1::Job job;
   EXPECT_TRUE(Fails(GetJob("nope-7", &job), StatusCode::NOT_FOUND,
-                    "job nope-7 does not exist"));
+                    "job \"nope-7\" does not exist"));
   v1::CancelJobRequest cancel;
   cancel.set_job_id("nope-7");
   EXPECT_TRUE(Fails(users().CancelJob(Ctx().get(), cancel, &job),
-                    StatusCode::NOT_FOUND, "job nope-7 does not exist"));
+                    StatusCode::NOT_FOUND, "job \"nope-7\" does not exist"));
   {
     auto ctx = Ctx();
     v1::WatchJobRequest watch;
@@ -314,16 +314,16 @@ TEST_F(BadInputTest, UnknownJobIdsAreNotFoundAndNameTheJob) {
     auto stream = users().WatchJob(ctx.get(), watch);
     EXPECT_FALSE(stream->Read(&job));
     EXPECT_TRUE(Fails(stream->Finish(), StatusCode::NOT_FOUND,
-                      "job nope-7 does not exist"));
+                      "job \"nope-7\" does not exist"));
   }
   // A registered worker naming a job that does not exist.
   const std::string worker = Register(1);
   v1::JoinRendezvousResponse joined;
   EXPECT_TRUE(Fails(workers().JoinRendezvous(
                         Ctx().get(), JoinRequest("nope-7", worker), &joined),
-                    StatusCode::NOT_FOUND, "job nope-7 does not exist"));
+                    StatusCode::NOT_FOUND, "job \"nope-7\" does not exist"));
   ExpectAllFail(MemberCalls("nope-7", 1, 0, /*ranked_only=*/false),
-                StatusCode::NOT_FOUND, "job nope-7 does not exist");
+                StatusCode::NOT_FOUND, "job \"nope-7\" does not exist");
 
   // No id at all is a malformed request, not an unknown job.
   EXPECT_TRUE(
@@ -346,18 +346,18 @@ TEST_F(BadInputTest, UnknownWorkerIdsAreNotFoundAndNameTheWorker) {
   v1::HeartbeatResponse hr;
   EXPECT_TRUE(Fails(workers().Heartbeat(Ctx().get(), hb, &hr),
                     StatusCode::NOT_FOUND,
-                    "worker w-nobody is not registered"));
+                    "worker \"w-nobody\" is not registered"));
   v1::JoinRendezvousResponse joined;
   EXPECT_TRUE(Fails(workers().JoinRendezvous(
                         Ctx().get(), JoinRequest(job, "w-nobody"), &joined),
                     StatusCode::NOT_FOUND,
-                    "worker w-nobody is not registered"));
+                    "worker \"w-nobody\" is not registered"));
   v1::LeaveRequest leave;
   leave.set_worker_id("w-nobody");
   v1::LeaveResponse lr;
   EXPECT_TRUE(Fails(workers().Leave(Ctx().get(), leave, &lr),
                     StatusCode::NOT_FOUND,
-                    "worker w-nobody is not registered"));
+                    "worker \"w-nobody\" is not registered"));
 
   // A worker that left is unknown from then on.
   const std::string gone = Register(2);
@@ -366,7 +366,7 @@ TEST_F(BadInputTest, UnknownWorkerIdsAreNotFoundAndNameTheWorker) {
   hb.set_worker_id(gone);
   EXPECT_TRUE(Fails(workers().Heartbeat(Ctx().get(), hb, &hr),
                     StatusCode::NOT_FOUND,
-                    absl::StrCat("worker ", gone, " is not registered")));
+                    absl::StrCat("worker \"", gone, "\" is not registered")));
   EXPECT_TRUE(Fails(workers().Leave(Ctx().get(), leave, &lr),
                     StatusCode::NOT_FOUND, "is not registered"));
 
@@ -396,11 +396,12 @@ TEST_F(BadInputTest, StaleGenerationsAreAbortedAndFutureOnesNotFormed) {
 
   ExpectAllFail(MemberCalls(f.job, 1, 0, /*ranked_only=*/false),
                 StatusCode::ABORTED,
-                absl::StrCat("generation 1 of job ", f.job,
+                absl::StrCat("generation 1 of job \"", f.job, "\"",
                              " has ended; abort and rejoin"));
-  ExpectAllFail(MemberCalls(f.job, 3, 0, /*ranked_only=*/false),
-                StatusCode::FAILED_PRECONDITION,
-                absl::StrCat("generation 3 of job ", f.job, " has not formed"));
+  ExpectAllFail(
+      MemberCalls(f.job, 3, 0, /*ranked_only=*/false),
+      StatusCode::FAILED_PRECONDITION,
+      absl::StrCat("generation 3 of job \"", f.job, "\" has not formed"));
   // Numbers no generation ever had are malformed, not stale: rejoining
   // would not help the caller.
   for (int64_t bad :
@@ -482,7 +483,7 @@ TEST_F(BadInputTest, DuplicateRegistrationReplacesTheOldWorker) {
   v1::HeartbeatResponse hr;
   EXPECT_TRUE(Fails(workers().Heartbeat(Ctx().get(), hb, &hr),
                     StatusCode::NOT_FOUND,
-                    absl::StrCat("worker ", first, " is not registered")));
+                    absl::StrCat("worker \"", first, "\" is not registered")));
   v1::ListWorkersResponse list;
   ASSERT_TRUE(
       users().ListWorkers(Ctx().get(), v1::ListWorkersRequest(), &list).ok());
@@ -549,9 +550,9 @@ TEST_F(BadInputTest, DuplicateJoinsArrivalsAndPublishesAreRefused) {
   workers().async()->Barrier(c4.get(), &br, &bresp2, arrivals.Add());
   first = arrivals.WaitFor(1, absl::Seconds(30));
   ASSERT_EQ(first.size(), 1u);
-  EXPECT_TRUE(
-      Fails(first[0], StatusCode::ALREADY_EXISTS,
-            absl::StrCat("rank ", rank_a, " already waits at barrier 'dup'")));
+  EXPECT_TRUE(Fails(
+      first[0], StatusCode::ALREADY_EXISTS,
+      absl::StrCat("rank ", rank_a, " already waits at barrier \"dup\"")));
   EXPECT_TRUE(Barrier(job, gen, rank_b, "dup").ok());
   both = arrivals.WaitFor(2, absl::Seconds(30));
   ASSERT_EQ(both.size(), 2u);
@@ -618,12 +619,13 @@ TEST_F(BadInputTest, CallsInTheWrongOrderAreFailedPrecondition) {
   EXPECT_TRUE(Fails(
       workers().JoinRendezvous(Ctx().get(), JoinRequest(job, worker), &joined),
       StatusCode::FAILED_PRECONDITION,
-      absl::StrCat("worker ", worker, " is not assigned to job ", job,
-                   "; wait for an assignment in a heartbeat")));
+      absl::StrCat("worker \"", worker, "\" is not assigned to job \"", job,
+                   "\"", "; wait for an assignment in a heartbeat")));
   // Generation calls before any generation formed.
-  ExpectAllFail(MemberCalls(job, 1, 0, /*ranked_only=*/false),
-                StatusCode::FAILED_PRECONDITION,
-                absl::StrCat("generation 1 of job ", job, " has not formed"));
+  ExpectAllFail(
+      MemberCalls(job, 1, 0, /*ranked_only=*/false),
+      StatusCode::FAILED_PRECONDITION,
+      absl::StrCat("generation 1 of job \"", job, "\" has not formed"));
   // Resuming a job that never committed a checkpoint.
   v1::SubmitJobRequest resume;
   *resume.mutable_spec() = testing::MinimalJobSpec("never-ran", 1, 1);
@@ -633,7 +635,7 @@ TEST_F(BadInputTest, CallsInTheWrongOrderAreFailedPrecondition) {
   EXPECT_TRUE(Fails(users().SubmitJob(Ctx().get(), resume, &sr),
                     StatusCode::FAILED_PRECONDITION,
                     "resume: no committed checkpoint for a job named "
-                    "'never-ran'"));
+                    "\"never-ran\""));
 
   ASSERT_EQ(Assign(worker), job);
   ASSERT_TRUE(
@@ -669,7 +671,7 @@ TEST_F(BadInputTest, CallsInTheWrongOrderAreFailedPrecondition) {
   v1::Job j;
   ASSERT_TRUE(users().CancelJob(Ctx().get(), cancel, &j).ok());
   const std::string cancelled =
-      absl::StrCat("job ", job, " is JOB_STATE_CANCELLED");
+      absl::StrCat("job \"", job, "\" is JOB_STATE_CANCELLED");
   ExpectAllFail(MemberCalls(job, gen, 0, /*ranked_only=*/false),
                 StatusCode::FAILED_PRECONDITION, cancelled);
   EXPECT_TRUE(Fails(
@@ -678,7 +680,7 @@ TEST_F(BadInputTest, CallsInTheWrongOrderAreFailedPrecondition) {
   EXPECT_TRUE(
       Fails(users().CancelJob(Ctx().get(), cancel, &j),
             StatusCode::FAILED_PRECONDITION,
-            absl::StrCat("job ", job, " is already JOB_STATE_CANCELLED")));
+            absl::StrCat("job \"", job, "\" is already JOB_STATE_CANCELLED")));
   // The worker's next heartbeat releases it, without a rejoin.
   v1::HeartbeatRequest hb;
   hb.set_worker_id(worker);
@@ -703,10 +705,10 @@ TEST_F(BadInputTest, MalformedFieldsAreInvalidArgumentNamingTheField) {
   regs[0].part = "register: hostname must be 1..253 bytes";
   regs[1].req = Registration(1);
   regs[1].req.set_device("gpu0");
-  regs[1].part = "register: device must be 'cpu' or 'cuda:N', got 'gpu0'";
+  regs[1].part = "register: device must be 'cpu' or 'cuda:N', got \"gpu0\"";
   regs[2].req = Registration(1);
   regs[2].req.set_device("cuda:");
-  regs[2].part = "got 'cuda:'";
+  regs[2].part = "got \"cuda:\"";
   regs[3].req = Registration(0);
   regs[3].part = "register: pid must be positive";
   for (const Reg& r : regs) {
@@ -778,7 +780,26 @@ TEST_F(BadInputTest, MalformedFieldsAreInvalidArgumentNamingTheField) {
   progress.set_test_samples(3);
   progress.set_test_correct(4);
   EXPECT_TRUE(Fails(workers().ReportProgress(Ctx().get(), progress, &rr),
-                    StatusCode::INVALID_ARGUMENT, "inconsistent value"));
+                    StatusCode::INVALID_ARGUMENT,
+                    "progress report: test_correct must be in [0, "
+                    "test_samples] (got 4 of 3)"));
+  // Counts near INT64_MAX would wrap the pooled sums (issue 17): refused,
+  // naming the field.
+  constexpr int64_t kHuge = std::numeric_limits<int64_t>::max() - 1;
+  progress.set_test_samples(kHuge);
+  progress.set_test_correct(kHuge);
+  EXPECT_TRUE(Fails(workers().ReportProgress(Ctx().get(), progress, &rr),
+                    StatusCode::INVALID_ARGUMENT,
+                    "progress report: test_samples must be in [0, "
+                    "1125899906842624] (got 9223372036854775806)"));
+  progress.clear_test_samples();
+  progress.clear_test_correct();
+  progress.set_eval_epoch(1);
+  progress.set_eval_samples(kHuge);
+  EXPECT_TRUE(Fails(workers().ReportProgress(Ctx().get(), progress, &rr),
+                    StatusCode::INVALID_ARGUMENT, "eval_samples must be in"));
+  progress.clear_eval_samples();
+  progress.clear_eval_epoch();
 
   v1::CommitCheckpointRequest commit;
   commit.set_job_id(f.job);
@@ -855,7 +876,7 @@ TEST_F(BadInputTest, BadMetricSumsAreInvalidArgumentNamingTheEntry) {
       std::numeric_limits<double>::infinity(), 2);
   cases.push_back({report(false),
                    "progress report: eval_metrics[0] (\"mse\") count must "
-                   "be >= 0 (got -3)"});
+                   "be in [0, 1125899906842624] (got -3)"});
   add(cases.back().request.mutable_eval_metrics(), "mse", 1, -3);
   for (const Case& c : cases) {
     v1::ReportProgressResponse rr;
@@ -974,8 +995,8 @@ TEST_F(JobFileTest, SpecsThatParseButBreakRulesAreRefusedByTheServer) {
   task_req.mutable_spec()->mutable_export_()->set_torchscript_path("m.pt");
   EXPECT_TRUE(Fails(users().SubmitJob(Ctx().get(), task_req, &task_resp),
                     StatusCode::INVALID_ARGUMENT,
-                    "invalid job spec: export.torchscript_path must be empty "
-                    "or an absolute path"));
+                    "invalid job spec: export.torchscript_path must be an "
+                    "absolute path"));
   // Several mistakes: the status lists each, one line per field, in field
   // order, so ringctl can show them all.
   v1::SubmitJobRequest many_req;

@@ -1,6 +1,8 @@
 #include "coordinator/progress_aggregator.h"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,6 +91,29 @@ TEST(ProgressAggregatorTest, TestMetricsArePooledOnceEveryRankFinished) {
   // Combining again does not append a second copy.
   agg.Combine(2, task, &p);
   EXPECT_EQ(p.test_metrics_size(), 2);
+}
+
+TEST(ProgressAggregatorTest, CountsPastInt64MaxSaturateInsteadOfWrapping) {
+  // The coordinator refuses such reports (job_manager); a restored or old
+  // state could still hold them: the pooled sums saturate, so the accuracy
+  // is not the 0.0 (or negative) a wrapped sum gave.
+  ProgressAggregator agg;
+  const v1::TaskSpec task = Task(v1::TASK_KIND_CLASSIFICATION);
+  constexpr int64_t kNear = std::numeric_limits<int64_t>::max() - 10;
+  for (int rank = 0; rank < 2; ++rank) {
+    v1::ReportProgressRequest r = Final(rank, 0, 0);
+    r.clear_test_metrics();
+    r.set_test_correct(kNear);
+    r.set_test_samples(kNear);
+    r.set_eval_epoch(1);
+    agg.Add(r, "w", 1000);
+  }
+  v1::JobProgress p;
+  agg.Combine(2, task, &p);
+  ASSERT_TRUE(p.has_final_metrics());
+  EXPECT_DOUBLE_EQ(p.test_accuracy(), 1.0);
+  ASSERT_EQ(p.evaluations_size(), 1);
+  EXPECT_DOUBLE_EQ(p.evaluations(0).test_accuracy(), 1.0);
 }
 
 TEST(ProgressAggregatorTest, LanguageModelGetsPerplexityAndBitsPerToken) {
