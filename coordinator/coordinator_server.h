@@ -8,8 +8,8 @@
 #include "common/clock.h"
 #include "common/metrics.h"
 #include "common/metrics_http.h"
-#include "common/tls_credentials.h"
 #include "common/thread_timer_queue.h"
+#include "common/tls_credentials.h"
 #include "coordinator/call_auth.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/state_store.h"
@@ -30,7 +30,8 @@ struct CoordinatorServerConfig {
   // TLS when a certificate is named; with a client CA, WorkerService calls
   // need a client certificate it signed (coordinator/call_auth.h).
   ServerTlsFiles tls;
-  // Non-empty: SubmitJob and CancelJob need "authorization: Bearer <it>".
+  // Non-empty: SubmitJob, CancelJob and DeleteJob need "authorization: Bearer
+  // <it>".
   std::string auth_token;
 };
 
