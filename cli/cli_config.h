@@ -30,8 +30,8 @@ struct CliConfig {
   int terminal_width = 0;
   // CA of the coordinator's certificate (--tls_ca): TLS when set.
   std::string tls_ca;
-  // Bearer token sent with every call (SubmitJob and CancelJob need it when
-  // the coordinator has --auth_token_file); empty: none.
+  // Bearer token sent with every call (SubmitJob, CancelJob and DeleteJob need
+  // it when the coordinator has --auth_token_file); empty: none.
   std::string token;
 };
 

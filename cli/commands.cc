@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -42,9 +43,20 @@ CommandStatus RunList(const CliConfig& config, CoordinatorClient& client,
   if (!filter.ok()) {
     return CommandStatus::Usage(std::string(filter.status().message()));
   }
-  absl::StatusOr<v1::ListJobsResponse> resp = client.ListJobs(*filter);
-  if (!resp.ok()) return FromRpcStatus(resp.status());
-  const std::vector<v1::Job> jobs(resp->jobs().begin(), resp->jobs().end());
+  std::vector<v1::Job> jobs;
+  std::string token;
+  int pages = 0;
+  do {
+    if (++pages > kMaxListPages) {
+      return CommandStatus::Operational(absl::StrCat(
+          "the coordinator sent more than ", kMaxListPages, " pages of jobs"));
+    }
+    absl::StatusOr<v1::ListJobsResponse> resp =
+        client.ListJobs(*filter, /*page_size=*/0, token);
+    if (!resp.ok()) return FromRpcStatus(resp.status());
+    for (v1::Job& job : *resp->mutable_jobs()) jobs.push_back(std::move(job));
+    token = resp->next_page_token();
+  } while (!token.empty());
   if (config.output == OutputFormat::kJson) {
     out << JobsJson(jobs) << "\n";
   } else {
@@ -61,6 +73,19 @@ CommandStatus RunCancel(const CliConfig& config, CoordinatorClient& client,
     out << JobJson(*job) << "\n";
   } else {
     out << "job " << job->job_id() << " " << JobStateName(job->state()) << "\n";
+  }
+  return CommandStatus::Ok();
+}
+
+CommandStatus RunDelete(const CliConfig& config, CoordinatorClient& client,
+                        const std::string& job_id, std::ostream& out) {
+  if (absl::Status s = client.DeleteJob(job_id); !s.ok()) {
+    return FromRpcStatus(s);
+  }
+  if (config.output == OutputFormat::kJson) {
+    out << JobIdJson(job_id) << "\n";
+  } else {
+    out << "job " << job_id << " deleted\n";
   }
   return CommandStatus::Ok();
 }

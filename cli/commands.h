@@ -25,11 +25,21 @@ CommandStatus RunSubmit(const CliConfig& config, CoordinatorClient& client,
 CommandStatus RunGet(const CliConfig& config, CoordinatorClient& client,
                      const std::string& job_id, std::ostream& out);
 
-// `states`: ParseJobStates syntax, empty for all jobs.
+// The most pages `list` follows: 10,000 of the coordinator's default 50
+// jobs. A coordinator that keeps handing out tokens beyond it is broken.
+inline constexpr int kMaxListPages = 10000;
+
+// `states`: ParseJobStates syntax, empty for all jobs. Follows the pages to
+// the end (at most kMaxListPages) and prints them as one table or array.
 CommandStatus RunList(const CliConfig& config, CoordinatorClient& client,
                       const std::string& states, std::ostream& out);
 
 CommandStatus RunCancel(const CliConfig& config, CoordinatorClient& client,
+                        const std::string& job_id, std::ostream& out);
+
+// Deletes a finished job; prints "job <id> deleted" ({"job_id": ...} as
+// JSON).
+CommandStatus RunDelete(const CliConfig& config, CoordinatorClient& client,
                         const std::string& job_id, std::ostream& out);
 
 CommandStatus RunWorkers(const CliConfig& config, CoordinatorClient& client,

@@ -68,9 +68,12 @@ absl::StatusOr<v1::Job> CoordinatorClient::GetJob(const std::string& job_id) {
 }
 
 absl::StatusOr<v1::ListJobsResponse> CoordinatorClient::ListJobs(
-    const std::vector<v1::JobState>& states) {
+    const std::vector<v1::JobState>& states, int32_t page_size,
+    const std::string& page_token) {
   v1::ListJobsRequest req;
   for (v1::JobState s : states) req.add_states(s);
+  req.set_page_size(page_size);
+  req.set_page_token(page_token);
   v1::ListJobsResponse resp;
   auto ctx = NewContext();
   if (absl::Status s = Convert(stub_->ListJobs(ctx.get(), req, &resp));
@@ -91,6 +94,14 @@ absl::StatusOr<v1::Job> CoordinatorClient::CancelJob(
     return s;
   }
   return job;
+}
+
+absl::Status CoordinatorClient::DeleteJob(const std::string& job_id) {
+  v1::DeleteJobRequest req;
+  req.set_job_id(job_id);
+  v1::DeleteJobResponse resp;
+  auto ctx = NewContext();
+  return Convert(stub_->DeleteJob(ctx.get(), req, &resp));
 }
 
 absl::StatusOr<v1::ListWorkersResponse> CoordinatorClient::ListWorkers() {

@@ -35,10 +35,13 @@ class CoordinatorClient {
 
   absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
   absl::StatusOr<v1::Job> GetJob(const std::string& job_id);
-  // Empty `states`: every job.
+  // One page of job summaries. Empty `states`: every job; `page_size` 0:
+  // the coordinator's default; empty `page_token`: the first page.
   absl::StatusOr<v1::ListJobsResponse> ListJobs(
-      const std::vector<v1::JobState>& states);
+      const std::vector<v1::JobState>& states, int32_t page_size = 0,
+      const std::string& page_token = "");
   absl::StatusOr<v1::Job> CancelJob(const std::string& job_id);
+  absl::Status DeleteJob(const std::string& job_id);
   absl::StatusOr<v1::ListWorkersResponse> ListWorkers();
 
   // Calls `on_job` with each snapshot of the job until the coordinator ends

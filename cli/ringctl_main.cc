@@ -69,9 +69,10 @@ int Main(int argc, char** argv) {
                  "PEM CA of the coordinator's certificate: connect over TLS");
   std::string token_flag;
   std::string token_file;
-  app.add_option("--token", token_flag,
-                 "Bearer token for submit and cancel (visible to ps: prefer "
-                 "--token_file or $RINGLEADER_TOKEN)");
+  app.add_option(
+      "--token", token_flag,
+      "Bearer token for submit, cancel and delete (visible to ps: prefer "
+      "--token_file or $RINGLEADER_TOKEN)");
   app.add_option("--token_file", token_file, "File holding the bearer token");
 
   std::string job_id;
@@ -103,6 +104,12 @@ int Main(int argc, char** argv) {
 
   CLI::App* cancel = app.add_subcommand("cancel", "Cancel a job");
   cancel->add_option("JOB", job_id, "Job id")->required();
+
+  CLI::App* del = app.add_subcommand(
+      "delete",
+      "Delete a finished (succeeded, failed or cancelled) job from the "
+      "coordinator; its checkpoints stay on disk");
+  del->add_option("JOB", job_id, "Job id")->required();
 
   CLI::App* watch = app.add_subcommand(
       "watch",
@@ -185,6 +192,8 @@ int Main(int argc, char** argv) {
     status = RunList(config, client, states, std::cout);
   } else if (*cancel) {
     status = RunCancel(config, client, job_id, std::cout);
+  } else if (*del) {
+    status = RunDelete(config, client, job_id, std::cout);
   } else if (*watch) {
     status = RunWatch(config, client, job_id, std::cout, *factor);
   } else if (*workers) {

@@ -5,7 +5,7 @@
 //
 // - Users (ringctl) authenticate with a bearer token, "authorization: Bearer
 //   <token>" metadata, checked by UserServiceImpl for the calls that change
-//   state (SubmitJob, CancelJob). Read-only calls (GetJob, ListJobs,
+//   state (SubmitJob, CancelJob, DeleteJob). Read-only calls (GetJob, ListJobs,
 //   WatchJob, ListWorkers) stay open, as do health and reflection. The check
 //   works with and without TLS (without it the token crosses in clear:
 //   loopback only).

@@ -76,7 +76,7 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
       timers_(timers),
       workers_(clock, {options.lease, options.heartbeat_interval,
                        options.max_workers}),
-      jobs_(store, clock),
+      jobs_(store, clock, options_.retention),
       rendezvous_(clock, timers),
       kv_(timers, options.kv_limits),
       barriers_(timers) {
@@ -809,9 +809,22 @@ absl::StatusOr<v1::ListJobsResponse> Coordinator::ListJobs(
     }
     states.push_back(static_cast<v1::JobState>(s));
   }
+  absl::StatusOr<JobPage> page =
+      jobs_.ListPage(states, r.page_size(), r.page_token());
+  if (!page.ok()) return page.status();
   v1::ListJobsResponse out;
-  for (v1::Job& job : jobs_.List(states)) *out.add_jobs() = std::move(job);
+  for (v1::Job& job : page->jobs) *out.add_jobs() = std::move(job);
+  out.set_next_page_token(std::move(page->next_page_token));
   return out;
+}
+
+absl::StatusOr<v1::DeleteJobResponse> Coordinator::DeleteJob(
+    const v1::DeleteJobRequest& r) {
+  if (absl::Status s = RequireJobId(r.job_id()); !s.ok()) return s;
+  // A finished job's rendezvous, KV space and barriers went when it
+  // finished (OnJobFinished): only its record is left.
+  if (absl::Status s = jobs_.Delete(r.job_id()); !s.ok()) return s;
+  return v1::DeleteJobResponse();
 }
 
 absl::StatusOr<v1::Job> Coordinator::CancelJob(const v1::CancelJobRequest& r) {

@@ -41,6 +41,8 @@ struct CoordinatorOptions {
   absl::Duration max_wait = absl::Hours(1);
   size_t max_workers = 100'000;
   KvStore::Limits kv_limits;
+  // Finished jobs kept (pruned at startup and whenever a job finishes).
+  JobRetention retention;
 };
 
 // The composition root of the coordinator (after Ray's GcsServer): creates the
@@ -96,6 +98,8 @@ class Coordinator {
   absl::StatusOr<v1::Job> GetJob(const v1::GetJobRequest& r);
   absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& r);
   absl::StatusOr<v1::Job> CancelJob(const v1::CancelJobRequest& r);
+  absl::StatusOr<v1::DeleteJobResponse> DeleteJob(
+      const v1::DeleteJobRequest& r);
   absl::StatusOr<uint64_t> WatchJob(const std::string& job_id,
                                     JobManager::Watcher watcher);
   void UnwatchJob(const std::string& job_id, uint64_t token);

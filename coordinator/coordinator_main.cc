@@ -41,7 +41,16 @@ ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA that signs the workers' client certificates: mutual TLS, "
           "WorkerService calls without a certificate it signed fail.");
 ABSL_FLAG(std::string, auth_token_file, "",
-          "File holding the bearer token SubmitJob and CancelJob require.");
+          "File holding the bearer token SubmitJob, CancelJob and DeleteJob "
+          "require.");
+ABSL_FLAG(int64_t, retain_finished_jobs, 1000,
+          "Keep at most this many finished (succeeded, failed, cancelled) "
+          "jobs: beyond it the ones that finished first are deleted, at "
+          "startup and whenever a job finishes. Their checkpoint records "
+          "stay, so `resume` still finds them. 0: no limit.");
+ABSL_FLAG(absl::Duration, retain_finished_for, absl::InfiniteDuration(),
+          "Delete a finished job this long after it finished (e.g. 720h), at "
+          "startup and whenever a job finishes; inf: never.");
 
 namespace {
 
@@ -58,7 +67,7 @@ constexpr char kUsage[] =
 const std::vector<ringleader::FlagGroup>& FlagGroups() {
   static const auto* groups = new std::vector<ringleader::FlagGroup>{
       {"Serving", {"listen", "port_file", "max_message_bytes"}},
-      {"State", {"state"}},
+      {"State", {"state", "retain_finished_jobs", "retain_finished_for"}},
       {"Failure detection", {"lease_ms", "heartbeat_ms"}},
       {"Security", {"tls_cert", "tls_key", "tls_client_ca", "auth_token_file"}},
       {"Metrics", {"metrics_listen"}},
@@ -114,6 +123,15 @@ int main(int argc, char** argv) {
   if (config.max_message_bytes < 4096) {
     std::cerr
         << "ringleader-coordinator: --max_message_bytes must be >= 4096\n";
+    return 2;
+  }
+  config.options.retention.max_finished =
+      absl::GetFlag(FLAGS_retain_finished_jobs);
+  config.options.retention.max_age = absl::GetFlag(FLAGS_retain_finished_for);
+  if (config.options.retention.max_finished < 0 ||
+      config.options.retention.max_age <= absl::ZeroDuration()) {
+    std::cerr << "ringleader-coordinator: --retain_finished_jobs must be >= 0 "
+                 "and --retain_finished_for > 0\n";
     return 2;
   }
   config.options.lease = absl::Milliseconds(lease_ms);

@@ -70,7 +70,9 @@ void RegisterCoordinatorMetrics(Coordinator* coordinator, Clock* clock,
       "ringleader_job_restarts_total",
       "Restarts spent by all jobs, ended ones included.",
       metrics::Type::kCounter, {}, [coordinator] {
-        double total = 0;
+        // Deleted jobs' restarts still count: a counter never goes down.
+        double total =
+            static_cast<double>(coordinator->jobs().DeletedJobRestarts());
         for (const v1::Job& job : coordinator->jobs().List({})) {
           total += job.restarts();
         }

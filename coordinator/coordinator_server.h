@@ -30,7 +30,8 @@ struct CoordinatorServerConfig {
   // TLS when a certificate is named; with a client CA, WorkerService calls
   // need a client certificate it signed (coordinator/call_auth.h).
   ServerTlsFiles tls;
-  // Non-empty: SubmitJob and CancelJob need "authorization: Bearer <it>".
+  // Non-empty: SubmitJob, CancelJob and DeleteJob need "authorization: Bearer
+  // <it>".
   std::string auth_token;
 };
 

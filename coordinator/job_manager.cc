@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -41,8 +42,8 @@ bool IsTerminal(v1::JobState state) {
          state == v1::JOB_STATE_CANCELLED;
 }
 
-JobManager::JobManager(StateStore* store, Clock* clock)
-    : store_(store), clock_(clock) {}
+JobManager::JobManager(StateStore* store, Clock* clock, JobRetention retention)
+    : store_(store), clock_(clock), retention_(retention) {}
 
 absl::StatusOr<std::vector<v1::Job>> JobManager::Recover(
     const absl::flat_hash_map<std::string, int64_t>& adoptable) {
@@ -53,7 +54,7 @@ absl::StatusOr<std::vector<v1::Job>> JobManager::Recover(
   for (v1::Job& job : *jobs) {
     Entry& e = jobs_[job.job_id()];
     e.job = std::move(job);
-    order_.push_back(e.job.job_id());
+    order_.insert(JobKey::Of(e.job));
     if (IsTerminal(e.job.state())) continue;
     auto adopt = adoptable.find(e.job.job_id());
     if (e.job.state() == v1::JOB_STATE_RUNNING && adopt != adoptable.end() &&
@@ -73,6 +74,10 @@ absl::StatusOr<std::vector<v1::Job>> JobManager::Recover(
       if (absl::Status s = PersistLocked(e); !s.ok()) return s;
     }
     live.push_back(e.job);
+  }
+  // A coordinator down while jobs aged, or restarted with a smaller limit.
+  if (absl::StatusOr<int> pruned = PruneLocked(); !pruned.ok()) {
+    return pruned.status();
   }
   return live;
 }
@@ -115,7 +120,7 @@ absl::StatusOr<v1::Job> JobManager::Submit(v1::JobSpec spec) {
       jobs_.erase(e.job.job_id());
       return s;
     }
-    order_.push_back(e.job.job_id());
+    order_.insert(JobKey::Of(e.job));
     notice = NoticeLocked(e);
   }
   Deliver(notice);
@@ -146,8 +151,8 @@ std::vector<v1::Job> JobManager::List(
     const std::vector<v1::JobState>& states) const {
   absl::MutexLock lock(&mu_);
   std::vector<v1::Job> out;
-  for (const std::string& id : order_) {
-    const v1::Job& job = jobs_.at(id).job;
+  for (const JobKey& key : order_) {
+    const v1::Job& job = jobs_.at(key.job_id).job;
     if (states.empty() ||
         std::find(states.begin(), states.end(), job.state()) != states.end()) {
       out.push_back(job);
@@ -159,11 +164,106 @@ std::vector<v1::Job> JobManager::List(
 std::vector<v1::Job> JobManager::Active() const {
   absl::MutexLock lock(&mu_);
   std::vector<v1::Job> out;
-  for (const std::string& id : order_) {
-    const v1::Job& job = jobs_.at(id).job;
+  for (const JobKey& key : order_) {
+    const v1::Job& job = jobs_.at(key.job_id).job;
     if (!IsTerminal(job.state())) out.push_back(job);
   }
   return out;
+}
+
+absl::StatusOr<JobPage> JobManager::ListPage(
+    const std::vector<v1::JobState>& states, int32_t page_size,
+    const std::string& page_token) const {
+  absl::StatusOr<int32_t> size = EffectivePageSize(page_size);
+  if (!size.ok()) return size.status();
+  std::optional<JobKey> after;
+  if (!page_token.empty()) {
+    absl::StatusOr<JobKey> key = DecodePageToken(states, page_token);
+    if (!key.ok()) return key.status();
+    after = *std::move(key);
+  }
+  auto wanted = [&states](const v1::Job& job) {
+    return states.empty() ||
+           std::find(states.begin(), states.end(), job.state()) != states.end();
+  };
+  absl::MutexLock lock(&mu_);
+  JobPage page;
+  // Keyset paging: the token's job may have been deleted since, the jobs
+  // after it are still the ones after its key.
+  auto it = after.has_value() ? order_.upper_bound(*after) : order_.begin();
+  for (; it != order_.end(); ++it) {
+    const v1::Job& job = jobs_.at(it->job_id).job;
+    if (!wanted(job)) continue;
+    if (static_cast<int32_t>(page.jobs.size()) == *size) {
+      // One more job matches: the page is not the last.
+      page.next_page_token =
+          EncodePageToken(states, JobKey::Of(page.jobs.back()));
+      break;
+    }
+    page.jobs.push_back(JobSummary(job));
+  }
+  return page;
+}
+
+absl::Status JobManager::Delete(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Entry*> e = FindLocked(job_id);
+  if (!e.ok()) return e.status();
+  const v1::JobState state = (*e)->job.state();
+  if (!IsTerminal(state)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id, " is ", v1::JobState_Name(state),
+                     "; only a finished job can be deleted (cancel it first)"));
+  }
+  return DeleteLocked(job_id);
+}
+
+absl::Status JobManager::DeleteLocked(const std::string& job_id) {
+  // Store first: a job that is gone here must be gone after a restart too.
+  if (absl::Status s = store_->DeleteJob(job_id); !s.ok()) return s;
+  auto it = jobs_.find(job_id);
+  deleted_restarts_ += it->second.job.restarts();
+  order_.erase(JobKey::Of(it->second.job));
+  jobs_.erase(it);
+  return absl::OkStatus();
+}
+
+int64_t JobManager::DeletedJobRestarts() const {
+  absl::MutexLock lock(&mu_);
+  return deleted_restarts_;
+}
+
+absl::StatusOr<int> JobManager::Prune() {
+  absl::MutexLock lock(&mu_);
+  return PruneLocked();
+}
+
+absl::StatusOr<int> JobManager::PruneLocked() {
+  // Finished jobs, oldest finish first: a job never changes once finished,
+  // so its update time is when it finished.
+  std::vector<std::pair<int64_t, JobKey>> finished;
+  for (const JobKey& key : order_) {
+    const v1::Job& job = jobs_.at(key.job_id).job;
+    if (IsTerminal(job.state()))
+      finished.emplace_back(job.update_time_ms(), key);
+  }
+  std::sort(finished.begin(), finished.end());
+  size_t drop = 0;
+  if (retention_.max_finished > 0 &&
+      finished.size() > static_cast<size_t>(retention_.max_finished)) {
+    drop = finished.size() - retention_.max_finished;
+  }
+  if (retention_.max_age != absl::InfiniteDuration()) {
+    const int64_t cutoff =
+        absl::ToUnixMillis(clock_->Now() - retention_.max_age);
+    while (drop < finished.size() && finished[drop].first < cutoff) ++drop;
+  }
+  for (size_t i = 0; i < drop; ++i) {
+    if (absl::Status s = DeleteLocked(finished[i].second.job_id); !s.ok()) {
+      return s;
+    }
+  }
+  return static_cast<int>(drop);
 }
 
 absl::Status JobManager::PersistLocked(Entry& e) {
@@ -200,7 +300,12 @@ JobManager::Notice JobManager::NoticeLocked(Entry& e) {
 
 void JobManager::Deliver(const Notice& notice) {
   for (const Watcher& w : notice.watchers) w(notice.snapshot, notice.version);
-  if (notice.finished && on_finished_) on_finished_(notice.snapshot);
+  if (!notice.finished) return;
+  if (on_finished_) on_finished_(notice.snapshot);
+  // The job that just finished is (about) the newest finished one, so older
+  // ones go before it. A store error leaves the jobs listed; the next finish
+  // or restart tries again.
+  Prune().IgnoreError();
 }
 
 absl::Status JobManager::Update(

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/clock.h"
+#include "coordinator/job_listing.h"
 #include "coordinator/progress_aggregator.h"
 #include "coordinator/state_store.h"
 #include "ringleader/v1/job.pb.h"
@@ -22,6 +25,21 @@
 namespace ringleader {
 
 bool IsTerminal(v1::JobState state);
+
+// How many finished jobs the coordinator keeps; the oldest finished (by the
+// time they finished) go first. Live jobs are never pruned.
+struct JobRetention {
+  // Keep at most this many finished jobs; 0: no limit.
+  int64_t max_finished = 0;
+  // Forget a finished job this long after it finished; infinite: never.
+  absl::Duration max_age = absl::InfiniteDuration();
+};
+
+// One page of ListPage.
+struct JobPage {
+  std::vector<v1::Job> jobs;    // Summaries (JobSummary).
+  std::string next_page_token;  // Empty after the last page.
+};
 
 // Jobs and their state machine:
 //   PENDING -> RENDEZVOUS -> RUNNING -> (RESTARTING -> RENDEZVOUS ...)
@@ -37,9 +55,10 @@ class JobManager {
   using Watcher = std::function<void(const v1::Job&, uint64_t version)>;
   using FinishedHook = std::function<void(const v1::Job&)>;
 
-  JobManager(StateStore* store, Clock* clock);
+  JobManager(StateStore* store, Clock* clock, JobRetention retention = {});
 
-  // Loads jobs from the store (after a restart) and returns the live ones.
+  // Loads jobs from the store (after a restart), prunes the finished ones
+  // beyond the retention, and returns the live ones.
   // A RUNNING job whose generation is in `adoptable` (job id -> generation
   // number, as stored) keeps running: the coordinator adopts that
   // generation. Other live jobs come back RESTARTING: their workers rejoin.
@@ -50,12 +69,28 @@ class JobManager {
   // Applies defaults, validates (INVALID_ARGUMENT naming the field), stores.
   absl::StatusOr<v1::Job> Submit(v1::JobSpec spec);
   absl::StatusOr<v1::Job> Get(const std::string& job_id) const;
-  // Jobs in creation order, filtered by state when `states` is not empty.
+  // Jobs in creation order (JobKey), filtered by state when `states` is not
+  // empty.
   std::vector<v1::Job> List(const std::vector<v1::JobState>& states) const;
+  // At most `page_size` summaries (EffectivePageSize) in List's order, after
+  // the job `page_token` names (empty: from the first). INVALID_ARGUMENT for
+  // a negative size or a bad token (DecodePageToken).
+  absl::StatusOr<JobPage> ListPage(const std::vector<v1::JobState>& states,
+                                   int32_t page_size,
+                                   const std::string& page_token) const;
   // Not terminal, in creation order.
   std::vector<v1::Job> Active() const;
   absl::StatusOr<v1::Job> Cancel(const std::string& job_id);
   absl::Status Fail(const std::string& job_id, const std::string& message);
+  // Forgets a finished job, in the store and here. FAILED_PRECONDITION while
+  // it is live, NOT_FOUND if there is no such job.
+  absl::Status Delete(const std::string& job_id);
+  // Deletes the finished jobs beyond the retention; how many. Runs at
+  // Recover and after every job that finishes.
+  absl::StatusOr<int> Prune();
+  // Restarts spent by the jobs deleted since this process started: what
+  // a restart counter that sums over List() must add to never go down.
+  int64_t DeletedJobRestarts() const;
 
   // Rendezvous events.
   absl::Status OnJoin(const std::string& job_id);
@@ -121,6 +156,10 @@ class JobManager {
   absl::Status PersistLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Notice NoticeLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Deliver(const Notice& notice);
+  // Removes a finished job from the store, then from memory.
+  absl::Status DeleteLocked(const std::string& job_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int> PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Finds the job and runs `change` on it under mu_ (so it may call the
   // *Locked helpers). `change` says whether it changed the job; if so, the
   // job's watchers and the finished hook see the result outside the lock.
@@ -136,11 +175,14 @@ class JobManager {
 
   StateStore* const store_;
   Clock* const clock_;
+  const JobRetention retention_;
   FinishedHook on_finished_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> order_ ABSL_GUARDED_BY(mu_);
+  // Every job's key: listing order.
+  std::set<JobKey> order_ ABSL_GUARDED_BY(mu_);
   uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
+  int64_t deleted_restarts_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ringleader

@@ -37,6 +37,12 @@ CREATE TABLE IF NOT EXISTS bad_checkpoints (
   checkpoint_id INTEGER PRIMARY KEY,
   reason TEXT NOT NULL
 );
+-- Added with DeleteJob; a database from before it gets it empty, which is
+-- right: nothing was ever deleted from it.
+CREATE TABLE IF NOT EXISTS counters (
+  name TEXT PRIMARY KEY,
+  value INTEGER NOT NULL
+);
 )sql";
 
 }  // namespace
@@ -113,6 +119,40 @@ absl::Status StateStore::SaveJob(const v1::Job& job) {
   sqlite3_bind_blob(st.stmt, 4, blob.data(), static_cast<int>(blob.size()),
                     SQLITE_TRANSIENT);
   if (sqlite3_step(st.stmt) != SQLITE_DONE) return Error("save job");
+  return absl::OkStatus();
+}
+
+absl::Status StateStore::DeleteJob(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  // One transaction: a crash leaves the job either whole or gone, and
+  // counted as deleted exactly when it is.
+  if (absl::Status s = Exec("BEGIN IMMEDIATE;"); !s.ok()) return s;
+  absl::Status s = DeleteJobRowsLocked(job_id);
+  if (!s.ok()) {
+    Exec("ROLLBACK;").IgnoreError();
+    return s;
+  }
+  return Exec("COMMIT;");
+}
+
+absl::Status StateStore::DeleteJobRowsLocked(const std::string& job_id) {
+  // The count of deleted jobs keeps NextJobSequence from handing out a
+  // deleted job's number again.
+  constexpr const char* kSteps[] = {
+      "DELETE FROM jobs WHERE job_id = ?1",
+      "INSERT INTO counters(name, value) SELECT 'deleted_jobs', changes() "
+      "WHERE changes() > 0 ON CONFLICT(name) DO UPDATE SET value = value + 1",
+      "DELETE FROM generations WHERE job_id = ?1"};
+  for (const char* sql : kSteps) {
+    Statement st;
+    if (sqlite3_prepare_v2(db_, sql, -1, &st.stmt, nullptr) != SQLITE_OK) {
+      return Error("prepare delete job");
+    }
+    if (sqlite3_bind_parameter_count(st.stmt) > 0) {
+      sqlite3_bind_text(st.stmt, 1, job_id.c_str(), -1, SQLITE_TRANSIENT);
+    }
+    if (sqlite3_step(st.stmt) != SQLITE_DONE) return Error("delete job");
+  }
   return absl::OkStatus();
 }
 
@@ -315,8 +355,15 @@ absl::Status StateStore::MarkCheckpointBad(int64_t checkpoint_id,
 absl::StatusOr<int64_t> StateStore::NextJobSequence() const {
   absl::MutexLock lock(&mu_);
   Statement st;
-  if (sqlite3_prepare_v2(db_, "SELECT COUNT(*) + 1 FROM jobs", -1, &st.stmt,
-                         nullptr) != SQLITE_OK ||
+  // Jobs stored now plus jobs deleted: COUNT(*) alone would hand out the
+  // number of a deleted job again. (Not sqlite_sequence: SaveJob's upserts
+  // advance it too.)
+  if (sqlite3_prepare_v2(
+          db_,
+          "SELECT (SELECT COUNT(*) FROM jobs) + COALESCE((SELECT "
+          "value FROM counters WHERE name = 'deleted_jobs'), "
+          "0) + 1",
+          -1, &st.stmt, nullptr) != SQLITE_OK ||
       sqlite3_step(st.stmt) != SQLITE_ROW) {
     return Error("next job sequence");
   }

@@ -32,6 +32,10 @@ class StateStore {
 
   // Inserts or replaces the job (keyed by job_id).
   absl::Status SaveJob(const v1::Job& job);
+  // Forgets the job and its live generation; OK if there is no such job.
+  // Its checkpoints stay: they belong to the job's name as much as to it
+  // (a later job of that name resumes from them).
+  absl::Status DeleteJob(const std::string& job_id);
   // Every stored job, in creation order. A row that does not parse is an
   // error naming the job: state is never silently dropped.
   absl::StatusOr<std::vector<v1::Job>> LoadJobs() const;
@@ -58,13 +62,17 @@ class StateStore {
   // Marks checkpoints bad (unreadable): they are never offered again.
   absl::Status MarkCheckpointBad(int64_t checkpoint_id,
                                  const std::string& reason);
-  // One more than the number of jobs ever stored; used for job ids.
+  // One more than the number of jobs ever stored (deleted ones included, so
+  // that an id is never handed out twice); used for job ids.
   absl::StatusOr<int64_t> NextJobSequence() const;
 
  private:
   explicit StateStore(sqlite3* db) : db_(db) {}
   absl::Status Exec(const char* sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Error(const char* what) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // DeleteJob's statements, inside its transaction.
+  absl::Status DeleteJobRowsLocked(const std::string& job_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   sqlite3* db_ ABSL_GUARDED_BY(mu_);

@@ -151,6 +151,15 @@ ServerUnaryReactor* UserServiceImpl::CancelJob(CallbackServerContext* ctx,
   return FinishNow(ctx, coordinator_->CancelJob(*req), resp);
 }
 
+ServerUnaryReactor* UserServiceImpl::DeleteJob(CallbackServerContext* ctx,
+                                               const v1::DeleteJobRequest* req,
+                                               v1::DeleteJobResponse* resp) {
+  if (absl::Status s = CheckToken(*ctx, "DeleteJob"); !s.ok()) {
+    return FinishNow(ctx, s);
+  }
+  return FinishNow(ctx, coordinator_->DeleteJob(*req), resp);
+}
+
 grpc::ServerWriteReactor<v1::Job>* UserServiceImpl::WatchJob(
     CallbackServerContext*, const v1::WatchJobRequest* req) {
   return new WatchReactor(coordinator_, req->job_id());

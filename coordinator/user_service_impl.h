@@ -30,6 +30,9 @@ class UserServiceImpl final : public v1::UserService::CallbackService {
   grpc::ServerUnaryReactor* CancelJob(grpc::CallbackServerContext* ctx,
                                       const v1::CancelJobRequest* req,
                                       v1::Job* resp) override;
+  grpc::ServerUnaryReactor* DeleteJob(grpc::CallbackServerContext* ctx,
+                                      const v1::DeleteJobRequest* req,
+                                      v1::DeleteJobResponse* resp) override;
   grpc::ServerWriteReactor<v1::Job>* WatchJob(
       grpc::CallbackServerContext* ctx,
       const v1::WatchJobRequest* req) override;

@@ -282,12 +282,29 @@ TEST_F(RingctlTest, CancelJsonPrintsTheJob) {
 }
 
 TEST_F(RingctlTest, UnknownJobIsExit1WithTheId) {
-  for (const char* command : {"get", "cancel", "watch"}) {
+  for (const char* command : {"get", "cancel", "watch", "delete"}) {
     SCOPED_TRACE(command);
     const ProcessResult r = Ringctl({command, "foo-9"});
     ExpectOneLineError(r, 1, "job \"foo-9\" does not exist");
     EXPECT_EQ(r.out, "");
   }
+}
+
+TEST_F(RingctlTest, DeleteOnlyAFinishedJob) {
+  const std::string id = Submit("del");
+  ExpectOneLineError(Ringctl({"delete", id}), 1, "cancel it first");
+  ASSERT_EQ(Ringctl({"cancel", id}).exit_code, 0);
+  const ProcessResult r = Ringctl({"delete", id});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "job " + id + " deleted\n");
+  ExpectOneLineError(Ringctl({"get", id}), 1, "does not exist");
+  EXPECT_THAT(Ringctl({"list"}).out, ::testing::Not(HasSubstr(id + " ")));
+
+  const std::string json_id = Submit("del");
+  ASSERT_EQ(Ringctl({"cancel", json_id}).exit_code, 0);
+  const ProcessResult json = Ringctl({"delete", json_id, "--output=json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["job_id"], json_id);
 }
 
 TEST_F(RingctlTest, UnreachableCoordinatorIsExit1) {
@@ -392,6 +409,7 @@ TEST_F(RingctlTest, HelpForEverySubcommandIsExit0) {
                                              {"get", "--help"},
                                              {"list", "--help"},
                                              {"cancel", "--help"},
+                                             {"delete", "--help"},
                                              {"watch", "--help"},
                                              {"workers", "--help"},
                                              {"-h"}}) {

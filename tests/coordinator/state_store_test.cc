@@ -1,5 +1,7 @@
 #include "coordinator/state_store.h"
 
+#include <sqlite3.h>
+
 #include <cstdlib>
 #include <fstream>
 
@@ -61,6 +63,75 @@ TEST(StateStoreTest, JobsAndCheckpointsSurviveReopen) {
   EXPECT_EQ((*latest)->step(), 200);
   EXPECT_EQ((*latest)->checkpoint_id(), 2);
   EXPECT_FALSE((*(*store)->LatestCheckpoint("other")).has_value());
+}
+
+TEST(StateStoreTest, DeleteJobForgetsItAndItsGenerationButNotItsId) {
+  const std::string path = TempPath("delete.db");
+  {
+    auto store = StateStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status();
+    for (const char* id : {"mnist-1", "mnist-2", "mnist-3"}) {
+      ASSERT_TRUE((*store)->SaveJob(MakeJob(id, v1::JOB_STATE_FAILED)).ok());
+    }
+    v1::GenerationRecord g;
+    g.set_job_id("mnist-3");
+    g.set_number(4);
+    ASSERT_TRUE((*store)->SaveGeneration(g).ok());
+    ASSERT_TRUE((*store)->AddCheckpoint("mnist-3", "mnist", {}).ok());
+    ASSERT_TRUE((*store)->DeleteJob("mnist-3").ok());
+    ASSERT_TRUE((*store)->DeleteJob("mnist-1").ok());
+    EXPECT_TRUE((*store)->DeleteJob("never-was-1").ok());
+    // The newest job is gone, yet its number is not handed out again.
+    EXPECT_EQ(*(*store)->NextJobSequence(), 4);
+  }
+  auto store = StateStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto jobs = (*store)->LoadJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].job_id(), "mnist-2");
+  EXPECT_TRUE((*store)->LoadGenerations()->empty());
+  EXPECT_EQ(*(*store)->NextJobSequence(), 4);
+  // The name's checkpoints stay for a job that resumes.
+  EXPECT_TRUE((*(*store)->LatestCheckpoint("mnist")).has_value());
+}
+
+// A database written before DeleteJob existed (no counters table) opens,
+// loads and gains the deletion bookkeeping.
+TEST(StateStoreTest, DatabaseFromBeforeDeleteJobStillWorks) {
+  const std::string path = TempPath("old.db");
+  {
+    v1::Job job = MakeJob("mnist-1", v1::JOB_STATE_SUCCEEDED);
+    std::string blob = job.SerializeAsString();
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "CREATE TABLE jobs (seq INTEGER PRIMARY KEY "
+                           "AUTOINCREMENT, job_id TEXT NOT NULL UNIQUE, name "
+                           "TEXT NOT NULL, state INTEGER NOT NULL, job BLOB "
+                           "NOT NULL);",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "INSERT INTO jobs(job_id, name, state, job) "
+                                 "VALUES('mnist-1', 'mnist', 5, ?1)",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    sqlite3_bind_blob(st, 1, blob.data(), static_cast<int>(blob.size()),
+                      SQLITE_TRANSIENT);
+    EXPECT_EQ(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
+  auto store = StateStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto jobs = (*store)->LoadJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ(*(*store)->NextJobSequence(), 2);
+  ASSERT_TRUE((*store)->DeleteJob("mnist-1").ok());
+  EXPECT_EQ(*(*store)->NextJobSequence(), 2);
 }
 
 TEST(StateStoreTest, GarbageFileIsAClearError) {
