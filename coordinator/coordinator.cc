@@ -215,6 +215,9 @@ void Coordinator::OnGenerationFormed(const std::string& job_id,
   {
     absl::MutexLock lock(&mu_);
     GenerationInfo& info = generations_[job_id];
+    // The rendezvous runs this hook outside its lock: a newer generation's
+    // can have run first. Its resume choice and stored record must stay.
+    if (info.number > gen.number) return;
     info = GenerationInfo();
     info.number = gen.number;
     info.resume_candidates = *std::move(candidates);

@@ -378,18 +378,25 @@ absl::Status JobManager::OnJoin(const std::string& job_id) {
 absl::Status JobManager::OnGenerationFormed(const std::string& job_id,
                                             int64_t generation,
                                             int32_t world_size) {
-  return Update(job_id,
-                [&](Entry& e)
-                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
-                      e.job.set_generation(generation);
-                      e.job.set_world_size(world_size);
-                      e.progress.Reset();
-                      e.job.mutable_progress()->clear_ranks();
-                      return Changed(TransitionLocked(
-                          e, v1::JOB_STATE_RUNNING,
-                          absl::StrCat("generation ", generation, " with ",
-                                       world_size, " workers")));
-                    });
+  return Update(
+      job_id,
+      [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        // Late news: a newer generation formed, or this one already ended
+        // (its end overtook its formation). Applying it would make the job
+        // RUNNING a generation that is not live, and every report of the
+        // live one would be refused.
+        if (generation <= std::max(e.job.generation(), e.ended_through)) {
+          return false;
+        }
+        e.job.set_generation(generation);
+        e.job.set_world_size(world_size);
+        e.progress.Reset();
+        e.job.mutable_progress()->clear_ranks();
+        return Changed(
+            TransitionLocked(e, v1::JOB_STATE_RUNNING,
+                             absl::StrCat("generation ", generation, " with ",
+                                          world_size, " workers")));
+      });
 }
 
 absl::Status JobManager::OnGenerationEnded(const std::string& job_id,
@@ -399,6 +406,8 @@ absl::Status JobManager::OnGenerationEnded(const std::string& job_id,
       job_id,
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
         if (IsTerminal(e.job.state())) return false;
+        // The failure happened whatever the order the hooks ran in: it
+        // counts against the budget even when it arrives late.
         e.job.set_restarts(e.job.restarts() + 1);
         if (e.job.restarts() > e.job.spec().max_restarts()) {
           return Changed(TransitionLocked(
@@ -406,6 +415,12 @@ absl::Status JobManager::OnGenerationEnded(const std::string& job_id,
               absl::StrCat("restart budget of ", e.job.spec().max_restarts(),
                            " spent; last failure: ", reason)));
         }
+        if (generation < e.job.generation()) {
+          // Its survivors already formed a newer generation (whose formed
+          // hook overtook this one): the job runs that one.
+          return Changed(PersistLocked(e));
+        }
+        e.ended_through = std::max(e.ended_through, generation);
         return Changed(TransitionLocked(
             e, v1::JOB_STATE_RESTARTING,
             absl::StrCat("generation ", generation, " ended: ", reason)));
@@ -418,7 +433,11 @@ absl::Status JobManager::OnGenerationResized(const std::string& job_id,
   return Update(
       job_id,
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
-        if (IsTerminal(e.job.state())) return false;
+        // As for an end: a newer generation already runs.
+        if (IsTerminal(e.job.state()) || generation < e.job.generation()) {
+          return false;
+        }
+        e.ended_through = std::max(e.ended_through, generation);
         return Changed(TransitionLocked(
             e, v1::JOB_STATE_RESTARTING,
             absl::StrCat("generation ", generation, " resized: ", reason)));

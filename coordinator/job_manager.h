@@ -92,7 +92,12 @@ class JobManager {
   // a restart counter that sums over List() must add to never go down.
   int64_t DeletedJobRestarts() const;
 
-  // Rendezvous events.
+  // Rendezvous events. The rendezvous runs its hooks without its lock, on
+  // whichever thread changed it, so they may arrive in any order: each
+  // event is applied by its generation number, not by its arrival. The job
+  // is RUNNING generation g only if g formed and no end of g or a newer
+  // generation arrived; an event about a generation older than the one the
+  // job runs changes no state (a failure still counts a restart).
   absl::Status OnJoin(const std::string& job_id);
   absl::Status OnGenerationFormed(const std::string& job_id, int64_t generation,
                                   int32_t world_size);
@@ -138,6 +143,10 @@ class JobManager {
     ProgressAggregator progress;
     std::map<uint64_t, Watcher> watchers;
     uint64_t version = 0;
+    // The highest generation whose end was applied. The rendezvous runs its
+    // hooks outside its lock, so a generation's end can arrive before its
+    // formation: the late formation must not make the job RUNNING.
+    int64_t ended_through = 0;
   };
   // What to run after a change, outside the lock.
   struct Notice {

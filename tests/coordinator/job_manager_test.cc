@@ -335,5 +335,41 @@ TEST_F(JobManagerTest, AResizeRestartsWithoutSpendingTheBudget) {
   EXPECT_EQ(jobs_->Get(id)->state(), v1::JOB_STATE_FAILED);
 }
 
+// The rendezvous runs its hooks outside its lock, so they arrive in any
+// order (issue 17, point 9): each applies by its generation number.
+TEST_F(JobManagerTest, AnEndThatArrivesAfterTheNextFormationChangesNoState) {
+  v1::JobSpec spec = Spec("late-end");
+  spec.set_max_restarts(3);
+  const std::string id = jobs_->Submit(spec)->job_id();
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 2, 2).ok());
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 3, 2).ok());
+  ASSERT_TRUE(jobs_->OnGenerationEnded(id, 2, "worker a rejoined").ok());
+  ASSERT_TRUE(jobs_->OnGenerationResized(id, 2, "scale-up").ok());
+  auto job = jobs_->Get(id);
+  EXPECT_EQ(job->state(), v1::JOB_STATE_RUNNING) << job->message();
+  EXPECT_EQ(job->generation(), 3);
+  EXPECT_EQ(job->restarts(), 1);  // The failure still counts.
+  EXPECT_TRUE(jobs_->ReportProgress(Final(id, 3, 0, 40), "w0").ok());
+}
+
+TEST_F(JobManagerTest, AFormationThatArrivesLateIsIgnored) {
+  v1::JobSpec spec = Spec("late-formed");
+  spec.set_max_restarts(3);
+  const std::string id = jobs_->Submit(spec)->job_id();
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
+  // Generation 2 formed and ended before its formed hook ran.
+  ASSERT_TRUE(jobs_->OnGenerationEnded(id, 2, "worker b died").ok());
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 2, 2).ok());
+  EXPECT_EQ(jobs_->Get(id)->state(), v1::JOB_STATE_RESTARTING);
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 4, 2).ok());
+  // Generation 3 formed (and ended) before 4; its news is old now.
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 3, 2).ok());
+  auto job = jobs_->Get(id);
+  EXPECT_EQ(job->state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job->generation(), 4);
+  EXPECT_TRUE(absl::IsAborted(jobs_->ReportProgress(Final(id, 3, 0, 1), "w")));
+  EXPECT_TRUE(jobs_->ReportProgress(Final(id, 4, 0, 1), "w").ok());
+}
+
 }  // namespace
 }  // namespace ringleader
