@@ -57,6 +57,7 @@ void KvStore::PutLocked(Space& space, const std::string& key, std::string value,
   auto node = space.waiting_on.extract(key);
   if (node.empty()) return;
   for (WaitId id : node.mapped()) {
+    ++visits_;
     auto w = space.waiters.find(id);
     if (w != space.waiters.end() && --w->second.missing == 0) {
       ready.push_back(CompleteLocked(space, id));
@@ -281,6 +282,11 @@ bool KvStore::AwaitWaitersBetween(size_t lo, size_t hi,
     return lo <= waiters_ && waiters_ <= hi;
   };
   return mu_.AwaitWithTimeout(absl::Condition(&within), timeout);
+}
+
+uint64_t KvStore::waiter_visits() const {
+  absl::MutexLock lock(&mu_);
+  return visits_;
 }
 
 size_t KvStore::waiter_count() const {

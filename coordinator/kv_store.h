@@ -78,6 +78,10 @@ class KvStore {
                const std::string& reason);
 
   size_t waiter_count() const;
+  // Waiters a write has advanced, over the store's life: what writes cost
+  // (a write advances only the waiters on its key; before the index every
+  // write visited every pending wait). For tests and metrics.
+  uint64_t waiter_visits() const;
   // Waits until between `lo` and `hi` waits are pending (or `timeout`;
   // false then): a test sees a call's state appear, or freed, without
   // polling.
@@ -123,6 +127,7 @@ class KvStore {
   absl::flat_hash_map<GenerationKey, Space> spaces_ ABSL_GUARDED_BY(mu_);
   WaitId next_waiter_id_ ABSL_GUARDED_BY(mu_) = 1;
   size_t waiters_ ABSL_GUARDED_BY(mu_) = 0;  // Over all spaces.
+  uint64_t visits_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace ringleader

@@ -229,5 +229,36 @@ TEST_F(KvStoreTest, TimedOutWaitLeavesNoIndexBehind) {
   EXPECT_FALSE(got.has_value());
 }
 
+TEST_F(KvStoreTest, AWriteCostsTheWaitersOnItsKeyNotEveryPendingWait) {
+  // The adversary's flood: 100 waits naming the same 4,096 keys, and 2,000
+  // honest waits on keys of their own, all pending.
+  std::vector<std::string> flood;
+  for (int k = 0; k < 4096; ++k) flood.push_back("flood/" + std::to_string(k));
+  int answered = 0;
+  for (int w = 0; w < 100; ++w) {
+    kv_.Wait(gen_, flood, clock_.Now() + absl::Hours(1),
+             [&](Values) { ++answered; });
+  }
+  for (int r = 0; r < 2000; ++r) {
+    kv_.Wait(gen_, {"rank_" + std::to_string(r)}, clock_.Now() + absl::Hours(1),
+             [&](Values) { ++answered; });
+  }
+  // Writes on keys nobody waits for visit no waiter.
+  for (int k = 0; k < 1000; ++k) {
+    ASSERT_TRUE(kv_.Set(gen_, "other/" + std::to_string(k), "v").ok());
+  }
+  EXPECT_EQ(kv_.waiter_visits(), 0u);
+  // All but the last flood key: each write advances exactly its 100.
+  for (int k = 0; k + 1 < 4096; ++k)
+    ASSERT_TRUE(kv_.Set(gen_, flood[k], "v").ok());
+  EXPECT_EQ(kv_.waiter_visits(), 4095u * 100);
+  EXPECT_EQ(answered, 0);
+  // A rank's key: one visit, one answer.
+  ASSERT_TRUE(kv_.Set(gen_, "rank_7", "addr").ok());
+  EXPECT_EQ(kv_.waiter_visits(), 4095u * 100 + 1);
+  EXPECT_EQ(answered, 1);
+  EXPECT_EQ(kv_.waiter_count(), 2099u);
+}
+
 }  // namespace
 }  // namespace ringleader
