@@ -1,5 +1,7 @@
 #include "coordinator/coordinator_metrics.h"
 
+#include <malloc.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -77,6 +79,29 @@ void RegisterCoordinatorMetrics(Coordinator* coordinator, Clock* clock,
           total += job.restarts();
         }
         return std::vector<CallbackFamily::Sample>{{{}, total}};
+      });
+
+  registry->AddCallback(
+      "ringleader_pending_waits",
+      "Calls waiting in the coordinator, by kind (kv, barrier, join): each "
+      "holds memory until answered, cancelled or timed out.",
+      metrics::Type::kGauge, {"kind"}, [coordinator] {
+        return std::vector<CallbackFamily::Sample>{
+            {{"kv"}, static_cast<double>(coordinator->kv().waiter_count())},
+            {{"barrier"},
+             static_cast<double>(coordinator->barriers().pending_arrivals())},
+            {{"join"},
+             static_cast<double>(coordinator->rendezvous().waiter_count())}};
+      });
+  registry->AddCallback(
+      "ringleader_heap_in_use_bytes",
+      "Bytes the coordinator's allocator has handed out and not got back "
+      "(glibc mallinfo2: what leaks show in, unlike the resident memory, "
+      "which also keeps freed pages).",
+      metrics::Type::kGauge, {}, [] {
+        const struct mallinfo2 m = mallinfo2();
+        return std::vector<CallbackFamily::Sample>{
+            {{}, static_cast<double>(m.uordblks + m.hblkhd)}};
       });
 
   metrics::Counter* formed =

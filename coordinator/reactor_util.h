@@ -38,6 +38,7 @@ inline grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* ctx,
 // Deletes itself when gRPC is done with it.
 class CancellableReactor final : public grpc::ServerUnaryReactor {
  public:
+  CancellableReactor() { Live(+1); }
   // Runs `cancel` at once if the call was already cancelled, else when it
   // is. Null: nothing waits (the call was answered).
   void SetCanceller(std::function<void()> cancel) {
@@ -61,12 +62,33 @@ class CancellableReactor final : public grpc::ServerUnaryReactor {
     if (cancel) cancel();
   }
 
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    Live(-1);
+    delete this;
+  }
+
+  // Waits until between `lo` and `hi` reactors are alive (or `timeout`;
+  // false then): a test sees every abandoned call's reactor deleted.
+  static bool AwaitLiveBetween(int64_t lo, int64_t hi,
+                               absl::Duration timeout) {
+    absl::MutexLock lock(&live_mu_);
+    auto within = [lo, hi]() ABSL_SHARED_LOCKS_REQUIRED(live_mu_) {
+      return lo <= live_ && live_ <= hi;
+    };
+    return live_mu_.AwaitWithTimeout(absl::Condition(&within), timeout);
+  }
 
  private:
+  static void Live(int64_t delta) {
+    absl::MutexLock lock(&live_mu_);
+    live_ += delta;
+  }
+
   absl::Mutex mu_;
   std::function<void()> cancel_ ABSL_GUARDED_BY(mu_);
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  static inline absl::Mutex live_mu_;
+  static inline int64_t live_ ABSL_GUARDED_BY(live_mu_) = 0;
 };
 
 // A callback that finishes the call later (possibly inline); gRPC keeps

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
+#include "coordinator/reactor_util.h"
 #include "tests/testing/form_generation.h"
 #include "tests/testing/in_process_coordinator.h"
 #include "tests/testing/job_specs.h"
@@ -128,6 +129,8 @@ TEST_F(AbandonedCallsTest, CancelledKvWaitsAreFreedAtOnce) {
   }
   EXPECT_TRUE(coord().kv().AwaitWaitersBetween(0, 0, kBound))
       << coord().kv().waiter_count() << " cancelled waits still held";
+  // And every call's reactor is gone with it.
+  EXPECT_TRUE(CancellableReactor::AwaitLiveBetween(0, 0, kBound));
   ExpectServing(g.worker_by_rank[0]);
 }
 
