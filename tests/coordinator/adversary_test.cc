@@ -112,7 +112,10 @@ class AdversaryTest : public ::testing::Test {
     auto p = testing::Subprocess::Start(
         {testing::RunfilePath("coordinator/ringleader-coordinator"),
          "--listen=127.0.0.1:0", "--state=" + dir_ + "/state.db",
-         "--port_file=" + dir_ + "/port", "--metrics_listen=127.0.0.1:0"},
+         "--port_file=" + dir_ + "/port", "--metrics_listen=127.0.0.1:0",
+         // The job's worker heartbeats only between attacks: its lease must
+         // outlast an attack on a loaded machine.
+         "--lease_ms=600000", "--heartbeat_ms=200000"},
         po);
     ASSERT_TRUE(p.ok()) << p.status();
     coordinator_ = *std::move(p);
@@ -275,8 +278,9 @@ TEST_F(AdversaryTest, AFloodOfWaitsOnOneKeySetLeavesItAnswering) {
   for (int k = 0; k < 4095; ++k) {
     set.set_key(keys[k]);
     v1::KvSetResponse r;
-    ASSERT_TRUE(
-        workers_->KvSet(testing::ClientContext(kBound).get(), set, &r).ok());
+    grpc::Status st =
+        workers_->KvSet(testing::ClientContext(kBound).get(), set, &r);
+    ASSERT_TRUE(st.ok()) << "write " << k << ": " << st.error_message();
   }
   ExpectAnswering("after the flood's writes");
   ASSERT_TRUE(waits.CancelAll());
