@@ -41,16 +41,27 @@ double StepRateTracker::StepsPerSecond() const {
   return static_cast<double>(last_step - first_step) / secs;
 }
 
+// 0..4: how many quarters of the planned steps are done.
+int LogLinePacer::QuarterOf(const v1::Job& job) {
+  const int64_t total = job.progress().total_steps();
+  if (total <= 0) return 0;
+  return static_cast<int>(std::min<int64_t>(
+      4, std::max<int64_t>(0, job.progress().step()) * 4 / total));
+}
+
 bool LogLinePacer::ShouldPrint(const v1::Job& job, absl::Time now) {
   const int64_t step = job.progress().step();
+  const int quarter = QuarterOf(job);
   bool due = !printed_any_ || job.state() != state_;
   if (!due && step != step_) {
-    due = now - printed_at_ >= min_interval_ || now < printed_at_;
+    due = now - printed_at_ >= min_interval_ || now < printed_at_ ||
+          quarter > quarter_;
   }
   if (!due) return false;
   printed_any_ = true;
   state_ = job.state();
   step_ = step;
+  quarter_ = quarter;
   printed_at_ = now;
   return true;
 }

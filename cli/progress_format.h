@@ -45,7 +45,9 @@ class StepRateTracker {
 // terminal: the coordinator sends one update per rank's report, so printing
 // each would give world_size identical lines per step. A line is due when
 // the state differs from the last line's (always, so every state shows), or
-// when the step does and `min_interval` has passed since the last line. The
+// when the step does and `min_interval` has passed since the last line, or
+// the run passed another quarter of its planned steps (so a job shorter
+// than the interval still shows its progress, at most 3 more lines). The
 // final summary is not an update and is never held back.
 class LogLinePacer {
  public:
@@ -57,8 +59,11 @@ class LogLinePacer {
   bool ShouldPrint(const v1::Job& job, absl::Time now);
 
  private:
+  static int QuarterOf(const v1::Job& job);
+
   absl::Duration min_interval_;
   bool printed_any_ = false;
+  int quarter_ = 0;                                 // Of the last line.
   v1::JobState state_ = v1::JOB_STATE_UNSPECIFIED;  // Of the last line.
   int64_t step_ = 0;                                // Of the last line.
   absl::Time printed_at_;

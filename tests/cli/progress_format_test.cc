@@ -200,7 +200,24 @@ TEST(LogLinePacerTest, StepLinesAreBoundedByElapsedTime) {
                                  AfterMs(10 * step + rank));
     }
   }
-  EXPECT_EQ(lines, 10);
+  // One per second, and one at each quarter of the 100 planned steps
+  // (steps 25, 50, 75 at 0.25, 0.5 and 0.75 s).
+  EXPECT_EQ(lines, 13);
+}
+
+TEST(LogLinePacerTest, AJobShorterThanTheIntervalShowsItsQuarters) {
+  // 100 steps in 100 ms: the first line, then one as each quarter passes,
+  // then the final state.
+  LogLinePacer pacer(absl::Seconds(1));
+  std::vector<int64_t> printed;
+  for (int step = 0; step <= 100; ++step) {
+    if (pacer.ShouldPrint(At(v1::JOB_STATE_RUNNING, step), AfterMs(step))) {
+      printed.push_back(step);
+    }
+  }
+  EXPECT_EQ(printed, (std::vector<int64_t>{0, 25, 50, 75, 100}));
+  EXPECT_TRUE(
+      pacer.ShouldPrint(At(v1::JOB_STATE_SUCCEEDED, 100), AfterMs(101)));
 }
 
 TEST(FormatWatchLineTest, RunningJobShowsEverything) {
