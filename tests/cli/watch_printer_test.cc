@@ -81,7 +81,8 @@ TEST(WatchPrinterTest, PipeGetsALinePerNewStepAtMostOncePerSecond) {
   printer.OnJob(Finished(v1::JOB_STATE_SUCCEEDED, "all ranks finished"),
                 kT0 + absl::Milliseconds(2550));
   ASSERT_TRUE(printer.Finish("mnist-3", absl::OkStatus()).ok());
-  // Step 1 starts RUNNING at 0.1 s; 11 and 21 are the next a second apart.
+  // Step 1 starts RUNNING at 0.1 s; 11 and 21 are the next a second apart;
+  // 25 is a quarter of the run.
   EXPECT_EQ(out.str(),
             "PENDING\n"
             "RUNNING gen 1 world 2 epoch 1/1 [--------------------]   1.0% "
@@ -90,6 +91,8 @@ TEST(WatchPrinterTest, PipeGetsALinePerNewStepAtMostOncePerSecond) {
             "11/100 loss 0.5000 ETA 9s\n"
             "RUNNING gen 1 world 2 epoch 1/1 [####----------------]  21.0% "
             "21/100 loss 0.5000 ETA 8s\n"
+            "RUNNING gen 1 world 2 epoch 1/1 [#####---------------]  25.0% "
+            "25/100 loss 0.5000 ETA 8s\n"
             "SUCCEEDED gen 1 world 2 epoch 1/1 [####################] 100.0% "
             "100/100 loss 0.5000\n"
             "job mnist-3 SUCCEEDED: all ranks finished\n"
