@@ -9,11 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "coordinator/reactor_util.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
-#include "coordinator/reactor_util.h"
+#include "tests/testing/call_outcomes.h"
 #include "tests/testing/form_generation.h"
 #include "tests/testing/in_process_coordinator.h"
 #include "tests/testing/job_specs.h"
@@ -28,29 +29,7 @@ constexpr int64_t kHourMs =
 constexpr absl::Duration kBound = absl::Seconds(30);
 constexpr int kKeyLimit = 64;
 
-// Outcomes of async calls; waits with a bound, never sleeps.
-class Outcomes {
- public:
-  std::function<void(grpc::Status)> Add() {
-    return [this](grpc::Status s) {
-      absl::MutexLock lock(&mu_);
-      done_.push_back(std::move(s));
-    };
-  }
-  // The first `n` outcomes; empty on timeout.
-  std::vector<grpc::Status> WaitFor(size_t n) {
-    absl::MutexLock lock(&mu_);
-    auto reached = [this, n]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return done_.size() >= n;
-    };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&reached), kBound)) return {};
-    return done_;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<grpc::Status> done_ ABSL_GUARDED_BY(mu_);
-};
+using Outcomes = testing::CallOutcomes;
 
 // One async call's context, request and response, kept alive until it ends.
 template <typename Req, typename Resp>
@@ -122,7 +101,7 @@ TEST_F(AbandonedCallsTest, CancelledKvWaitsAreFreedAtOnce) {
   ASSERT_TRUE(coord().kv().AwaitWaitersBetween(kCalls, kCalls, kBound))
       << coord().kv().waiter_count() << " waits registered";
   for (auto& c : calls) c.ctx->TryCancel();
-  const std::vector<grpc::Status> done = outcomes.WaitFor(kCalls);
+  const std::vector<grpc::Status> done = outcomes.WaitFor(kCalls, kBound);
   ASSERT_EQ(done.size(), size_t{kCalls});
   for (const grpc::Status& s : done) {
     EXPECT_EQ(s.error_code(), StatusCode::CANCELLED) << s.error_message();
@@ -149,7 +128,7 @@ TEST_F(AbandonedCallsTest, KvWaitsPastTheirClientDeadlineAreFreed) {
     c.req.set_timeout_ms(kHourMs);  // The server alone would wait an hour.
     workers().async()->KvWait(c.ctx.get(), &c.req, &c.resp, outcomes.Add());
   }
-  const std::vector<grpc::Status> done = outcomes.WaitFor(kCalls);
+  const std::vector<grpc::Status> done = outcomes.WaitFor(kCalls, kBound);
   ASSERT_EQ(done.size(), size_t{kCalls});
   for (const grpc::Status& s : done) {
     EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED)
@@ -179,7 +158,7 @@ TEST_F(AbandonedCallsTest, CancelledBarrierLetsTheRankArriveAgain) {
                              gone.Add());
   ASSERT_TRUE(coord().barriers().AwaitArrivalsBetween(1, 1, kBound));
   first.ctx->TryCancel();
-  ASSERT_EQ(gone.WaitFor(1).size(), 1u);
+  ASSERT_EQ(gone.WaitFor(1, kBound).size(), 1u);
   ASSERT_TRUE(coord().barriers().AwaitArrivalsBetween(0, 0, kBound))
       << "rank 0 still waits at the barrier after its call was cancelled";
   // Rank 0 again (not "already waits at barrier"), then rank 1: released.
@@ -190,7 +169,7 @@ TEST_F(AbandonedCallsTest, CancelledBarrierLetsTheRankArriveAgain) {
                              released.Add());
   workers().async()->Barrier(other.ctx.get(), &other.req, &other.resp,
                              released.Add());
-  const std::vector<grpc::Status> both = released.WaitFor(2);
+  const std::vector<grpc::Status> both = released.WaitFor(2, kBound);
   ASSERT_EQ(both.size(), 2u);
   for (const grpc::Status& s : both) EXPECT_TRUE(s.ok()) << s.error_message();
 }
@@ -226,7 +205,7 @@ TEST_F(AbandonedCallsTest, CancelledJoinsDoNotCountAsWaiting) {
     workers().async()->JoinRendezvous(c.ctx.get(), &c.req, &c.resp, left.Add());
     ASSERT_TRUE(coord().rendezvous().AwaitWaitersBetween(1, 1, kBound)) << i;
     c.ctx->TryCancel();
-    ASSERT_EQ(left.WaitFor(1).size(), 1u);
+    ASSERT_EQ(left.WaitFor(1, kBound).size(), 1u);
     ASSERT_TRUE(coord().rendezvous().AwaitWaitersBetween(0, 0, kBound))
         << "join " << i << " still counted as waiting after its cancel";
   }

@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
+#include "tests/testing/call_outcomes.h"
 #include "tests/testing/form_generation.h"
 #include "tests/testing/in_process_coordinator.h"
 #include "tests/testing/job_specs.h"
@@ -48,29 +49,7 @@ constexpr int64_t kWaitMs = 5000;
          << "\"; want code " << code << " with \"" << part << "\"";
 }
 
-// Outcomes of async calls; waits with a bound, never sleeps.
-class Outcomes {
- public:
-  std::function<void(grpc::Status)> Add() {
-    return [this](grpc::Status s) {
-      absl::MutexLock lock(&mu_);
-      done_.push_back(std::move(s));
-    };
-  }
-  // The first `n` outcomes, in completion order; empty on timeout.
-  std::vector<grpc::Status> WaitFor(size_t n, absl::Duration timeout) {
-    absl::MutexLock lock(&mu_);
-    auto reached = [this, n]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return done_.size() >= n;
-    };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&reached), timeout)) return {};
-    return done_;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<grpc::Status> done_ ABSL_GUARDED_BY(mu_);
-};
+using Outcomes = testing::CallOutcomes;
 
 struct Formed {
   std::string job;
