@@ -55,6 +55,52 @@ double RssMiB(pid_t pid) {
   return -1;
 }
 
+// KvWaits sent on gRPC's callback API that never complete on their own,
+// kept alive until their client cancels them.
+class AbandonedWaits {
+ public:
+  AbandonedWaits(v1::WorkerService::Stub& stub, std::string job,
+                 int64_t generation)
+      : stub_(stub), job_(std::move(job)), generation_(generation) {}
+
+  void Start(const std::vector<std::string>& keys) {
+    auto c = std::make_unique<Call>();
+    c->ctx.set_deadline(absl::ToChronoTime(absl::Now() + kBound));
+    c->req.set_job_id(job_);
+    c->req.set_generation(generation_);
+    for (const std::string& k : keys) c->req.add_keys(k);
+    c->req.set_timeout_ms(3'600'000);
+    stub_.async()->KvWait(&c->ctx, &c->req, &c->resp, [this](grpc::Status) {
+      absl::MutexLock lock(&mu_);
+      ++ended_;
+    });
+    calls_.push_back(std::move(c));
+  }
+
+  // Cancels them all; false if they did not all end within kBound.
+  bool CancelAll() {
+    for (auto& c : calls_) c->ctx.TryCancel();
+    absl::MutexLock lock(&mu_);
+    auto all = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+      return ended_ == calls_.size();
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&all), kBound);
+  }
+
+ private:
+  struct Call {
+    grpc::ClientContext ctx;
+    v1::KvWaitRequest req;
+    v1::KvWaitResponse resp;
+  };
+  v1::WorkerService::Stub& stub_;
+  const std::string job_;
+  const int64_t generation_;
+  std::vector<std::unique_ptr<Call>> calls_;
+  absl::Mutex mu_;
+  size_t ended_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
 class AdversaryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -132,33 +178,15 @@ class AdversaryTest : public ::testing::Test {
   // `n` KvWaits of `keys` keys each that never complete, then cancelled by
   // their client; returns once every call ended.
   void CancelledWaits(int n, int keys) {
-    struct Call {
-      grpc::ClientContext ctx;
-      v1::KvWaitRequest req;
-      v1::KvWaitResponse resp;
-    };
-    std::vector<std::unique_ptr<Call>> calls;
-    absl::Mutex mu;
-    int ended = 0;
+    AbandonedWaits waits(*workers_, job_, formed_.generation);
     for (int i = 0; i < n; ++i) {
-      auto c = std::make_unique<Call>();
-      c->ctx.set_deadline(absl::ToChronoTime(absl::Now() + kBound));
-      c->req.set_job_id(job_);
-      c->req.set_generation(formed_.generation);
+      std::vector<std::string> names;
       for (int k = 0; k < keys; ++k) {
-        c->req.add_keys(absl::StrFormat("never/%06d/%03d/%0200d", i, k, 0));
+        names.push_back(absl::StrFormat("never/%06d/%03d/%0200d", i, k, 0));
       }
-      c->req.set_timeout_ms(3'600'000);
-      workers_->async()->KvWait(&c->ctx, &c->req, &c->resp, [&](grpc::Status) {
-        absl::MutexLock lock(&mu);
-        ++ended;
-      });
-      calls.push_back(std::move(c));
+      waits.Start(names);
     }
-    for (auto& c : calls) c->ctx.TryCancel();
-    absl::MutexLock lock(&mu);
-    auto all = [&]() { return ended == n; };
-    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all), kBound));
+    ASSERT_TRUE(waits.CancelAll());
   }
 
   // The sample `series` of the coordinator's /metrics (-1 if absent).
@@ -236,42 +264,22 @@ TEST_F(AdversaryTest, RoundsOfAbandonedWaitsDoNotGrowTheCoordinator) {
 TEST_F(AdversaryTest, AFloodOfWaitsOnOneKeySetLeavesItAnswering) {
   // 100 waits naming the same 4,096 keys, 4,095 of them written, then the
   // waits abandoned.
-  struct Call {
-    grpc::ClientContext ctx;
-    v1::KvWaitRequest req;
-    v1::KvWaitResponse resp;
-  };
-  std::vector<std::unique_ptr<Call>> calls;
-  absl::Mutex mu;
-  int ended = 0;
-  for (int i = 0; i < 100; ++i) {
-    auto c = std::make_unique<Call>();
-    c->ctx.set_deadline(absl::ToChronoTime(absl::Now() + kBound));
-    c->req.set_job_id(job_);
-    c->req.set_generation(formed_.generation);
-    for (int k = 0; k < 4096; ++k) c->req.add_keys(absl::StrCat("f/", k));
-    c->req.set_timeout_ms(3'600'000);
-    workers_->async()->KvWait(&c->ctx, &c->req, &c->resp, [&](grpc::Status) {
-      absl::MutexLock lock(&mu);
-      ++ended;
-    });
-    calls.push_back(std::move(c));
-  }
+  std::vector<std::string> keys;
+  for (int k = 0; k < 4096; ++k) keys.push_back(absl::StrCat("f/", k));
+  AbandonedWaits waits(*workers_, job_, formed_.generation);
+  for (int i = 0; i < 100; ++i) waits.Start(keys);
   v1::KvSetRequest set;
   set.set_job_id(job_);
   set.set_generation(formed_.generation);
   set.set_value("v");
   for (int k = 0; k < 4095; ++k) {
-    set.set_key(absl::StrCat("f/", k));
+    set.set_key(keys[k]);
     v1::KvSetResponse r;
     ASSERT_TRUE(
         workers_->KvSet(testing::ClientContext(kBound).get(), set, &r).ok());
   }
   ExpectAnswering("after the flood's writes");
-  for (auto& c : calls) c->ctx.TryCancel();
-  absl::MutexLock lock(&mu);
-  auto all = [&]() { return ended == 100; };
-  ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&all), kBound));
+  ASSERT_TRUE(waits.CancelAll());
 }
 
 }  // namespace

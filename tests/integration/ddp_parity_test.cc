@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/reference_training.h"
+#include "tests/testing/job_specs.h"
 
 namespace ringleader::testing {
 namespace {
@@ -14,24 +15,16 @@ constexpr int kTrain = 480;
 constexpr int kBatch = 16;
 
 v1::JobSpec Spec(const std::string& name, int world, const std::string& dir) {
-  v1::JobSpec s;
-  s.set_name(name);
-  s.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
-  s.mutable_model()->add_hidden_sizes(48);
-  s.mutable_model()->add_hidden_sizes(24);
-  s.mutable_dataset()->set_format(v1::DATASET_FORMAT_SYNTHETIC);
-  s.mutable_dataset()->set_synthetic_train_size(kTrain);
+  v1::JobSpec s = CheckpointedMlpJobSpec(name, dir, kTrain, kBatch,
+                                         /*every_steps=*/0);
   s.mutable_dataset()->set_synthetic_test_size(64);
-  s.mutable_dataset()->set_shuffle(true);
   s.mutable_optimizer()->set_kind(v1::OPTIMIZER_KIND_SGD);
   s.mutable_optimizer()->set_learning_rate(0.05);
   s.mutable_optimizer()->set_momentum(0.9);
   s.set_epochs(2);
-  s.set_batch_size(kBatch);
   s.set_min_workers(world);
   s.set_max_workers(world);
   s.set_seed(1234);
-  s.set_checkpoint_dir(dir);
   // Small buckets: several all-reduces per step, launched during backward.
   s.mutable_ddp()->set_first_bucket_bytes(1024);
   s.mutable_ddp()->set_bucket_cap_bytes(8192);

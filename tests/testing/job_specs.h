@@ -56,7 +56,7 @@ inline v1::JobSpec FailureJobSpec(const std::string& name,
 // testing) in batches of `batch_size`, checkpointed every `every_steps` steps
 // into `checkpoint_dir`: the tests that kill workers and hold the resumed run
 // to a one-process replay start from it and set the optimizer, the epochs
-// and the world they exercise.
+// and the world they exercise. `every_steps` 0: at each epoch's end only.
 inline v1::JobSpec CheckpointedMlpJobSpec(const std::string& name,
                                           const std::string& checkpoint_dir,
                                           int train_size, int batch_size,
