@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
+#include "common/worker_credential.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 
 namespace ringleader::bench {
@@ -85,6 +86,7 @@ struct Sim {
   v1::WorkerService::Stub* stub = nullptr;
   int channel = 0;  // Which of the process's connections.
   std::string worker_id;
+  std::string worker_token;
   absl::Mutex mu;  // job_id and generation: heartbeats read them.
   std::string job_id;
   int64_t generation = 0;
@@ -98,6 +100,11 @@ struct Sim {
       grpc::ClientBidiReactor<v1::BarrierArrivals, v1::BarrierReleases>>
       barrier_stream;
 };
+
+// Every call after Register carries the worker's credential.
+void AttachCredential(grpc::ClientContext& ctx, const Sim& s) {
+  AttachWorkerCredential(&ctx, {s.worker_id, s.worker_token});
+}
 
 template <typename Req, typename Resp>
 struct Call {
@@ -154,6 +161,7 @@ class Clients {
       c->req.set_worker_id(s->worker_id);
       c->req.set_reason("benchmark done");
       SetDeadline(c->ctx, absl::Seconds(30));
+      AttachCredential(c->ctx, *s);
       s->stub->async()->Leave(&c->ctx, &c->req, &c->resp,
                               [c, &left](grpc::Status) {
                                 delete c;
@@ -198,6 +206,7 @@ class Clients {
                                    return Fail(s, "register", st);
                                  }
                                  s->worker_id = c->resp.worker_id();
+                                 s->worker_token = c->resp.worker_token();
                                  delete c;
                                  Heartbeat(s, /*until_assigned=*/true, 0);
                                  // Keep-alive heartbeats at the interval the
@@ -224,6 +233,7 @@ class Clients {
       c->req.set_generation(s->generation);
     }
     SetDeadline(c->ctx, absl::Seconds(30));
+    AttachCredential(c->ctx, *s);
     s->stub->async()->Heartbeat(
         &c->ctx, &c->req, &c->resp,
         [this, s, c, until_assigned, attempt](grpc::Status st) {
@@ -255,6 +265,7 @@ class Clients {
     c->req.set_worker_id(s->worker_id);
     c->req.set_timeout_ms(120000);
     SetDeadline(c->ctx, absl::Seconds(130));
+    AttachCredential(c->ctx, *s);
     s->join_sent = NowUs();
     s->stub->async()->JoinRendezvous(&c->ctx, &c->req, &c->resp,
                                      [this, s, c](grpc::Status st) {
@@ -288,6 +299,7 @@ class Clients {
     auto* c = new Call<v1::BarrierRequest, v1::BarrierResponse>();
     c->req = ArrivalOf(*s, round);
     SetDeadline(c->ctx, absl::Seconds(70));
+    AttachCredential(c->ctx, *s);
     s->bar_sent[round] = NowUs();
     s->stub->async()->Barrier(&c->ctx, &c->req, &c->resp,
                               [this, s, c, round](grpc::Status st) {
@@ -307,6 +319,7 @@ class Clients {
    public:
     BarrierRounds(Clients* owner, Sim* s) : owner_(owner), s_(s) {
       SetDeadline(ctx_, absl::Seconds(120));
+      AttachCredential(ctx_, *s);
       s->stub->async()->BarrierStream(&ctx_, this);
       StartRead(&releases_);
       StartCall();
@@ -402,6 +415,11 @@ class Clients {
           ended = status_;
         } else {
           by_rank_[s->rank] = s;
+          // The stream opened before this worker registered: its credential
+          // travels in-band, ahead of its first arrival.
+          v1::WorkerCredential* c = pending_.add_credentials();
+          c->set_worker_id(s->worker_id);
+          c->set_worker_token(s->worker_token);
           Queue(s);
           if (!TakeWriteLocked()) return;
         }

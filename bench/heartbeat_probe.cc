@@ -9,9 +9,10 @@ namespace ringleader::bench {
 
 HeartbeatProbe::HeartbeatProbe(v1::WorkerService::Stub& stub,
                                v1::HeartbeatRequest request,
-                               absl::Duration interval)
+                               WorkerCredential worker, absl::Duration interval)
     : stub_(stub),
       request_(std::move(request)),
+      worker_(std::move(worker)),
       interval_(interval),
       thread_([this] { Run(); }) {}
 
@@ -21,6 +22,7 @@ void HeartbeatProbe::Run() {
   while (!stop_.WaitForNotificationWithTimeout(interval_)) {
     grpc::ClientContext ctx;
     ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    AttachWorkerCredential(&ctx, worker_);
     v1::HeartbeatResponse resp;
     const absl::Time sent = absl::Now();
     grpc::Status s = stub_.Heartbeat(&ctx, request_, &resp);

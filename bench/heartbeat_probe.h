@@ -8,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/worker_credential.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 
 namespace ringleader::bench {
@@ -18,8 +19,9 @@ namespace ringleader::bench {
 // dead worker to the coordinator.
 class HeartbeatProbe {
  public:
+  // `worker`: the credential of request's worker, carried by each beat.
   HeartbeatProbe(v1::WorkerService::Stub& stub, v1::HeartbeatRequest request,
-                 absl::Duration interval);
+                 WorkerCredential worker, absl::Duration interval);
   ~HeartbeatProbe();  // Stops it.
 
   struct Sample {
@@ -34,6 +36,7 @@ class HeartbeatProbe {
 
   v1::WorkerService::Stub& stub_;
   const v1::HeartbeatRequest request_;
+  const WorkerCredential worker_;
   const absl::Duration interval_;
   absl::Notification stop_;
   absl::Mutex mu_;

@@ -54,9 +54,10 @@ ABSL_FLAG(std::string, work_dir, "/tmp/ringleader-kv-bench",
 namespace ringleader::bench {
 namespace {
 
-std::unique_ptr<grpc::ClientContext> Ctx() {
+std::unique_ptr<grpc::ClientContext> Ctx(const WorkerCredential& worker = {}) {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  AttachWorkerCredential(ctx.get(), worker);
   return ctx;
 }
 
@@ -72,7 +73,12 @@ std::shared_ptr<grpc::Channel> Channel(const std::string& target, int id) {
 
 // One registered worker running a 1-worker job: the probe's heartbeats and
 // the KV space the load uses.
-absl::StatusOr<v1::HeartbeatRequest> FormJob(grpc::Channel& channel) {
+struct FormedJob {
+  v1::HeartbeatRequest hb;
+  WorkerCredential worker;
+};
+
+absl::StatusOr<FormedJob> FormJob(grpc::Channel& channel) {
   auto workers = v1::WorkerService::NewStub(
       std::shared_ptr<grpc::Channel>(&channel, [](grpc::Channel*) {}));
   auto users = v1::UserService::NewStub(
@@ -103,7 +109,8 @@ absl::StatusOr<v1::HeartbeatRequest> FormJob(grpc::Channel& channel) {
   v1::HeartbeatRequest hb;
   hb.set_worker_id(worker.worker_id());
   v1::HeartbeatResponse assigned;
-  s = workers->Heartbeat(Ctx().get(), hb, &assigned);
+  const WorkerCredential me{worker.worker_id(), worker.worker_token()};
+  s = workers->Heartbeat(Ctx(me).get(), hb, &assigned);
   if (!s.ok() || assigned.assignment().job_id() != job.job_id()) {
     return absl::InternalError("no assignment: " + s.error_message());
   }
@@ -112,11 +119,11 @@ absl::StatusOr<v1::HeartbeatRequest> FormJob(grpc::Channel& channel) {
   join.set_worker_id(worker.worker_id());
   join.set_timeout_ms(10'000);
   v1::JoinRendezvousResponse gen;
-  s = workers->JoinRendezvous(Ctx().get(), join, &gen);
+  s = workers->JoinRendezvous(Ctx(me).get(), join, &gen);
   if (!s.ok()) return absl::InternalError("join: " + s.error_message());
   hb.set_job_id(job.job_id());
   hb.set_generation(gen.generation());
-  return hb;
+  return FormedJob{hb, me};
 }
 
 // Heartbeat answer times (ms) in a window of a phase.
@@ -179,12 +186,12 @@ std::string Json(int n, const PhaseRow& p, const std::string& job_state) {
 // Runs `load` with the probe going; the row of the phase.
 template <typename Load>
 PhaseRow Phase(const std::string& name, v1::WorkerService::Stub& probe_stub,
-               const v1::HeartbeatRequest& hb, pid_t coordinator, Load load) {
+               const FormedJob& job, pid_t coordinator, Load load) {
   PhaseRow row;
   row.phase = name;
   const double cpu0 = ProcessCpuSeconds(coordinator);
   const absl::Time start = absl::Now();
-  HeartbeatProbe probe(probe_stub, hb,
+  HeartbeatProbe probe(probe_stub, job.hb, job.worker,
                        absl::Milliseconds(absl::GetFlag(FLAGS_probe_ms)));
   row.load = load();
   const std::vector<HeartbeatProbe::Sample> samples = probe.Stop();
@@ -215,11 +222,12 @@ absl::Status RunSize(int n, std::ofstream& out) {
   if (!coord.ok()) return coord.status();
   auto load_channel = Channel(coord->target, 1);
   auto probe_channel = Channel(coord->target, 2);
-  absl::StatusOr<v1::HeartbeatRequest> hb = FormJob(*load_channel);
-  if (!hb.ok()) return hb.status();
+  absl::StatusOr<FormedJob> formed = FormJob(*load_channel);
+  if (!formed.ok()) return formed.status();
+  const v1::HeartbeatRequest* hb = &formed->hb;
   auto load_stub = v1::WorkerService::NewStub(load_channel);
   auto probe_stub = v1::WorkerService::NewStub(probe_channel);
-  const KvSpace space{hb->job_id(), hb->generation()};
+  const KvSpace space{hb->job_id(), hb->generation(), formed->worker};
   const pid_t pid = coord->process->pid();
   std::vector<PhaseRow> rows;
   BootstrapOptions b;
@@ -228,13 +236,13 @@ absl::Status RunSize(int n, std::ofstream& out) {
   b.value_bytes = absl::GetFlag(FLAGS_value_bytes);
   b.spread = absl::Milliseconds(absl::GetFlag(FLAGS_spread_ms));
   b.writers = absl::GetFlag(FLAGS_writers);
-  rows.push_back(Phase("bootstrap", *probe_stub, *hb, pid,
+  rows.push_back(Phase("bootstrap", *probe_stub, *formed, pid,
                        [&] { return RunBootstrap(*load_stub, space, b); }));
   FloodOptions f;
   f.waits = absl::GetFlag(FLAGS_flood_waits);
   f.keys_per_wait = absl::GetFlag(FLAGS_flood_keys);
   f.writers = absl::GetFlag(FLAGS_writers);
-  rows.push_back(Phase("flood", *probe_stub, *hb, pid,
+  rows.push_back(Phase("flood", *probe_stub, *formed, pid,
                        [&] { return RunFlood(*load_stub, space, f); }));
   // Did the probed worker keep its job? A missed lease fails it.
   auto users = v1::UserService::NewStub(load_channel);

@@ -20,9 +20,10 @@ constexpr absl::Duration kCallDeadline = absl::Minutes(5);
 // the issuing burst is measured on its own).
 constexpr absl::Duration kSettle = absl::Milliseconds(500);
 
-std::unique_ptr<grpc::ClientContext> Context() {
+std::unique_ptr<grpc::ClientContext> Context(const KvSpace& space) {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(absl::ToChronoTime(absl::Now() + kCallDeadline));
+  AttachWorkerCredential(ctx.get(), space.credential);
   return ctx;
 }
 
@@ -34,7 +35,7 @@ class Waits {
 
   void Start(std::vector<std::string> keys) {
     auto call = std::make_unique<Call>();
-    call->ctx = Context();
+    call->ctx = Context(space_);
     call->req.set_job_id(space_.job_id);
     call->req.set_generation(space_.generation);
     for (std::string& k : keys) call->req.add_keys(std::move(k));
@@ -117,7 +118,7 @@ absl::Status WriteKeys(v1::WorkerService::Stub& stub, const KvSpace& space,
         absl::SleepFor(start + step * static_cast<int64_t>(i) - absl::Now());
         req.set_key(keys[i]);
         v1::KvSetResponse resp;
-        grpc::Status s = stub.KvSet(Context().get(), req, &resp);
+        grpc::Status s = stub.KvSet(Context(space).get(), req, &resp);
         if (s.ok()) continue;
         absl::MutexLock lock(&mu);
         if (first.ok()) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "common/worker_credential.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 
 namespace ringleader::bench {
@@ -13,6 +14,8 @@ namespace ringleader::bench {
 struct KvSpace {
   std::string job_id;
   int64_t generation = 0;
+  // A member's: the coordinator answers KV calls of members only.
+  WorkerCredential credential;
 };
 
 // `ranks` simulated ranks bootstrap a collective through the KV store the

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/distributed_sampler.h"
 #include "common/grpc_status.h"
+#include "common/worker_credential.h"
 
 namespace ringleader {
 namespace {}  // namespace
@@ -17,6 +18,7 @@ std::unique_ptr<grpc::ClientContext> SimWorker::Ctx(
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(timeout));
+  AttachWorkerCredential(ctx.get(), {worker_id_, worker_token_});
   return ctx;
 }
 
@@ -34,6 +36,7 @@ absl::Status SimWorker::Register() {
     return s;
   }
   worker_id_ = resp.worker_id();
+  worker_token_ = resp.worker_token();
   heartbeat_interval_ = absl::Milliseconds(resp.heartbeat_interval_ms());
   return absl::OkStatus();
 }

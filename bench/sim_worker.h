@@ -47,6 +47,7 @@ class SimWorker {
   std::unique_ptr<v1::WorkerService::Stub> stub_;
   Options options_;
   std::string worker_id_;
+  std::string worker_token_;  // Carried by every call after Register.
   absl::Duration heartbeat_interval_ = absl::Seconds(1);
   std::atomic<int64_t> generation_{0};
   std::string job_id_;

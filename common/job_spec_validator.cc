@@ -105,22 +105,6 @@ void CheckName(const v1::JobSpec& spec, SpecViolations* v) {
                    QuoteForError(spec.name())));
 }
 
-// Absolute, so every worker means the same place whatever its working
-// directory; normalized (no "", "." or ".." component but a trailing "/"),
-// so the path cannot step out of a mount it names and two spellings of one
-// place compare equal; no NUL, which would end it early in open().
-bool IsCleanAbsolutePath(absl::string_view path) {
-  if (!absl::StartsWith(path, "/")) return false;
-  if (path.find('\0') != absl::string_view::npos) return false;
-  if (path == "/") return true;
-  std::vector<absl::string_view> parts = absl::StrSplit(path.substr(1), '/');
-  if (parts.back().empty()) parts.pop_back();  // One trailing "/".
-  for (absl::string_view part : parts) {
-    if (part.empty() || part == "." || part == "..") return false;
-  }
-  return true;
-}
-
 // Where a job must never write: the file system's root and the kernel's and
 // the system's own trees. A path is under one when it is it or starts with
 // it and a "/".
@@ -919,6 +903,22 @@ void CheckRecipe(const v1::JobSpec& spec, SpecViolations* v) {
 }
 
 }  // namespace
+
+// Absolute, so every worker means the same place whatever its working
+// directory; normalized (no "", "." or ".." component but a trailing "/"),
+// so the path cannot step out of a mount it names and two spellings of one
+// place compare equal; no NUL, which would end it early in open().
+bool IsCleanAbsolutePath(absl::string_view path) {
+  if (!absl::StartsWith(path, "/")) return false;
+  if (path.find('\0') != absl::string_view::npos) return false;
+  if (path == "/") return true;
+  std::vector<absl::string_view> parts = absl::StrSplit(path.substr(1), '/');
+  if (parts.back().empty()) parts.pop_back();  // One trailing "/".
+  for (absl::string_view part : parts) {
+    if (part.empty() || part == "." || part == "..") return false;
+  }
+  return true;
+}
 
 absl::Status ValidateJobSpec(const v1::JobSpec& spec) {
   // Every group runs, each rule of an independent field too, so a spec with

@@ -15,6 +15,7 @@
 // Pure functions; thread-safe.
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "ringleader/v1/job.pb.h"
 
 namespace ringleader {
@@ -54,6 +55,11 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec);
 // proto3 cannot tell "unset" from 0, so a spec cannot ask for a last-call
 // window of 0 ms; 1 ms is the shortest. Idempotent.
 v1::JobSpec WithDefaults(v1::JobSpec spec);
+
+// Absolute and normalized: no empty, "." or ".." component (one trailing
+// "/" allowed), no NUL. The rule of every spec path, and of a checkpoint
+// path a worker commits (which must also lie under checkpoint_dir).
+bool IsCleanAbsolutePath(absl::string_view path);
 
 }  // namespace ringleader
 

@@ -8,7 +8,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/grpc_status.h"
 #include "coordinator/barrier_outbox.h"
+#include "coordinator/caller.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 
 namespace ringleader {
@@ -78,6 +80,12 @@ class BarrierStreamReactor final : public Reactor {
         coordinator_(coordinator),
         sink_(this),
         outbox_(std::make_shared<BarrierOutbox>(&sink_, limits)) {
+    absl::StatusOr<Caller> caller = CallerOf(*ctx);
+    if (!caller.ok()) {
+      outbox_->ReadsDone(ToGrpcStatus(caller.status()));
+      return;
+    }
+    caller_ = *std::move(caller);
     StartRead(&bytes_);
   }
 
@@ -110,6 +118,14 @@ class BarrierStreamReactor final : public Reactor {
                        kMaxArrivalsPerMessage)));
       return;
     }
+    // The workers this stream speaks for from now on.
+    for (const v1::WorkerCredential& c : arrivals.credentials()) {
+      if (absl::Status s = caller_.Add(c.worker_id(), c.worker_token());
+          !s.ok()) {
+        outbox_->ReadsDone(ToGrpcStatus(s));
+        return;
+      }
+    }
     for (const v1::BarrierRequest& request : arrivals.arrivals()) {
       // False once the call is ending: nothing more is read.
       if (!outbox_->ArrivalStarted()) return;
@@ -118,7 +134,7 @@ class BarrierStreamReactor final : public Reactor {
       // completes the round, or a timer's.
       const uint64_t id = pending_->Add();
       Coordinator::Canceller cancel = coordinator_->Barrier(
-          request,
+          caller_, request,
           [outbox = outbox_, pending = pending_, id,
            job_id = Echo(request.job_id()), generation = request.generation(),
            rank = request.rank(), name = Echo(request.name())](absl::Status s) {
@@ -168,6 +184,8 @@ class BarrierStreamReactor final : public Reactor {
   const std::shared_ptr<PendingArrivals> pending_ =
       std::make_shared<PendingArrivals>();
   grpc::ByteBuffer bytes_;  // The message being read.
+  // Read and grown by OnReadDone only (one read at a time).
+  Caller caller_;
 };
 
 }  // namespace

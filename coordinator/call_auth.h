@@ -14,6 +14,19 @@
 //   against that CA (a certificate from another CA fails the handshake),
 //   and WorkerCertProcessor refuses every WorkerService call on a connection
 //   that presented none. ringctl therefore needs no certificate of its own.
+// - Each worker then proves which worker it is, call by call: Register gives
+//   it a secret worker_token (kept by the coordinator only as a SHA-256
+//   hash), and every later WorkerService call carries "x-ringleader-worker:
+//   <worker_id>:<worker_token>" metadata (common/worker_credential.h; read
+//   by CallerOf, coordinator/caller.h). The Coordinator checks it per call
+//   (coordinator_callers.cc): calls about a worker come from that worker,
+//   rank calls from the rank's holder, KV calls from a generation member.
+//   With client certificates the token is also bound to the certificate
+//   identity the worker registered with, so a worker holding another
+//   certificate cannot use a stolen token; without TLS the token crosses in
+//   clear like the bearer token (loopback or a trusted network only).
+//   This check is separate from the certificate check above: a certificate
+//   says "one of our workers", the token says "this worker".
 
 #include <memory>
 #include <string>

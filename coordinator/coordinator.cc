@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/quote_for_error.h"
+#include "coordinator/report_checks.h"
 
 namespace ringleader {
 namespace {
@@ -245,6 +246,9 @@ void Coordinator::SaveGeneration(const std::string& job_id,
     w->set_hostname(m.hostname);
     w->set_address(m.address);
     w->set_job_id(job_id);
+    absl::StatusOr<v1::MemberSecret> secret = workers_.Secret(m.worker_id);
+    *record.add_secrets() =
+        secret.ok() ? *std::move(secret) : v1::MemberSecret();
   }
   // Without the record a coordinator restart costs a restart of the job,
   // not its correctness: nothing to do on failure.
@@ -268,11 +272,18 @@ absl::Status Coordinator::AdoptGeneration(const v1::GenerationRecord& record) {
     return s;
   }
   absl::MutexLock lock(&mu_);
-  for (const v1::WorkerInfo& w : record.members()) {
+  for (int i = 0; i < record.members_size(); ++i) {
+    const v1::WorkerInfo& w = record.members(i);
     // A member that does not heartbeat in time expires, and that ends the
     // generation as any death does. Its first lease covers the reconnect of
     // a worker's channel (its backoff is capped at 1 s) on top of the usual.
-    workers_.Restore(w, options_.lease + kAdoptionGrace).IgnoreError();
+    // Its token comes back with it (a record without one: it registers
+    // again, and the generation ends as if it had died).
+    workers_
+        .Restore(
+            w, options_.lease + kAdoptionGrace,
+            i < record.secrets_size() ? record.secrets(i) : v1::MemberSecret())
+        .IgnoreError();
     assigned_[record.job_id()].insert(w.worker_id());
   }
   GenerationInfo& info = generations_[record.job_id()];
@@ -333,11 +344,35 @@ absl::Status Coordinator::CheckMember(const std::string& job_id,
   return s;
 }
 
+absl::Status Coordinator::CheckRank(const Caller& caller,
+                                    const std::string& job_id,
+                                    int64_t generation, int32_t rank) {
+  if (absl::Status s = CheckMember(job_id, generation, rank); !s.ok()) {
+    return s;
+  }
+  return CheckRankHolder(caller, job_id, generation, rank);
+}
+
+absl::Status Coordinator::CheckGeneration(const Caller& caller,
+                                          const std::string& job_id,
+                                          int64_t generation) {
+  if (absl::Status s = CheckMember(job_id, generation, 0); !s.ok()) return s;
+  return CheckGenerationCaller(caller, job_id, generation);
+}
+
+int64_t Coordinator::TrainSize(const std::string& job_id, int64_t generation) {
+  absl::MutexLock lock(&mu_);
+  auto it = generations_.find(job_id);
+  if (it == generations_.end() || it->second.number != generation) return -1;
+  return it->second.dataset_size[0];
+}
+
 // ---- WorkerService ----
 
 absl::StatusOr<v1::RegisterResponse> Coordinator::Register(
-    const v1::RegisterRequest& r) {
-  absl::StatusOr<WorkerRegistry::Registration> reg = workers_.Register(r);
+    const Caller& caller, const v1::RegisterRequest& r) {
+  absl::StatusOr<WorkerRegistry::Registration> reg =
+      workers_.Register(r, caller.peer_identity);
   if (!reg.ok()) return reg.status();
   for (const v1::WorkerInfo& old : reg->replaced) {
     OnWorkerGone(
@@ -348,8 +383,11 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(
 }
 
 absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
-    const v1::HeartbeatRequest& r) {
+    const Caller& caller, const v1::HeartbeatRequest& r) {
   if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok()) return s;
+  if (absl::Status s = CheckWorkerCaller(caller, r.worker_id()); !s.ok()) {
+    return s;
+  }
   if (r.generation() < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("heartbeat: generation must be >= 0 (0: not joined), got ",
@@ -423,12 +461,15 @@ v1::HeartbeatResponse Coordinator::Directive(const v1::WorkerInfo& worker,
 }
 
 Coordinator::Canceller Coordinator::JoinRendezvous(
-    const v1::JoinRendezvousRequest& r,
+    const Caller& caller, const v1::JoinRendezvousRequest& r,
     Reply<v1::JoinRendezvousResponse> done) {
   if (absl::Status s = RequireJobId(r.job_id()); !s.ok()) {
     return Refuse(done, s);
   }
   if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok()) {
+    return Refuse(done, s);
+  }
+  if (absl::Status s = CheckWorkerCaller(caller, r.worker_id()); !s.ok()) {
     return Refuse(done, s);
   }
   absl::StatusOr<v1::WorkerInfo> worker = workers_.Get(r.worker_id());
@@ -495,8 +536,10 @@ Coordinator::Canceller Coordinator::JoinRendezvous(
   };
 }
 
-absl::Status Coordinator::KvSet(const v1::KvSetRequest& r) {
-  if (absl::Status s = CheckMember(r.job_id(), r.generation(), 0); !s.ok()) {
+absl::Status Coordinator::KvSet(const Caller& caller,
+                                const v1::KvSetRequest& r) {
+  if (absl::Status s = CheckGeneration(caller, r.job_id(), r.generation());
+      !s.ok()) {
     return s;
   }
   if (absl::Status s = CheckClientKey(r.key()); !s.ok()) return s;
@@ -504,8 +547,9 @@ absl::Status Coordinator::KvSet(const v1::KvSetRequest& r) {
 }
 
 absl::StatusOr<v1::KvGetResponse> Coordinator::KvGet(
-    const v1::KvGetRequest& r) {
-  if (absl::Status s = CheckMember(r.job_id(), r.generation(), 0); !s.ok()) {
+    const Caller& caller, const v1::KvGetRequest& r) {
+  if (absl::Status s = CheckGeneration(caller, r.job_id(), r.generation());
+      !s.ok()) {
     return s;
   }
   v1::KvGetResponse out;
@@ -520,9 +564,11 @@ absl::StatusOr<v1::KvGetResponse> Coordinator::KvGet(
   return out;
 }
 
-Coordinator::Canceller Coordinator::KvWait(const v1::KvWaitRequest& r,
+Coordinator::Canceller Coordinator::KvWait(const Caller& caller,
+                                           const v1::KvWaitRequest& r,
                                            Reply<v1::KvWaitResponse> done) {
-  if (absl::Status s = CheckMember(r.job_id(), r.generation(), 0); !s.ok()) {
+  if (absl::Status s = CheckGeneration(caller, r.job_id(), r.generation());
+      !s.ok()) {
     return Refuse(done, s);
   }
   if (r.keys_size() > 4096) {
@@ -550,8 +596,9 @@ Coordinator::Canceller Coordinator::CancelKvWait(const GenerationKey& gen,
 }
 
 absl::StatusOr<v1::KvAddResponse> Coordinator::KvAdd(
-    const v1::KvAddRequest& r) {
-  if (absl::Status s = CheckMember(r.job_id(), r.generation(), 0); !s.ok()) {
+    const Caller& caller, const v1::KvAddRequest& r) {
+  if (absl::Status s = CheckGeneration(caller, r.job_id(), r.generation());
+      !s.ok()) {
     return s;
   }
   if (absl::Status s = CheckClientKey(r.key()); !s.ok()) return s;
@@ -563,8 +610,9 @@ absl::StatusOr<v1::KvAddResponse> Coordinator::KvAdd(
   return out;
 }
 
-absl::Status Coordinator::PublishNcclId(const v1::PublishNcclIdRequest& r) {
-  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+absl::Status Coordinator::PublishNcclId(const Caller& caller,
+                                        const v1::PublishNcclIdRequest& r) {
+  if (absl::Status s = CheckRank(caller, r.job_id(), r.generation(), r.rank());
       !s.ok()) {
     return s;
   }
@@ -594,8 +642,9 @@ absl::Status Coordinator::PublishNcclId(const v1::PublishNcclIdRequest& r) {
 }
 
 Coordinator::Canceller Coordinator::FetchNcclId(
-    const v1::FetchNcclIdRequest& r, Reply<v1::FetchNcclIdResponse> done) {
-  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+    const Caller& caller, const v1::FetchNcclIdRequest& r,
+    Reply<v1::FetchNcclIdResponse> done) {
+  if (absl::Status s = CheckRank(caller, r.job_id(), r.generation(), r.rank());
       !s.ok()) {
     return Refuse(done, s);
   }
@@ -617,8 +666,9 @@ Coordinator::Canceller Coordinator::FetchNcclId(
 }
 
 Coordinator::Canceller Coordinator::Barrier(
-    const v1::BarrierRequest& r, std::function<void(absl::Status)> done) {
-  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+    const Caller& caller, const v1::BarrierRequest& r,
+    std::function<void(absl::Status)> done) {
+  if (absl::Status s = CheckRank(caller, r.job_id(), r.generation(), r.rank());
       !s.ok()) {
     return Refuse(done, s);
   }
@@ -636,8 +686,8 @@ Coordinator::Canceller Coordinator::Barrier(
 }
 
 absl::StatusOr<v1::ShardAssignment> Coordinator::GetShard(
-    const v1::GetShardRequest& r) {
-  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+    const Caller& caller, const v1::GetShardRequest& r) {
+  if (absl::Status s = CheckRank(caller, r.job_id(), r.generation(), r.rank());
       !s.ok()) {
     return s;
   }
@@ -719,8 +769,9 @@ absl::StatusOr<v1::ShardAssignment> Coordinator::GetShard(
   return out;
 }
 
-absl::Status Coordinator::ReportProgress(const v1::ReportProgressRequest& r) {
-  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+absl::Status Coordinator::ReportProgress(const Caller& caller,
+                                         const v1::ReportProgressRequest& r) {
+  if (absl::Status s = CheckRank(caller, r.job_id(), r.generation(), r.rank());
       !s.ok()) {
     return s;
   }
@@ -731,6 +782,13 @@ absl::Status Coordinator::ReportProgress(const v1::ReportProgressRequest& r) {
     return jobs_.Fail(r.job_id(),
                       absl::StrCat("rank ", r.rank(), ": ", r.fatal_error()));
   }
+  absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
+  if (!job.ok()) return job.status();
+  if (absl::Status s = CheckProgressNumbers(
+          job->spec(), TrainSize(r.job_id(), r.generation()), r);
+      !s.ok()) {
+    return s;
+  }
   absl::StatusOr<Rendezvous::LiveRank> live =
       LiveMember(rendezvous_, r.job_id(), r.generation(), r.rank());
   if (!live.ok()) return live.status();
@@ -738,8 +796,8 @@ absl::Status Coordinator::ReportProgress(const v1::ReportProgressRequest& r) {
 }
 
 absl::StatusOr<v1::CommitCheckpointResponse> Coordinator::CommitCheckpoint(
-    const v1::CommitCheckpointRequest& r) {
-  if (absl::Status s = CheckMember(r.job_id(), r.generation(), r.rank());
+    const Caller& caller, const v1::CommitCheckpointRequest& r) {
+  if (absl::Status s = CheckRank(caller, r.job_id(), r.generation(), r.rank());
       !s.ok()) {
     return s;
   }
@@ -752,6 +810,13 @@ absl::StatusOr<v1::CommitCheckpointResponse> Coordinator::CommitCheckpoint(
   if (r.epoch() < 0 || r.step() < 0 || r.epoch_sample_offset() < 0) {
     return absl::InvalidArgumentError(
         "checkpoint epoch, step and offset must be >= 0");
+  }
+  if (absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id()); !job.ok()) {
+    return job.status();
+  } else if (absl::Status s = CheckCommitNumbers(
+                 job->spec(), TrainSize(r.job_id(), r.generation()), r);
+             !s.ok()) {
+    return s;
   }
   v1::CheckpointRecord record;
   record.set_generation(r.generation());
@@ -773,8 +838,12 @@ absl::StatusOr<v1::CommitCheckpointResponse> Coordinator::CommitCheckpoint(
   return out;
 }
 
-absl::Status Coordinator::Leave(const v1::LeaveRequest& r) {
+absl::Status Coordinator::Leave(const Caller& caller,
+                                const v1::LeaveRequest& r) {
   if (absl::Status s = RequireWorkerId(r.worker_id()); !s.ok()) return s;
+  if (absl::Status s = CheckWorkerCaller(caller, r.worker_id()); !s.ok()) {
+    return s;
+  }
   absl::StatusOr<v1::WorkerInfo> gone = workers_.Remove(r.worker_id());
   if (!gone.ok()) return gone.status();
   OnWorkerGone(*gone,

@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "common/timer_queue.h"
 #include "coordinator/barrier_manager.h"
+#include "coordinator/caller.h"
 #include "coordinator/job_manager.h"
 #include "coordinator/kv_store.h"
 #include "coordinator/rendezvous.h"
@@ -70,27 +71,41 @@ class Coordinator {
   // stop the timer queue before destroying the coordinator.
   void Stop();
 
-  // WorkerService.
-  absl::StatusOr<v1::RegisterResponse> Register(const v1::RegisterRequest& r);
+  // WorkerService. Each call is judged by its `caller` (coordinator/
+  // caller.h): Register records its certificate identity; a call naming a
+  // worker (Heartbeat, JoinRendezvous, Leave) must carry that worker's
+  // credential; a call naming a rank, the credential of the worker holding
+  // it in the live generation; a generation's KV calls, a member's.
+  // UNAUTHENTICATED without a valid credential, PERMISSION_DENIED for a
+  // worker that does not hold what it names.
+  absl::StatusOr<v1::RegisterResponse> Register(const Caller& caller,
+                                                const v1::RegisterRequest& r);
   absl::StatusOr<v1::HeartbeatResponse> Heartbeat(
-      const v1::HeartbeatRequest& r);
+      const Caller& caller, const v1::HeartbeatRequest& r);
   // The waits return their Canceller.
-  Canceller JoinRendezvous(const v1::JoinRendezvousRequest& r,
+  Canceller JoinRendezvous(const Caller& caller,
+                           const v1::JoinRendezvousRequest& r,
                            Reply<v1::JoinRendezvousResponse> done);
-  absl::Status KvSet(const v1::KvSetRequest& r);
-  absl::StatusOr<v1::KvGetResponse> KvGet(const v1::KvGetRequest& r);
-  Canceller KvWait(const v1::KvWaitRequest& r, Reply<v1::KvWaitResponse> done);
-  absl::StatusOr<v1::KvAddResponse> KvAdd(const v1::KvAddRequest& r);
-  absl::Status PublishNcclId(const v1::PublishNcclIdRequest& r);
-  Canceller FetchNcclId(const v1::FetchNcclIdRequest& r,
+  absl::Status KvSet(const Caller& caller, const v1::KvSetRequest& r);
+  absl::StatusOr<v1::KvGetResponse> KvGet(const Caller& caller,
+                                          const v1::KvGetRequest& r);
+  Canceller KvWait(const Caller& caller, const v1::KvWaitRequest& r,
+                   Reply<v1::KvWaitResponse> done);
+  absl::StatusOr<v1::KvAddResponse> KvAdd(const Caller& caller,
+                                          const v1::KvAddRequest& r);
+  absl::Status PublishNcclId(const Caller& caller,
+                             const v1::PublishNcclIdRequest& r);
+  Canceller FetchNcclId(const Caller& caller, const v1::FetchNcclIdRequest& r,
                         Reply<v1::FetchNcclIdResponse> done);
-  Canceller Barrier(const v1::BarrierRequest& r,
+  Canceller Barrier(const Caller& caller, const v1::BarrierRequest& r,
                     std::function<void(absl::Status)> done);
-  absl::StatusOr<v1::ShardAssignment> GetShard(const v1::GetShardRequest& r);
-  absl::Status ReportProgress(const v1::ReportProgressRequest& r);
+  absl::StatusOr<v1::ShardAssignment> GetShard(const Caller& caller,
+                                               const v1::GetShardRequest& r);
+  absl::Status ReportProgress(const Caller& caller,
+                              const v1::ReportProgressRequest& r);
   absl::StatusOr<v1::CommitCheckpointResponse> CommitCheckpoint(
-      const v1::CommitCheckpointRequest& r);
-  absl::Status Leave(const v1::LeaveRequest& r);
+      const Caller& caller, const v1::CommitCheckpointRequest& r);
+  absl::Status Leave(const Caller& caller, const v1::LeaveRequest& r);
 
   // UserService.
   absl::StatusOr<v1::SubmitJobResponse> SubmitJob(
@@ -154,6 +169,26 @@ class Coordinator {
   // Checks that `generation` is live and `rank` belongs to it.
   absl::Status CheckMember(const std::string& job_id, int64_t generation,
                            int32_t rank);
+  // The caller checks (coordinator_callers.cc): the caller is `worker_id`;
+  // it is the worker holding `rank` of live `generation`; it is one of the
+  // generation's members. After CheckMember (a generation that ended is
+  // ABORTED whoever asks).
+  absl::Status CheckWorkerCaller(const Caller& caller,
+                                 const std::string& worker_id);
+  absl::Status CheckRankHolder(const Caller& caller, const std::string& job_id,
+                               int64_t generation, int32_t rank);
+  absl::Status CheckGenerationCaller(const Caller& caller,
+                                     const std::string& job_id,
+                                     int64_t generation);
+  // CheckMember, then CheckRankHolder.
+  absl::Status CheckRank(const Caller& caller, const std::string& job_id,
+                         int64_t generation, int32_t rank);
+  // CheckMember, then CheckGenerationCaller.
+  absl::Status CheckGeneration(const Caller& caller, const std::string& job_id,
+                               int64_t generation);
+  // The training split's size as the generation's first GetShard saw it
+  // (-1: not yet).
+  int64_t TrainSize(const std::string& job_id, int64_t generation);
   // The directive for a heartbeat of `worker`.
   v1::HeartbeatResponse Directive(const v1::WorkerInfo& worker,
                                   const v1::HeartbeatRequest& r);

@@ -69,8 +69,7 @@ class CancellableReactor final : public grpc::ServerUnaryReactor {
 
   // Waits until between `lo` and `hi` reactors are alive (or `timeout`;
   // false then): a test sees every abandoned call's reactor deleted.
-  static bool AwaitLiveBetween(int64_t lo, int64_t hi,
-                               absl::Duration timeout) {
+  static bool AwaitLiveBetween(int64_t lo, int64_t hi, absl::Duration timeout) {
     absl::MutexLock lock(&live_mu_);
     auto within = [lo, hi]() ABSL_SHARED_LOCKS_REQUIRED(live_mu_) {
       return lo <= live_ && live_ <= hi;

@@ -59,8 +59,7 @@ absl::Status Rendezvous::RestoreGeneration(const std::string& job_id,
                        " has rank ", generation.members[r].rank));
     }
   }
-  job.live = generation;
-  job.live_valid = true;
+  SetLiveLocked(job, generation);
   return absl::OkStatus();
 }
 
@@ -201,8 +200,7 @@ void Rendezvous::FormLocked(const std::string& job_id, JobState& job,
     gen.members.push_back(std::move(m));
     callbacks.push_back(std::move(node.mapped().done));
   }
-  job.live = gen;
-  job.live_valid = true;
+  SetLiveLocked(job, gen);
   const absl::Duration took = job.round_started
                                   ? clock_->Now() - job.round_start
                                   : absl::ZeroDuration();
@@ -473,6 +471,33 @@ absl::StatusOr<Rendezvous::LiveRank> Rendezvous::LiveRankOf(
   out.world_size = static_cast<int32_t>(it->second.live.members.size());
   out.member = it->second.live.members[rank];
   return out;
+}
+
+void Rendezvous::SetLiveLocked(JobState& job, const Generation& gen) {
+  job.live = gen;
+  job.live_valid = true;
+  job.live_rank.clear();
+  for (const Member& m : gen.members) job.live_rank[m.worker_id] = m.rank;
+}
+
+absl::StatusOr<int32_t> Rendezvous::LiveRankOfWorker(
+    const std::string& job_id, int64_t generation,
+    const std::string& worker_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || !it->second.live_valid ||
+      it->second.live.number != generation) {
+    return absl::AbortedError(absl::StrCat("generation ", generation,
+                                           " of job ", QuoteForError(job_id),
+                                           " has ended; abort and rejoin"));
+  }
+  auto rank = it->second.live_rank.find(worker_id);
+  if (rank == it->second.live_rank.end()) {
+    return absl::NotFoundError(absl::StrCat(
+        "worker ", QuoteForError(worker_id), " is not in generation ",
+        generation, " of job ", QuoteForError(job_id)));
+  }
+  return rank->second;
 }
 
 int64_t Rendezvous::LastGeneration(const std::string& job_id) const {

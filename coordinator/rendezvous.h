@@ -130,6 +130,11 @@ class Rendezvous {
   };
   absl::StatusOr<LiveRank> LiveRankOf(const std::string& job_id,
                                       int64_t generation, int32_t rank) const;
+  // The rank `worker_id` holds in live generation `generation`: ABORTED
+  // unless that generation is live, NOT_FOUND if the worker is not in it.
+  absl::StatusOr<int32_t> LiveRankOfWorker(const std::string& job_id,
+                                           int64_t generation,
+                                           const std::string& worker_id) const;
   // The highest generation number formed so far (0 if none).
   int64_t LastGeneration(const std::string& job_id) const;
   bool IsWaiting(const std::string& job_id, const std::string& worker_id) const;
@@ -150,6 +155,8 @@ class Rendezvous {
     Config config;
     Generation live;
     bool live_valid = false;
+    // Rank by worker id in `live`.
+    absl::flat_hash_map<std::string, int32_t> live_rank;
     absl::flat_hash_map<std::string, Waiter> waiters;  // By worker id.
     TimerQueue::TimerId last_call_timer = 0;
     bool last_call_armed = false;
@@ -166,6 +173,8 @@ class Rendezvous {
   };
   using Completion = std::function<void()>;
 
+  void SetLiveLocked(JobState& job, const Generation& gen)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void JoinLocked(const std::string& job_id, JobState& job,
                   const Member& member, absl::Time deadline, JoinCallback done,
                   std::vector<Completion>& out)

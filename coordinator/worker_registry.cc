@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/quote_for_error.h"
+#include "common/tls_credentials.h"
+#include "coordinator/worker_token.h"
 
 namespace ringleader {
 namespace {
@@ -42,7 +44,7 @@ WorkerRegistry::WorkerRegistry(Clock* clock, Options options)
     : clock_(clock), options_(options), instance_(RandomInstanceTag()) {}
 
 absl::StatusOr<WorkerRegistry::Registration> WorkerRegistry::Register(
-    const v1::RegisterRequest& request) {
+    const v1::RegisterRequest& request, const std::string& peer_identity) {
   if (absl::Status s = ValidateRegistration(request); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   Registration out;
@@ -74,8 +76,12 @@ absl::StatusOr<WorkerRegistry::Registration> WorkerRegistry::Register(
   e.info.set_last_heartbeat_ms(absl::ToUnixMillis(now));
   e.info.set_registered_ms(absl::ToUnixMillis(now));
   e.lease_expiry = now + options_.lease;
+  const std::string token = NewWorkerToken();
+  e.secret.set_token_sha256(WorkerTokenHash(token));
+  e.secret.set_peer_identity(peer_identity);
   Index(e.info);
   out.response.set_worker_id(id);
+  out.response.set_worker_token(token);
   out.response.set_lease_ms(absl::ToInt64Milliseconds(options_.lease));
   out.response.set_heartbeat_interval_ms(
       absl::ToInt64Milliseconds(options_.heartbeat_interval));
@@ -98,7 +104,8 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Heartbeat(
 }
 
 absl::Status WorkerRegistry::Restore(const v1::WorkerInfo& info,
-                                     absl::Duration first_lease) {
+                                     absl::Duration first_lease,
+                                     const v1::MemberSecret& secret) {
   if (info.worker_id().empty()) {
     return absl::InvalidArgumentError("restore: worker_id is empty");
   }
@@ -114,8 +121,47 @@ absl::Status WorkerRegistry::Restore(const v1::WorkerInfo& info,
                                          : v1::WORKER_STATE_BUSY);
   e.info.set_last_heartbeat_ms(absl::ToUnixMillis(now));
   e.lease_expiry = now + first_lease;
+  e.secret = secret;
   Index(e.info);
   return absl::OkStatus();
+}
+
+absl::Status WorkerRegistry::Authenticate(
+    const std::string& worker_id, const std::string& token,
+    const std::string& peer_identity) const {
+  absl::MutexLock lock(&mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("worker ", QuoteForError(worker_id),
+                     " is not registered (lease expired?)"));
+  }
+  const v1::MemberSecret& secret = it->second.secret;
+  // A restored worker without a stored hash matches no token: it registers
+  // again.
+  if (secret.token_sha256().empty() ||
+      !ConstantTimeEquals(WorkerTokenHash(token), secret.token_sha256())) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "the call's token is not worker ", QuoteForError(worker_id), "'s"));
+  }
+  if (peer_identity != secret.peer_identity()) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "worker ", QuoteForError(worker_id), " registered with certificate ",
+        QuoteForError(secret.peer_identity()), ", not ",
+        QuoteForError(peer_identity)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::MemberSecret> WorkerRegistry::Secret(
+    const std::string& worker_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) {
+    return absl::NotFoundError(absl::StrCat("worker ", QuoteForError(worker_id),
+                                            " is not registered"));
+  }
+  return it->second.secret;
 }
 
 std::vector<v1::WorkerInfo> WorkerRegistry::ExpireLeases() {

@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "ringleader/v1/state.pb.h"
 #include "ringleader/v1/user_service.pb.h"
 #include "ringleader/v1/worker_service.pb.h"
 
@@ -37,11 +38,25 @@ class WorkerRegistry {
 
   WorkerRegistry(Clock* clock, Options options);
 
-  absl::StatusOr<Registration> Register(const v1::RegisterRequest& request);
+  // Gives the worker a new id and token (response.worker_token); its calls
+  // must come from `peer_identity` (its client certificate's, "" without).
+  absl::StatusOr<Registration> Register(const v1::RegisterRequest& request,
+                                        const std::string& peer_identity = "");
   // Takes back a worker known before a coordinator restart (a member of an
-  // adopted generation) under its old id, with a lease of `first_lease` from
-  // now: if it does not heartbeat by then it expires like any other.
-  absl::Status Restore(const v1::WorkerInfo& info, absl::Duration first_lease);
+  // adopted generation) under its old id and token (`secret`), with a lease
+  // of `first_lease` from now: if it does not heartbeat by then it expires
+  // like any other.
+  absl::Status Restore(const v1::WorkerInfo& info, absl::Duration first_lease,
+                       const v1::MemberSecret& secret = {});
+  // OK when `worker_id` is registered, `token` is its token (compared in
+  // constant time) and the call comes from the identity it registered
+  // with; NOT_FOUND for an unknown (or expired) worker, UNAUTHENTICATED
+  // otherwise.
+  absl::Status Authenticate(const std::string& worker_id,
+                            const std::string& token,
+                            const std::string& peer_identity) const;
+  // What Restore takes back: the token's hash and the identity.
+  absl::StatusOr<v1::MemberSecret> Secret(const std::string& worker_id) const;
   // Renews the lease; NOT_FOUND for an unknown (or expired) worker.
   absl::StatusOr<v1::WorkerInfo> Heartbeat(const std::string& worker_id);
   // Removes workers whose lease ran out and returns them.
@@ -57,6 +72,7 @@ class WorkerRegistry {
   struct Entry {
     v1::WorkerInfo info;
     absl::Time lease_expiry;
+    v1::MemberSecret secret;
   };
   // (hostname, pid, device): the process a worker record belongs to.
   static std::string ProcessKey(const v1::WorkerInfo& info);

@@ -11,71 +11,93 @@ using grpc::ServerUnaryReactor;
 ServerUnaryReactor* WorkerServiceImpl::Register(CallbackServerContext* ctx,
                                                 const v1::RegisterRequest* req,
                                                 v1::RegisterResponse* resp) {
-  return FinishNow(ctx, coordinator_->Register(*req), resp);
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
+  return FinishNow(ctx, coordinator_->Register(*caller, *req), resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::Heartbeat(
     CallbackServerContext* ctx, const v1::HeartbeatRequest* req,
     v1::HeartbeatResponse* resp) {
-  return FinishNow(ctx, coordinator_->Heartbeat(*req), resp);
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
+  return FinishNow(ctx, coordinator_->Heartbeat(*caller, *req), resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::JoinRendezvous(
     CallbackServerContext* ctx, const v1::JoinRendezvousRequest* req,
     v1::JoinRendezvousResponse* resp) {
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
   auto* reactor = new CancellableReactor;
   reactor->SetCanceller(
-      coordinator_->JoinRendezvous(*req, FinishLater(reactor, resp)));
+      coordinator_->JoinRendezvous(*caller, *req, FinishLater(reactor, resp)));
   return reactor;
 }
 
 ServerUnaryReactor* WorkerServiceImpl::KvSet(CallbackServerContext* ctx,
                                              const v1::KvSetRequest* req,
                                              v1::KvSetResponse*) {
-  return FinishNow(ctx, coordinator_->KvSet(*req));
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
+  return FinishNow(ctx, coordinator_->KvSet(*caller, *req));
 }
 
 ServerUnaryReactor* WorkerServiceImpl::KvGet(CallbackServerContext* ctx,
                                              const v1::KvGetRequest* req,
                                              v1::KvGetResponse* resp) {
-  return FinishNow(ctx, coordinator_->KvGet(*req), resp);
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
+  return FinishNow(ctx, coordinator_->KvGet(*caller, *req), resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::KvWait(CallbackServerContext* ctx,
                                               const v1::KvWaitRequest* req,
                                               v1::KvWaitResponse* resp) {
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
   auto* reactor = new CancellableReactor;
-  reactor->SetCanceller(coordinator_->KvWait(*req, FinishLater(reactor, resp)));
+  reactor->SetCanceller(
+      coordinator_->KvWait(*caller, *req, FinishLater(reactor, resp)));
   return reactor;
 }
 
 ServerUnaryReactor* WorkerServiceImpl::KvAdd(CallbackServerContext* ctx,
                                              const v1::KvAddRequest* req,
                                              v1::KvAddResponse* resp) {
-  return FinishNow(ctx, coordinator_->KvAdd(*req), resp);
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
+  return FinishNow(ctx, coordinator_->KvAdd(*caller, *req), resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::PublishNcclId(
     CallbackServerContext* ctx, const v1::PublishNcclIdRequest* req,
     v1::PublishNcclIdResponse*) {
-  return FinishNow(ctx, coordinator_->PublishNcclId(*req));
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
+  return FinishNow(ctx, coordinator_->PublishNcclId(*caller, *req));
 }
 
 ServerUnaryReactor* WorkerServiceImpl::FetchNcclId(
     CallbackServerContext* ctx, const v1::FetchNcclIdRequest* req,
     v1::FetchNcclIdResponse* resp) {
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
   auto* reactor = new CancellableReactor;
   reactor->SetCanceller(
-      coordinator_->FetchNcclId(*req, FinishLater(reactor, resp)));
+      coordinator_->FetchNcclId(*caller, *req, FinishLater(reactor, resp)));
   return reactor;
 }
 
 ServerUnaryReactor* WorkerServiceImpl::Barrier(CallbackServerContext* ctx,
                                                const v1::BarrierRequest* req,
                                                v1::BarrierResponse*) {
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
   auto* reactor = new CancellableReactor;
   reactor->SetCanceller(coordinator_->Barrier(
-      *req, [reactor](absl::Status s) { reactor->Finish(ToGrpcStatus(s)); }));
+      *caller, *req,
+      [reactor](absl::Status s) { reactor->Finish(ToGrpcStatus(s)); }));
   return reactor;
 }
 
@@ -87,25 +109,33 @@ WorkerServiceImpl::BarrierStream(CallbackServerContext* ctx) {
 ServerUnaryReactor* WorkerServiceImpl::GetShard(CallbackServerContext* ctx,
                                                 const v1::GetShardRequest* req,
                                                 v1::ShardAssignment* resp) {
-  return FinishNow(ctx, coordinator_->GetShard(*req), resp);
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
+  return FinishNow(ctx, coordinator_->GetShard(*caller, *req), resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::ReportProgress(
     CallbackServerContext* ctx, const v1::ReportProgressRequest* req,
     v1::ReportProgressResponse*) {
-  return FinishNow(ctx, coordinator_->ReportProgress(*req));
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
+  return FinishNow(ctx, coordinator_->ReportProgress(*caller, *req));
 }
 
 ServerUnaryReactor* WorkerServiceImpl::CommitCheckpoint(
     CallbackServerContext* ctx, const v1::CommitCheckpointRequest* req,
     v1::CommitCheckpointResponse* resp) {
-  return FinishNow(ctx, coordinator_->CommitCheckpoint(*req), resp);
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
+  return FinishNow(ctx, coordinator_->CommitCheckpoint(*caller, *req), resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::Leave(CallbackServerContext* ctx,
                                              const v1::LeaveRequest* req,
                                              v1::LeaveResponse*) {
-  return FinishNow(ctx, coordinator_->Leave(*req));
+  absl::StatusOr<Caller> caller = CallerOf(*ctx);
+  if (!caller.ok()) return FinishNow(ctx, caller.status());
+  return FinishNow(ctx, coordinator_->Leave(*caller, *req));
 }
 
 }  // namespace ringleader

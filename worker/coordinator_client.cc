@@ -46,6 +46,7 @@ std::unique_ptr<grpc::ClientContext> CoordinatorClient::Ctx(
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(timeout));
+  AttachWorkerCredential(ctx.get(), credential());
   return ctx;
 }
 
@@ -80,6 +81,11 @@ std::string CoordinatorClient::worker_id() const {
   return worker_id_;
 }
 
+WorkerCredential CoordinatorClient::credential() const {
+  absl::MutexLock lock(&mu_);
+  return {worker_id_, worker_token_};
+}
+
 absl::Status CoordinatorClient::RegisterOnce() {
   v1::RegisterRequest req;
   req.set_hostname(options_.hostname);
@@ -93,6 +99,7 @@ absl::Status CoordinatorClient::RegisterOnce() {
   if (!s.ok()) return s;
   absl::MutexLock lock(&mu_);
   worker_id_ = resp.worker_id();
+  worker_token_ = resp.worker_token();
   heartbeat_interval_ =
       absl::Milliseconds(std::max<int64_t>(resp.heartbeat_interval_ms(), 50));
   return absl::OkStatus();

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/worker_credential.h"
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 
@@ -87,10 +88,13 @@ class CoordinatorClient {
   absl::Time LastHeartbeatLoop() const;
 
   std::string worker_id() const;
+  // The worker's id and token; every call after Register carries them.
+  WorkerCredential credential() const;
   std::shared_ptr<grpc::Channel> channel() const;
   const Options& options() const { return options_; }
 
  private:
+  // A context with `timeout` and the worker's credential (once registered).
   std::unique_ptr<grpc::ClientContext> Ctx(absl::Duration timeout) const;
   // Runs `attempt` until it succeeds or `retry` rejects its error, backing
   // off up to max_backoff, for at most unreachable_timeout.
@@ -117,6 +121,7 @@ class CoordinatorClient {
 
   mutable absl::Mutex mu_;
   std::string worker_id_ ABSL_GUARDED_BY(mu_);
+  std::string worker_token_ ABSL_GUARDED_BY(mu_);
   absl::Duration heartbeat_interval_ ABSL_GUARDED_BY(mu_) = absl::Seconds(1);
   std::string job_id_ ABSL_GUARDED_BY(mu_);
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "common/worker_credential.h"
 #include "gmock/gmock.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -46,6 +47,13 @@ class ScriptedWorker {
             grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))),
         pid_(pid) {}
 
+  // After Register, every call carries the worker's credential.
+  std::unique_ptr<grpc::ClientContext> WorkerContext() const {
+    std::unique_ptr<grpc::ClientContext> ctx = Context();
+    AttachWorkerCredential(ctx.get(), credential_);
+    return ctx;
+  }
+
   grpc::Status Register() {
     v1::RegisterRequest req;
     req.set_hostname("scripted");
@@ -55,6 +63,7 @@ class ScriptedWorker {
     v1::RegisterResponse resp;
     grpc::Status s = stub_->Register(Context().get(), req, &resp);
     worker_id_ = resp.worker_id();
+    credential_ = {resp.worker_id(), resp.worker_token()};
     return s;
   }
 
@@ -64,7 +73,7 @@ class ScriptedWorker {
     v1::HeartbeatRequest req;
     req.set_worker_id(worker_id_);
     v1::HeartbeatResponse resp;
-    if (!stub_->Heartbeat(Context().get(), req, &resp).ok()) return "";
+    if (!stub_->Heartbeat(WorkerContext().get(), req, &resp).ok()) return "";
     return resp.assignment().job_id();
   }
 
@@ -75,7 +84,7 @@ class ScriptedWorker {
     req.set_worker_id(worker_id_);
     req.set_timeout_ms(absl::ToInt64Milliseconds(kStepTimeout) / 2);
     v1::JoinRendezvousResponse resp;
-    grpc::Status s = stub_->JoinRendezvous(Context().get(), req, &resp);
+    grpc::Status s = stub_->JoinRendezvous(WorkerContext().get(), req, &resp);
     generation_ = resp.generation();
     rank_ = resp.rank();
     return s;
@@ -98,7 +107,7 @@ class ScriptedWorker {
       req.set_test_samples(100);
     }
     v1::ReportProgressResponse resp;
-    return stub_->ReportProgress(Context().get(), req, &resp);
+    return stub_->ReportProgress(WorkerContext().get(), req, &resp);
   }
 
   grpc::Status Leave() {
@@ -106,13 +115,14 @@ class ScriptedWorker {
     req.set_worker_id(worker_id_);
     req.set_reason("scripted worker leaves");
     v1::LeaveResponse resp;
-    return stub_->Leave(Context().get(), req, &resp);
+    return stub_->Leave(WorkerContext().get(), req, &resp);
   }
 
  private:
   std::unique_ptr<v1::WorkerService::Stub> stub_;
   int32_t pid_;
   std::string worker_id_;
+  WorkerCredential credential_;
   std::string job_id_;
   int64_t generation_ = 0;
   int32_t rank_ = 0;

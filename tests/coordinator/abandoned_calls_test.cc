@@ -70,12 +70,12 @@ class AbandonedCallsTest : public ::testing::Test {
   }
 
   // A heartbeat of `worker` answered OK: the server still serves.
-  void ExpectServing(const std::string& worker) {
+  void ExpectServing(const WorkerCredential& worker) {
     v1::HeartbeatRequest hb;
-    hb.set_worker_id(worker);
+    hb.set_worker_id(worker.worker_id);
     v1::HeartbeatResponse resp;
     grpc::Status s = workers().Heartbeat(
-        testing::ClientContext(absl::Seconds(5)).get(), hb, &resp);
+        testing::ClientContext(worker, absl::Seconds(5)).get(), hb, &resp);
     EXPECT_TRUE(s.ok()) << s.error_message();
   }
 
@@ -91,7 +91,7 @@ TEST_F(AbandonedCallsTest, CancelledKvWaitsAreFreedAtOnce) {
   Outcomes outcomes;
   for (int i = 0; i < kCalls; ++i) {
     auto& c = calls[i];
-    c.ctx = testing::ClientContext(kBound);
+    c.ctx = testing::ClientContext(g.credential_by_rank[0], kBound);
     c.req.set_job_id(job);
     c.req.set_generation(g.generation);
     c.req.add_keys(absl::StrCat("never-", i));
@@ -110,18 +110,20 @@ TEST_F(AbandonedCallsTest, CancelledKvWaitsAreFreedAtOnce) {
       << coord().kv().waiter_count() << " cancelled waits still held";
   // And every call's reactor is gone with it.
   EXPECT_TRUE(CancellableReactor::AwaitLiveBetween(0, 0, kBound));
-  ExpectServing(g.worker_by_rank[0]);
+  ExpectServing(g.credential_by_rank[0]);
 }
 
 TEST_F(AbandonedCallsTest, KvWaitsPastTheirClientDeadlineAreFreed) {
   const std::string job = Submit(1);
   const testing::FormedGeneration g = Form(job, 1);
+  ASSERT_EQ(g.credential_by_rank.size(), 1u);
   constexpr int kCalls = 100;
   std::vector<Pending<v1::KvWaitRequest, v1::KvWaitResponse>> calls(kCalls);
   Outcomes outcomes;
   for (int i = 0; i < kCalls; ++i) {
     auto& c = calls[i];
-    c.ctx = testing::ClientContext(absl::Milliseconds(200));
+    c.ctx = testing::ClientContext(g.credential_by_rank[0],
+                                   absl::Milliseconds(200));
     c.req.set_job_id(job);
     c.req.set_generation(g.generation);
     c.req.add_keys(absl::StrCat("late-", i));
@@ -144,7 +146,7 @@ TEST_F(AbandonedCallsTest, CancelledBarrierLetsTheRankArriveAgain) {
   ASSERT_EQ(g.worker_by_rank.size(), 2u);
   auto barrier = [&](int32_t rank) {
     Pending<v1::BarrierRequest, v1::BarrierResponse> c;
-    c.ctx = testing::ClientContext(kBound);
+    c.ctx = testing::ClientContext(g.credential_by_rank[rank], kBound);
     c.req.set_job_id(job);
     c.req.set_generation(g.generation);
     c.req.set_rank(rank);
@@ -177,7 +179,7 @@ TEST_F(AbandonedCallsTest, CancelledBarrierLetsTheRankArriveAgain) {
 TEST_F(AbandonedCallsTest, CancelledJoinsDoNotCountAsWaiting) {
   const std::string job = Submit(2);
   // Two registered, assigned workers; the first joins and leaves 100 times.
-  std::vector<std::string> ids;
+  std::vector<WorkerCredential> ids;
   for (int pid : {1, 2}) {
     v1::RegisterRequest reg;
     reg.set_hostname("abandoned-host");
@@ -191,15 +193,18 @@ TEST_F(AbandonedCallsTest, CancelledJoinsDoNotCountAsWaiting) {
     hb.set_worker_id(r.worker_id());
     v1::HeartbeatResponse h;
     ASSERT_TRUE(
-        workers().Heartbeat(testing::ClientContext().get(), hb, &h).ok());
+        workers()
+            .Heartbeat(testing::ClientContext(testing::CredentialOf(r)).get(),
+                       hb, &h)
+            .ok());
     ASSERT_EQ(h.assignment().job_id(), job);
-    ids.push_back(r.worker_id());
+    ids.push_back(testing::CredentialOf(r));
   }
   for (int i = 0; i < 100; ++i) {
     Pending<v1::JoinRendezvousRequest, v1::JoinRendezvousResponse> c;
-    c.ctx = testing::ClientContext(kBound);
+    c.ctx = testing::ClientContext(ids[0], kBound);
     c.req.set_job_id(job);
-    c.req.set_worker_id(ids[0]);
+    c.req.set_worker_id(ids[0].worker_id);
     c.req.set_timeout_ms(kHourMs);
     Outcomes left;
     workers().async()->JoinRendezvous(c.ctx.get(), &c.req, &c.resp, left.Add());
@@ -213,11 +218,11 @@ TEST_F(AbandonedCallsTest, CancelledJoinsDoNotCountAsWaiting) {
   // left: its short join times out.
   v1::JoinRendezvousRequest alone;
   alone.set_job_id(job);
-  alone.set_worker_id(ids[1]);
+  alone.set_worker_id(ids[1].worker_id);
   alone.set_timeout_ms(300);
   v1::JoinRendezvousResponse resp;
   grpc::Status s = workers().JoinRendezvous(
-      testing::ClientContext(kBound).get(), alone, &resp);
+      testing::ClientContext(ids[1], kBound).get(), alone, &resp);
   EXPECT_EQ(s.error_code(), StatusCode::DEADLINE_EXCEEDED) << s.error_message();
   ExpectServing(ids[1]);
 }
@@ -226,6 +231,8 @@ TEST_F(AbandonedCallsTest,
        ReservedKeysAreTheCoordinatorsAndAFullSpaceKeepsNccl) {
   const std::string job = Submit(1);
   const testing::FormedGeneration g = Form(job, 1);
+  ASSERT_EQ(g.credential_by_rank.size(), 1u);
+  const WorkerCredential& rank0 = g.credential_by_rank[0];
   const std::string nccl_key = "__ringleader/nccl_id/0";
   v1::KvSetRequest set;
   set.set_job_id(job);
@@ -234,7 +241,7 @@ TEST_F(AbandonedCallsTest,
   set.set_value("x");
   v1::KvSetResponse set_resp;
   EXPECT_EQ(workers()
-                .KvSet(testing::ClientContext().get(), set, &set_resp)
+                .KvSet(testing::ClientContext(rank0).get(), set, &set_resp)
                 .error_code(),
             StatusCode::PERMISSION_DENIED);
   v1::KvAddRequest add;
@@ -244,19 +251,20 @@ TEST_F(AbandonedCallsTest,
   add.set_delta(1);
   v1::KvAddResponse add_resp;
   EXPECT_EQ(workers()
-                .KvAdd(testing::ClientContext().get(), add, &add_resp)
+                .KvAdd(testing::ClientContext(rank0).get(), add, &add_resp)
                 .error_code(),
             StatusCode::PERMISSION_DENIED);
   // The job fills its KV space to the limit.
   for (int i = 0; i < kKeyLimit; ++i) {
     set.set_key(absl::StrCat("own-", i));
-    ASSERT_TRUE(
-        workers().KvSet(testing::ClientContext().get(), set, &set_resp).ok())
+    ASSERT_TRUE(workers()
+                    .KvSet(testing::ClientContext(rank0).get(), set, &set_resp)
+                    .ok())
         << i;
   }
   set.set_key("one-more");
   EXPECT_EQ(workers()
-                .KvSet(testing::ClientContext().get(), set, &set_resp)
+                .KvSet(testing::ClientContext(rank0).get(), set, &set_resp)
                 .error_code(),
             StatusCode::RESOURCE_EXHAUSTED);
   // The NCCL id still goes through, whole.
@@ -266,8 +274,8 @@ TEST_F(AbandonedCallsTest,
   publish.set_rank(0);
   publish.set_unique_id(std::string(128, 'n'));
   v1::PublishNcclIdResponse pr;
-  grpc::Status s =
-      workers().PublishNcclId(testing::ClientContext().get(), publish, &pr);
+  grpc::Status s = workers().PublishNcclId(testing::ClientContext(rank0).get(),
+                                           publish, &pr);
   ASSERT_TRUE(s.ok()) << s.error_message();
   v1::FetchNcclIdRequest fetch;
   fetch.set_job_id(job);
@@ -275,7 +283,7 @@ TEST_F(AbandonedCallsTest,
   fetch.set_rank(0);
   fetch.set_timeout_ms(5000);
   v1::FetchNcclIdResponse fr;
-  s = workers().FetchNcclId(testing::ClientContext().get(), fetch, &fr);
+  s = workers().FetchNcclId(testing::ClientContext(rank0).get(), fetch, &fr);
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(fr.unique_id(), std::string(128, 'n'));
 }

@@ -23,6 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "common/worker_credential.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -59,13 +60,18 @@ double RssMiB(pid_t pid) {
 // kept alive until their client cancels them.
 class AbandonedWaits {
  public:
-  AbandonedWaits(v1::WorkerService::Stub& stub, std::string job,
-                 int64_t generation)
-      : stub_(stub), job_(std::move(job)), generation_(generation) {}
+  AbandonedWaits(v1::WorkerService::Stub& stub, WorkerCredential member,
+                 std::string job, int64_t generation)
+      : stub_(stub),
+        member_(std::move(member)),
+        job_(std::move(job)),
+        generation_(generation) {}
 
   void Start(const std::vector<std::string>& keys) {
     auto c = std::make_unique<Call>();
     c->ctx.set_deadline(absl::ToChronoTime(absl::Now() + kBound));
+    // A member's waits: the coordinator must hold them for the attack.
+    AttachWorkerCredential(&c->ctx, member_);
     c->req.set_job_id(job_);
     c->req.set_generation(generation_);
     for (const std::string& k : keys) c->req.add_keys(k);
@@ -94,6 +100,7 @@ class AbandonedWaits {
     v1::KvWaitResponse resp;
   };
   v1::WorkerService::Stub& stub_;
+  const WorkerCredential member_;
   const std::string job_;
   const int64_t generation_;
   std::vector<std::unique_ptr<Call>> calls_;
@@ -113,9 +120,9 @@ class AdversaryTest : public ::testing::Test {
         {testing::RunfilePath("coordinator/ringleader-coordinator"),
          "--listen=127.0.0.1:0", "--state=" + dir_ + "/state.db",
          "--port_file=" + dir_ + "/port", "--metrics_listen=127.0.0.1:0",
-         // The job's worker heartbeats only between attacks: its lease must
-         // outlast an attack on a loaded machine.
-         "--lease_ms=600000", "--heartbeat_ms=200000"},
+         // The job's worker does not heartbeat while it attacks, and its KV
+         // calls need it registered: a lease that outlives the test.
+         "--lease_ms=3600000", "--heartbeat_ms=200000"},
         po);
     ASSERT_TRUE(p.ok()) << p.status();
     coordinator_ = *std::move(p);
@@ -142,7 +149,11 @@ class AdversaryTest : public ::testing::Test {
     job_ = job.job_id();
     formed_ = testing::FormGeneration({workers_.get()}, job_, "adversary-host",
                                       1, 10'000);
-    ASSERT_EQ(formed_.worker_by_rank.size(), 1u);
+    ASSERT_EQ(formed_.credential_by_rank.size(), 1u);
+  }
+
+  const WorkerCredential& member() const {
+    return formed_.credential_by_rank[0];
   }
 
   // A heartbeat of the job's worker and a grpc.health.v1 check, each
@@ -155,7 +166,7 @@ class AdversaryTest : public ::testing::Test {
     v1::HeartbeatResponse resp;
     absl::Time sent = absl::Now();
     grpc::Status s = workers_->Heartbeat(
-        testing::ClientContext(kAnswerBound).get(), hb, &resp);
+        testing::ClientContext(member(), kAnswerBound).get(), hb, &resp);
     EXPECT_TRUE(s.ok()) << after << ": heartbeat " << s.error_message();
     std::cout << after << ": heartbeat answered in "
               << absl::FormatDuration(absl::Now() - sent);
@@ -181,7 +192,7 @@ class AdversaryTest : public ::testing::Test {
   // `n` KvWaits of `keys` keys each that never complete, then cancelled by
   // their client; returns once every call ended.
   void CancelledWaits(int n, int keys) {
-    AbandonedWaits waits(*workers_, job_, formed_.generation);
+    AbandonedWaits waits(*workers_, member(), job_, formed_.generation);
     for (int i = 0; i < n; ++i) {
       std::vector<std::string> names;
       for (int k = 0; k < keys; ++k) {
@@ -269,7 +280,7 @@ TEST_F(AdversaryTest, AFloodOfWaitsOnOneKeySetLeavesItAnswering) {
   // waits abandoned.
   std::vector<std::string> keys;
   for (int k = 0; k < 4096; ++k) keys.push_back(absl::StrCat("f/", k));
-  AbandonedWaits waits(*workers_, job_, formed_.generation);
+  AbandonedWaits waits(*workers_, member(), job_, formed_.generation);
   for (int i = 0; i < 100; ++i) waits.Start(keys);
   v1::KvSetRequest set;
   set.set_job_id(job_);
@@ -278,9 +289,9 @@ TEST_F(AdversaryTest, AFloodOfWaitsOnOneKeySetLeavesItAnswering) {
   for (int k = 0; k < 4095; ++k) {
     set.set_key(keys[k]);
     v1::KvSetResponse r;
-    grpc::Status st =
-        workers_->KvSet(testing::ClientContext(kBound).get(), set, &r);
-    ASSERT_TRUE(st.ok()) << "write " << k << ": " << st.error_message();
+    const grpc::Status s = workers_->KvSet(
+        testing::ClientContext(member(), kBound).get(), set, &r);
+    ASSERT_TRUE(s.ok()) << "write " << k << ": " << s.error_message();
   }
   ExpectAnswering("after the flood's writes");
   ASSERT_TRUE(waits.CancelAll());

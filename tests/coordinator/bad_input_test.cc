@@ -37,6 +37,7 @@ constexpr int kMaxMessageBytes = 64 << 10;
 // Server-side waits of these tests; a wrong answer shows up as
 // DEADLINE_EXCEEDED after this, never as a hang.
 constexpr int64_t kWaitMs = 5000;
+constexpr char kCheckpointDir[] = "/tmp/bad-input-ckpt";
 
 // The call failed with `code` and a message containing `part`.
 ::testing::AssertionResult Fails(const grpc::Status& s, StatusCode code,
@@ -67,9 +68,19 @@ class BadInputTest : public ::testing::Test {
     coordinator_ = *std::move(coordinator);
   }
 
-  static std::unique_ptr<grpc::ClientContext> Ctx() {
-    return testing::ClientContext(absl::Seconds(30));
+  // A context carrying every credential this test's workers were given:
+  // these tests are about the fields of a request, so each call shows the
+  // worker it names or the rank's holder (caller_identity_test checks who
+  // may call).
+  std::unique_ptr<grpc::ClientContext> Ctx() {
+    std::unique_ptr<grpc::ClientContext> ctx =
+        testing::ClientContext(absl::Seconds(30));
+    for (const WorkerCredential& c : keyring_)
+      AttachWorkerCredential(ctx.get(), c);
+    return ctx;
   }
+  // From now on calls also show `c`.
+  void Hold(const WorkerCredential& c) { keyring_.push_back(c); }
   v1::UserService::Stub& users() { return coordinator_->users(); }
   v1::WorkerService::Stub& workers() { return coordinator_->workers(); }
 
@@ -79,6 +90,8 @@ class BadInputTest : public ::testing::Test {
     v1::SubmitJobRequest req;
     *req.mutable_spec() = testing::MinimalJobSpec(name, world, world);
     req.mutable_spec()->set_max_restarts(5);
+    // Commits must lie inside it; nothing is written there.
+    req.mutable_spec()->set_checkpoint_dir(kCheckpointDir);
     v1::SubmitJobResponse resp;
     grpc::Status s = users().SubmitJob(Ctx().get(), req, &resp);
     EXPECT_TRUE(s.ok()) << s.error_message();
@@ -98,6 +111,7 @@ class BadInputTest : public ::testing::Test {
     v1::RegisterResponse resp;
     grpc::Status s = workers().Register(Ctx().get(), Registration(pid), &resp);
     EXPECT_TRUE(s.ok()) << s.error_message();
+    Hold(testing::CredentialOf(resp));
     return resp.worker_id();
   }
 
@@ -129,6 +143,7 @@ class BadInputTest : public ::testing::Test {
     testing::FormedGeneration g = testing::FormGeneration(
         std::vector<v1::WorkerService::Stub*>(world, &workers()), f.job,
         "bad-host", first_pid, kWaitMs);
+    for (const WorkerCredential& c : g.credential_by_rank) Hold(c);
     f.workers = std::move(g.worker_by_rank);
     f.generation = g.generation;
     return f;
@@ -226,7 +241,7 @@ class BadInputTest : public ::testing::Test {
       r.set_generation(gen);
       r.set_rank(rank);
       r.set_step(1);
-      r.set_path("/tmp/ckpt-1");
+      r.set_path(absl::StrCat(kCheckpointDir, "/ckpt-1"));
       v1::CommitCheckpointResponse resp;
       out.emplace_back("CommitCheckpoint",
                        workers().CommitCheckpoint(Ctx().get(), r, &resp));
@@ -276,6 +291,7 @@ class BadInputTest : public ::testing::Test {
   }
 
   std::unique_ptr<testing::InProcessCoordinator> coordinator_;
+  std::vector<WorkerCredential> keyring_;
 };
 
 TEST_F(BadInputTest, UnknownJobIdsAreNotFoundAndNameTheJob) {
@@ -320,6 +336,8 @@ TEST_F(BadInputTest, UnknownJobIdsAreNotFoundAndNameTheJob) {
 
 TEST_F(BadInputTest, UnknownWorkerIdsAreNotFoundAndNameTheWorker) {
   const std::string job = Submit(1);
+  // A client claiming an id nobody registered: the id is what is refused.
+  Hold({"w-nobody", "not-a-token"});
   v1::HeartbeatRequest hb;
   hb.set_worker_id("w-nobody");
   v1::HeartbeatResponse hr;
@@ -444,7 +462,7 @@ TEST_F(BadInputTest, RanksOutsideTheGenerationAreInvalidArgument) {
   commit.set_job_id(f.job);
   commit.set_generation(1);
   commit.set_rank(1);
-  commit.set_path("/tmp/c");
+  commit.set_path(absl::StrCat(kCheckpointDir, "/c"));
   v1::CommitCheckpointResponse cr;
   EXPECT_TRUE(Fails(workers().CommitCheckpoint(Ctx().get(), commit, &cr),
                     StatusCode::PERMISSION_DENIED,
@@ -636,7 +654,7 @@ TEST_F(BadInputTest, CallsInTheWrongOrderAreFailedPrecondition) {
   commit.set_job_id(job);
   commit.set_generation(gen);
   commit.set_step(10);
-  commit.set_path("/tmp/ckpt-10");
+  commit.set_path(absl::StrCat(kCheckpointDir, "/ckpt-10"));
   v1::CommitCheckpointResponse cr;
   ASSERT_TRUE(workers().CommitCheckpoint(Ctx().get(), commit, &cr).ok());
   commit.set_step(5);
@@ -787,7 +805,7 @@ TEST_F(BadInputTest, MalformedFieldsAreInvalidArgumentNamingTheField) {
   EXPECT_TRUE(Fails(workers().CommitCheckpoint(Ctx().get(), commit, &cr),
                     StatusCode::INVALID_ARGUMENT,
                     "checkpoint path must be 1..4096 bytes"));
-  commit.set_path("/tmp/c");
+  commit.set_path(absl::StrCat(kCheckpointDir, "/c"));
   commit.set_step(-1);
   EXPECT_TRUE(Fails(workers().CommitCheckpoint(Ctx().get(), commit, &cr),
                     StatusCode::INVALID_ARGUMENT,
@@ -1019,7 +1037,8 @@ TEST_F(JobFileTest, SpecsThatParseButBreakRulesAreRefusedByTheServer) {
 
 TEST_F(BadInputTest, GarbageRequestBytesAreRefusedAndServingGoesOn) {
   grpc::GenericStub stub(coordinator_->channel());
-  auto call = [&stub](const std::string& method, const std::string& bytes) {
+  auto call = [this, &stub](const std::string& method,
+                            const std::string& bytes) {
     grpc::Slice slice(bytes);
     grpc::ByteBuffer request(&slice, 1);
     grpc::ByteBuffer response;

@@ -57,6 +57,7 @@ class BarrierStreamTest : public ::testing::Test {
     for (int rank = 0; rank < world; ++rank) {
       stubs_.push_back(std::move(stubs[g.stub_by_rank[rank]]));
     }
+    credentials_ = g.credential_by_rank;
     generation_ = g.generation;
   }
 
@@ -92,9 +93,10 @@ class BarrierStreamTest : public ::testing::Test {
       return r;
     }
   };
+  // A stream of `rank`'s worker: its credential in the call's metadata.
   Open OpenStream(int rank) {
     Open o;
-    o.ctx = testing::ClientContext(absl::Seconds(30));
+    o.ctx = testing::ClientContext(credentials_[rank], absl::Seconds(30));
     o.stream = stubs_[rank]->BarrierStream(o.ctx.get());
     return o;
   }
@@ -123,6 +125,7 @@ class BarrierStreamTest : public ::testing::Test {
 
   std::unique_ptr<testing::InProcessCoordinator> coordinator_;
   std::vector<std::unique_ptr<v1::WorkerService::Stub>> stubs_;
+  std::vector<WorkerCredential> credentials_;  // By rank.
   std::string job_;
   int64_t generation_ = 0;
 };
@@ -276,6 +279,14 @@ TEST_F(BarrierStreamTest, OneStreamCarriesEveryRankOfTheRound) {
   constexpr int kWorld = 8;
   Form(kWorld);
   Open s = OpenStream(0);
+  // A host agent's stream: it hands every rank's credential in-band first.
+  v1::BarrierArrivals credentials;
+  for (const WorkerCredential& c : credentials_) {
+    v1::WorkerCredential* out = credentials.add_credentials();
+    out->set_worker_id(c.worker_id);
+    out->set_worker_token(c.token);
+  }
+  ASSERT_TRUE(s.stream->Write(credentials));
   for (int round = 0; round < 3; ++round) {
     const std::string name = absl::StrCat("all-", round);
     std::vector<v1::BarrierRequest> arrivals;

@@ -119,7 +119,8 @@ class CoordinatorMetricsTest : public ::testing::Test {
     return res->body;
   }
 
-  std::string Register(int pid) {
+  // A registered worker that heartbeated once (and so is assigned).
+  WorkerCredential Register(int pid) {
     v1::RegisterRequest reg;
     reg.set_hostname("host");
     reg.set_pid(pid);
@@ -132,10 +133,12 @@ class CoordinatorMetricsTest : public ::testing::Test {
     v1::HeartbeatRequest hb;
     hb.set_worker_id(rr.worker_id());
     v1::HeartbeatResponse hr;
-    EXPECT_TRUE(coordinator_->workers()
-                    .Heartbeat(testing::ClientContext().get(), hb, &hr)
-                    .ok());
-    return rr.worker_id();
+    EXPECT_TRUE(
+        coordinator_->workers()
+            .Heartbeat(testing::ClientContext(testing::CredentialOf(rr)).get(),
+                       hb, &hr)
+            .ok());
+    return testing::CredentialOf(rr);
   }
 
   std::unique_ptr<testing::InProcessCoordinator> coordinator_;
@@ -161,7 +164,7 @@ TEST_F(CoordinatorMetricsTest, ScrapedOverHttpAfterRendezvousAndBarrier) {
                                       "\",job_name=\"metered\"}")),
             0);
 
-  const std::string ids[2] = {Register(1), Register(2)};
+  const WorkerCredential ids[2] = {Register(1), Register(2)};
   EXPECT_EQ(Sample(Scrape(), "ringleader_workers_alive"), 2);
 
   // Both join (in parallel: the first waits for the second), then both meet
@@ -173,12 +176,12 @@ TEST_F(CoordinatorMetricsTest, ScrapedOverHttpAfterRendezvousAndBarrier) {
     threads.emplace_back([&, i] {
       v1::JoinRendezvousRequest req;
       req.set_job_id(job);
-      req.set_worker_id(ids[i]);
+      req.set_worker_id(ids[i].worker_id);
       req.set_timeout_ms(20000);
-      ok[i] =
-          coordinator_->workers()
-              .JoinRendezvous(testing::ClientContext().get(), req, &joined[i])
-              .ok();
+      ok[i] = coordinator_->workers()
+                  .JoinRendezvous(testing::ClientContext(ids[i]).get(), req,
+                                  &joined[i])
+                  .ok();
     });
   }
   for (auto& t : threads) t.join();
@@ -194,7 +197,7 @@ TEST_F(CoordinatorMetricsTest, ScrapedOverHttpAfterRendezvousAndBarrier) {
       b.set_timeout_ms(20000);
       v1::BarrierResponse br;
       ok[i] = coordinator_->workers()
-                  .Barrier(testing::ClientContext().get(), b, &br)
+                  .Barrier(testing::ClientContext(ids[i]).get(), b, &br)
                   .ok();
     });
   }

@@ -57,7 +57,7 @@ class CoordinatorRecoveryTest : public ::testing::Test {
     r.set_device("cpu");
     r.set_pid(pid);
     r.set_address("127.0.0.1");
-    absl::StatusOr<v1::RegisterResponse> resp = coord().Register(r);
+    absl::StatusOr<v1::RegisterResponse> resp = RegisterAs(r);
     EXPECT_TRUE(resp.ok()) << resp.status();
     return resp->worker_id();
   }
@@ -69,7 +69,7 @@ class CoordinatorRecoveryTest : public ::testing::Test {
     r.set_worker_id(worker);
     r.set_job_id(job);
     r.set_generation(generation);
-    return coord().Heartbeat(r);
+    return coord().Heartbeat(workers_caller_, r);
   }
 
   // Submits a 2-worker job and forms its first generation; returns the job
@@ -79,6 +79,7 @@ class CoordinatorRecoveryTest : public ::testing::Test {
     *sub.mutable_spec() = testing::MinimalJobSpec("adopt", 2, 2);
     sub.mutable_spec()->set_epochs(3);
     sub.mutable_spec()->set_max_restarts(3);
+    sub.mutable_spec()->set_checkpoint_dir("/tmp");
     absl::StatusOr<v1::SubmitJobResponse> job = coord().SubmitJob(sub);
     EXPECT_TRUE(job.ok()) << job.status();
     std::vector<std::string> workers = {RegisterWorker(11), RegisterWorker(12)};
@@ -92,7 +93,8 @@ class CoordinatorRecoveryTest : public ::testing::Test {
       j.set_job_id(job->job_id());
       j.set_worker_id(w);
       coord().JoinRendezvous(
-          j, [&ranks, w](absl::StatusOr<v1::JoinRendezvousResponse> g) {
+          workers_caller_, j,
+          [&ranks, w](absl::StatusOr<v1::JoinRendezvousResponse> g) {
             ASSERT_TRUE(g.ok()) << g.status();
             EXPECT_EQ(g->generation(), 1);
             ranks[g->rank()] = w;
@@ -111,7 +113,7 @@ class CoordinatorRecoveryTest : public ::testing::Test {
     r.set_rank(rank);
     r.set_epoch(epoch);
     r.set_dataset_size(100);
-    return coord().GetShard(r);
+    return coord().GetShard(workers_caller_, r);
   }
 
   v1::Job Job(const std::string& id) {
@@ -120,6 +122,18 @@ class CoordinatorRecoveryTest : public ::testing::Test {
     absl::StatusOr<v1::Job> job = coord().GetJob(r);
     EXPECT_TRUE(job.ok()) << job.status();
     return *job;
+  }
+
+  // Every registered worker's credential: the tests act for each worker in
+  // turn, and the coordinator finds the one a call needs among them.
+  Caller workers_caller_;
+  absl::StatusOr<v1::RegisterResponse> RegisterAs(
+      const v1::RegisterRequest& r) {
+    absl::StatusOr<v1::RegisterResponse> reg = coord().Register(Caller(), r);
+    if (reg.ok()) {
+      workers_caller_.Add(reg->worker_id(), reg->worker_token()).IgnoreError();
+    }
+    return reg;
   }
 
   std::string path_;
@@ -163,7 +177,7 @@ TEST_F(CoordinatorRecoveryTest, FinalReportsSentBeforeTheRestartStillCount) {
     r.set_finished(true);
     r.set_test_correct(correct);
     r.set_test_samples(100);
-    return coord().ReportProgress(r);
+    return coord().ReportProgress(workers_caller_, r);
   };
   ASSERT_TRUE(final_report(0, 90).ok());
   Restart();
@@ -204,7 +218,7 @@ TEST_F(CoordinatorRecoveryTest, AnEndedGenerationIsNotAdopted) {
   v1::LeaveRequest leave;
   leave.set_worker_id(ranks[1]);
   leave.set_reason("test");
-  ASSERT_TRUE(coord().Leave(leave).ok());
+  ASSERT_TRUE(coord().Leave(workers_caller_, leave).ok());
   Restart();
   v1::Job after = Job(job);
   EXPECT_NE(after.state(), v1::JOB_STATE_RUNNING);
@@ -222,11 +236,11 @@ TEST_F(CoordinatorRecoveryTest, ACommitRetriedAfterTheRestartIsRecordedOnce) {
   c.set_path("/tmp/adopt-step10.ckpt");
   c.set_step(10);
   absl::StatusOr<v1::CommitCheckpointResponse> first =
-      coord().CommitCheckpoint(c);
+      coord().CommitCheckpoint(workers_caller_, c);
   ASSERT_TRUE(first.ok()) << first.status();
   Restart();
   absl::StatusOr<v1::CommitCheckpointResponse> again =
-      coord().CommitCheckpoint(c);
+      coord().CommitCheckpoint(workers_caller_, c);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->checkpoint_id(), first->checkpoint_id());
 }

@@ -2,11 +2,13 @@
 // simulated workers (real clients of the wire protocol).
 #include <atomic>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "common/worker_credential.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
@@ -94,6 +96,21 @@ class CoordinatorServiceTest : public ::testing::Test {
       absl::Duration d = absl::Seconds(30)) {
     return testing::ClientContext(d);
   }
+  // A context carrying `worker`'s credential; a worker this test did not
+  // register shows a made-up token, so its id is what gets refused.
+  std::unique_ptr<grpc::ClientContext> As(
+      const std::string& worker, absl::Duration d = absl::Seconds(30)) {
+    auto it = credentials_.find(worker);
+    return testing::ClientContext(it != credentials_.end()
+                                      ? it->second
+                                      : WorkerCredential{worker, "made-up"},
+                                  d);
+  }
+  // Keeps the credential a registration gave; returns the worker's id.
+  std::string Remember(const v1::RegisterResponse& registered) {
+    credentials_[registered.worker_id()] = testing::CredentialOf(registered);
+    return registered.worker_id();
+  }
 
   std::string Submit(const v1::JobSpec& spec) {
     v1::SubmitJobRequest req;
@@ -114,9 +131,9 @@ class CoordinatorServiceTest : public ::testing::Test {
     v1::RegisterResponse rr;
     EXPECT_TRUE(Stub(pid)->Register(Ctx().get(), reg, &rr).ok());
     v1::HeartbeatRequest hb;
-    hb.set_worker_id(rr.worker_id());
+    hb.set_worker_id(Remember(rr));
     v1::HeartbeatResponse hr;
-    EXPECT_TRUE(Stub(pid)->Heartbeat(Ctx().get(), hb, &hr).ok());
+    EXPECT_TRUE(Stub(pid)->Heartbeat(As(rr.worker_id()).get(), hb, &hr).ok());
     EXPECT_EQ(hr.assignment().job_id(), job_id);
     return rr.worker_id();
   }
@@ -128,6 +145,7 @@ class CoordinatorServiceTest : public ::testing::Test {
   std::unique_ptr<testing::InProcessCoordinator> coordinator_;
   std::vector<std::unique_ptr<WorkerService::Stub>> workers_;
   UserService::Stub* users_ = nullptr;
+  std::map<std::string, WorkerCredential> credentials_;
 };
 
 TEST_F(CoordinatorServiceTest, ThreeWorkersRunAJobEndToEnd) {
@@ -155,9 +173,9 @@ TEST_F(CoordinatorServiceTest, ThreeWorkersRunAJobEndToEnd) {
     v1::RegisterResponse rr;
     ASSERT_TRUE(Stub(0)->Register(Ctx().get(), reg, &rr).ok());
     v1::HeartbeatRequest hb;
-    hb.set_worker_id(rr.worker_id());
+    hb.set_worker_id(Remember(rr));
     v1::HeartbeatResponse hr;
-    ASSERT_TRUE(Stub(0)->Heartbeat(Ctx().get(), hb, &hr).ok());
+    ASSERT_TRUE(Stub(0)->Heartbeat(As(rr.worker_id()).get(), hb, &hr).ok());
     EXPECT_FALSE(hr.has_assignment());
   }
 
@@ -171,7 +189,8 @@ TEST_F(CoordinatorServiceTest, ThreeWorkersRunAJobEndToEnd) {
       req.set_job_id(job);
       req.set_worker_id(ids[i]);
       req.set_timeout_ms(20000);
-      join_status[i] = Stub(i)->JoinRendezvous(Ctx().get(), req, &joined[i]);
+      join_status[i] =
+          Stub(i)->JoinRendezvous(As(ids[i]).get(), req, &joined[i]);
     });
   }
   for (auto& t : threads) t.join();
@@ -209,7 +228,7 @@ TEST_F(CoordinatorServiceTest, ThreeWorkersRunAJobEndToEnd) {
       req.set_rank(joined[i].rank());
       req.set_timeout_ms(20000);
       v1::FetchNcclIdResponse resp;
-      if (!Stub(i)->FetchNcclId(Ctx().get(), req, &resp).ok() ||
+      if (!Stub(i)->FetchNcclId(As(ids[i]).get(), req, &resp).ok() ||
           resp.unique_id() != id) {
         ++failures;
       }
@@ -222,16 +241,21 @@ TEST_F(CoordinatorServiceTest, ThreeWorkersRunAJobEndToEnd) {
     bad.set_rank(joined[(rank0 + 1) % 3].rank());
     bad.set_unique_id(id);
     v1::PublishNcclIdResponse r;
-    EXPECT_EQ(Stub(0)->PublishNcclId(Ctx().get(), bad, &r).error_code(),
+    // From that rank's own worker: the rank is what is refused.
+    EXPECT_EQ(Stub(0)
+                  ->PublishNcclId(As(ids[(rank0 + 1) % 3]).get(), bad, &r)
+                  .error_code(),
               grpc::StatusCode::PERMISSION_DENIED);
     bad.set_rank(0);
     bad.set_unique_id("short");
-    EXPECT_EQ(Stub(0)->PublishNcclId(Ctx().get(), bad, &r).error_code(),
-              grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(
+        Stub(0)->PublishNcclId(As(ids[rank0]).get(), bad, &r).error_code(),
+        grpc::StatusCode::INVALID_ARGUMENT);
     bad.set_unique_id(id);
-    EXPECT_TRUE(Stub(0)->PublishNcclId(Ctx().get(), bad, &r).ok());
-    EXPECT_EQ(Stub(0)->PublishNcclId(Ctx().get(), bad, &r).error_code(),
-              grpc::StatusCode::ALREADY_EXISTS);
+    EXPECT_TRUE(Stub(0)->PublishNcclId(As(ids[rank0]).get(), bad, &r).ok());
+    EXPECT_EQ(
+        Stub(0)->PublishNcclId(As(ids[rank0]).get(), bad, &r).error_code(),
+        grpc::StatusCode::ALREADY_EXISTS);
   }
   for (auto& t : threads) t.join();
   threads.clear();
@@ -248,7 +272,7 @@ TEST_F(CoordinatorServiceTest, ThreeWorkersRunAJobEndToEnd) {
       b.set_name("start");
       b.set_timeout_ms(20000);
       v1::BarrierResponse br;
-      if (!Stub(i)->Barrier(Ctx().get(), b, &br).ok()) ++failures;
+      if (!Stub(i)->Barrier(As(ids[i]).get(), b, &br).ok()) ++failures;
       v1::GetShardRequest sr;
       sr.set_job_id(job);
       sr.set_generation(gen);
@@ -256,7 +280,7 @@ TEST_F(CoordinatorServiceTest, ThreeWorkersRunAJobEndToEnd) {
       sr.set_epoch(1);
       sr.set_dataset_size(1000);
       v1::ShardAssignment shard;
-      if (!Stub(i)->GetShard(Ctx().get(), sr, &shard).ok() ||
+      if (!Stub(i)->GetShard(As(ids[i]).get(), sr, &shard).ok() ||
           shard.world_size() != 3 || shard.rank() != rank ||
           shard.dataset_size() != 1000 || shard.epoch() != 1) {
         ++failures;
@@ -275,7 +299,7 @@ TEST_F(CoordinatorServiceTest, ThreeWorkersRunAJobEndToEnd) {
       p.set_test_correct(30 + rank);
       p.set_test_samples(34);
       v1::ReportProgressResponse pr;
-      if (!Stub(i)->ReportProgress(Ctx().get(), p, &pr).ok()) ++failures;
+      if (!Stub(i)->ReportProgress(As(ids[i]).get(), p, &pr).ok()) ++failures;
     });
   }
   for (auto& t : threads) t.join();
@@ -302,7 +326,7 @@ TEST_F(CoordinatorServiceTest, ThreeWorkersRunAJobEndToEnd) {
   hb.set_job_id(job);
   hb.set_generation(gen);
   v1::HeartbeatResponse hr;
-  ASSERT_TRUE(Stub(0)->Heartbeat(Ctx().get(), hb, &hr).ok());
+  ASSERT_TRUE(Stub(0)->Heartbeat(As(ids[0]).get(), hb, &hr).ok());
   EXPECT_TRUE(hr.has_abort());
   EXPECT_FALSE(hr.abort().rejoin());
 }
@@ -325,7 +349,7 @@ TEST_F(CoordinatorServiceTest, TwoThousandBlockedCallsHoldNoThreadEach) {
     jreq[i].set_job_id(job);
     jreq[i].set_worker_id(ids[i]);
     jreq[i].set_timeout_ms(120000);
-    ctx.push_back(Ctx(absl::Seconds(120)));
+    ctx.push_back(As(ids[i], absl::Seconds(120)));
     Stub(i)->async()->JoinRendezvous(
         ctx.back().get(), &jreq[i], &jresp[i],
         [&joins](grpc::Status s) { joins.Done(s); });
@@ -348,7 +372,7 @@ TEST_F(CoordinatorServiceTest, TwoThousandBlockedCallsHoldNoThreadEach) {
     kreq[i].set_generation(gen);
     kreq[i].add_keys("go");
     kreq[i].set_timeout_ms(120000);
-    ctx.push_back(Ctx(absl::Seconds(120)));
+    ctx.push_back(As(ids[i], absl::Seconds(120)));
     Stub(i)->async()->KvWait(ctx.back().get(), &kreq[i], &kresp[i],
                              [&waits](grpc::Status s) { waits.Done(s); });
   }
@@ -358,7 +382,7 @@ TEST_F(CoordinatorServiceTest, TwoThousandBlockedCallsHoldNoThreadEach) {
     breq[i].set_rank(jresp[i].rank());
     breq[i].set_name("all");
     breq[i].set_timeout_ms(120000);
-    ctx.push_back(Ctx(absl::Seconds(120)));
+    ctx.push_back(As(ids[i], absl::Seconds(120)));
     Stub(i)->async()->Barrier(
         ctx.back().get(), &breq[i], &bresp[i],
         [&barriers](grpc::Status s) { barriers.Done(s); });
@@ -377,7 +401,7 @@ TEST_F(CoordinatorServiceTest, TwoThousandBlockedCallsHoldNoThreadEach) {
   set.set_key("go");
   set.set_value("now");
   v1::KvSetResponse set_resp;
-  ASSERT_TRUE(Stub(0)->KvSet(Ctx().get(), set, &set_resp).ok());
+  ASSERT_TRUE(Stub(0)->KvSet(As(ids[0]).get(), set, &set_resp).ok());
   ASSERT_TRUE(waits.WaitFor(kWorkers, absl::Seconds(120)));
   EXPECT_EQ(waits.ok(), kWorkers) << waits.last_error();
   EXPECT_EQ(kresp[kWorkers - 1].values(0), "now");
@@ -395,12 +419,12 @@ TEST_F(CoordinatorServiceTest, DeadWorkerEndsGenerationAndAbortsBarrier) {
     v1::JoinRendezvousRequest r;
     r.set_job_id(job);
     r.set_worker_id(b);
-    Stub(1)->JoinRendezvous(Ctx().get(), r, &jb);
+    Stub(1)->JoinRendezvous(As(b).get(), r, &jb);
   });
   v1::JoinRendezvousRequest r;
   r.set_job_id(job);
   r.set_worker_id(a);
-  ASSERT_TRUE(Stub(0)->JoinRendezvous(Ctx().get(), r, &ja).ok());
+  ASSERT_TRUE(Stub(0)->JoinRendezvous(As(a).get(), r, &ja).ok());
   t.join();
   // Worker a keeps heartbeating from a thread while it waits at a barrier;
   // worker b never heartbeats again, so its lease runs out.
@@ -412,7 +436,7 @@ TEST_F(CoordinatorServiceTest, DeadWorkerEndsGenerationAndAbortsBarrier) {
       hb.set_job_id(job);
       hb.set_generation(ja.generation());
       v1::HeartbeatResponse hr;
-      Stub(2)->Heartbeat(Ctx().get(), hb, &hr);
+      Stub(2)->Heartbeat(As(a).get(), hb, &hr);
       if (hr.has_abort()) {
         EXPECT_TRUE(hr.abort().rejoin());
         break;
@@ -429,7 +453,7 @@ TEST_F(CoordinatorServiceTest, DeadWorkerEndsGenerationAndAbortsBarrier) {
   br.set_timeout_ms(30000);
   v1::BarrierResponse bresp;
   const absl::Time start = absl::Now();
-  grpc::Status s = Stub(0)->Barrier(Ctx().get(), br, &bresp);
+  grpc::Status s = Stub(0)->Barrier(As(a).get(), br, &bresp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message();
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   stop = true;
@@ -446,7 +470,7 @@ TEST_F(CoordinatorServiceTest, DeadWorkerEndsGenerationAndAbortsBarrier) {
   kv.set_generation(ja.generation());
   kv.set_key("k");
   v1::KvSetResponse kr;
-  EXPECT_EQ(Stub(0)->KvSet(Ctx().get(), kv, &kr).error_code(),
+  EXPECT_EQ(Stub(0)->KvSet(As(a).get(), kv, &kr).error_code(),
             grpc::StatusCode::ABORTED);
 }
 
@@ -456,7 +480,7 @@ TEST_F(CoordinatorServiceTest, BadRequestsGetSpecificCodes) {
   v1::HeartbeatRequest hb;
   hb.set_worker_id("w-nobody");
   v1::HeartbeatResponse hr;
-  EXPECT_EQ(Stub(0)->Heartbeat(Ctx().get(), hb, &hr).error_code(),
+  EXPECT_EQ(Stub(0)->Heartbeat(As("w-nobody").get(), hb, &hr).error_code(),
             grpc::StatusCode::NOT_FOUND);
 
   v1::GetJobRequest g;
@@ -482,11 +506,12 @@ TEST_F(CoordinatorServiceTest, BadRequestsGetSpecificCodes) {
   reg.set_device("cpu");
   v1::RegisterResponse rr;
   ASSERT_TRUE(Stub(0)->Register(Ctx().get(), reg, &rr).ok());
+  const std::string w = Remember(rr);
   v1::JoinRendezvousRequest jr;
   jr.set_job_id(job);
-  jr.set_worker_id(rr.worker_id());
+  jr.set_worker_id(w);
   v1::JoinRendezvousResponse jresp;
-  EXPECT_EQ(Stub(0)->JoinRendezvous(Ctx().get(), jr, &jresp).error_code(),
+  EXPECT_EQ(Stub(0)->JoinRendezvous(As(w).get(), jr, &jresp).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
 
   // Calls for a generation that has not formed, and a rank out of range.
@@ -495,15 +520,15 @@ TEST_F(CoordinatorServiceTest, BadRequestsGetSpecificCodes) {
   br.set_generation(5);
   br.set_name("x");
   v1::BarrierResponse bresp;
-  EXPECT_EQ(Stub(0)->Barrier(Ctx().get(), br, &bresp).error_code(),
+  EXPECT_EQ(Stub(0)->Barrier(As(w).get(), br, &bresp).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
-  hb.set_worker_id(rr.worker_id());
-  ASSERT_TRUE(Stub(0)->Heartbeat(Ctx().get(), hb, &hr).ok());
+  hb.set_worker_id(w);
+  ASSERT_TRUE(Stub(0)->Heartbeat(As(w).get(), hb, &hr).ok());
   ASSERT_EQ(hr.assignment().job_id(), job);
-  ASSERT_TRUE(Stub(0)->JoinRendezvous(Ctx().get(), jr, &jresp).ok());
+  ASSERT_TRUE(Stub(0)->JoinRendezvous(As(w).get(), jr, &jresp).ok());
   br.set_generation(jresp.generation());
   br.set_rank(3);
-  EXPECT_EQ(Stub(0)->Barrier(Ctx().get(), br, &bresp).error_code(),
+  EXPECT_EQ(Stub(0)->Barrier(As(w).get(), br, &bresp).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   v1::GetShardRequest shard;
   shard.set_job_id(job);
@@ -511,7 +536,7 @@ TEST_F(CoordinatorServiceTest, BadRequestsGetSpecificCodes) {
   shard.set_epoch(99);
   shard.set_dataset_size(10);
   v1::ShardAssignment sa;
-  EXPECT_EQ(Stub(0)->GetShard(Ctx().get(), shard, &sa).error_code(),
+  EXPECT_EQ(Stub(0)->GetShard(As(w).get(), shard, &sa).error_code(),
             grpc::StatusCode::OUT_OF_RANGE);
 
   // An oversize message is refused by the transport, not a crash.
@@ -521,7 +546,7 @@ TEST_F(CoordinatorServiceTest, BadRequestsGetSpecificCodes) {
   big.set_key("big");
   big.set_value(std::string(2 << 20, 'x'));
   v1::KvSetResponse kr;
-  EXPECT_EQ(Stub(0)->KvSet(Ctx().get(), big, &kr).error_code(),
+  EXPECT_EQ(Stub(0)->KvSet(As(w).get(), big, &kr).error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
 
   v1::CancelJobRequest c;

@@ -35,6 +35,8 @@ class ElasticPolicyTest : public ::testing::Test {
   std::string Submit(const v1::JobSpec& spec) {
     v1::SubmitJobRequest r;
     *r.mutable_spec() = spec;
+    // Where Commit's checkpoints go (a commit must lie inside it).
+    r.mutable_spec()->set_checkpoint_dir("/tmp/ckpt");
     auto out = coordinator_->SubmitJob(r);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? out->job_id() : "";
@@ -46,7 +48,7 @@ class ElasticPolicyTest : public ::testing::Test {
     r.set_hostname("sim");
     r.set_pid(static_cast<int32_t>(100 + workers_++));
     r.set_device("cpu");
-    auto reg = coordinator_->Register(r);
+    auto reg = RegisterAs(r);
     EXPECT_TRUE(reg.ok()) << reg.status();
     v1::HeartbeatResponse hb = Heartbeat(reg->worker_id(), "", 0);
     EXPECT_EQ(hb.assignment().job_id(), job);
@@ -59,7 +61,7 @@ class ElasticPolicyTest : public ::testing::Test {
     r.set_worker_id(worker);
     r.set_job_id(job);
     r.set_generation(gen);
-    auto out = coordinator_->Heartbeat(r);
+    auto out = coordinator_->Heartbeat(workers_caller_, r);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? *out : v1::HeartbeatResponse();
   }
@@ -71,7 +73,8 @@ class ElasticPolicyTest : public ::testing::Test {
     r.set_worker_id(worker);
     r.set_timeout_ms(3600'000);
     coordinator_->JoinRendezvous(
-        r, [this, worker](JoinResult g) { joined_[worker] = std::move(g); });
+        workers_caller_, r,
+        [this, worker](JoinResult g) { joined_[worker] = std::move(g); });
   }
 
   absl::StatusOr<v1::CommitCheckpointResponse> Commit(const std::string& job,
@@ -86,10 +89,23 @@ class ElasticPolicyTest : public ::testing::Test {
     c.set_step(step);
     c.set_epoch_sample_offset(epoch == 0 ? step * 20 : 0);
     c.set_path("/tmp/ckpt/grow-step" + std::to_string(step) + ".ckpt");
-    return coordinator_->CommitCheckpoint(c);
+    return coordinator_->CommitCheckpoint(workers_caller_, c);
   }
 
   v1::Job Job(const std::string& id) { return *coordinator_->jobs().Get(id); }
+
+  // Every registered worker's credential: the tests act for each worker in
+  // turn, and the coordinator finds the one a call needs among them.
+  Caller workers_caller_;
+  absl::StatusOr<v1::RegisterResponse> RegisterAs(
+      const v1::RegisterRequest& r) {
+    absl::StatusOr<v1::RegisterResponse> reg =
+        coordinator_->Register(Caller(), r);
+    if (reg.ok()) {
+      workers_caller_.Add(reg->worker_id(), reg->worker_token()).IgnoreError();
+    }
+    return reg;
+  }
 
   FakeClock clock_;
   std::unique_ptr<StateStore> store_;
@@ -145,7 +161,7 @@ TEST_F(ElasticPolicyTest, AReplacementBeforeTheTimeoutLetsTheJobContinue) {
   ASSERT_TRUE(joined_[w1].ok());
   v1::LeaveRequest leave;
   leave.set_worker_id(w2);
-  ASSERT_TRUE(coordinator_->Leave(leave).ok());
+  ASSERT_TRUE(coordinator_->Leave(workers_caller_, leave).ok());
   EXPECT_EQ(Job(job).restarts(), 1);
   Join(job, w1);
   clock_.Advance(absl::Seconds(15));
@@ -229,7 +245,7 @@ TEST_F(ScaleUpTest, ANewcomerJoinsAtTheNextCheckpointWithoutARestart) {
   // And a failure still spends the (empty) budget: the job fails.
   v1::LeaveRequest leave;
   leave.set_worker_id(w3_);
-  ASSERT_TRUE(coordinator_->Leave(leave).ok());
+  ASSERT_TRUE(coordinator_->Leave(workers_caller_, leave).ok());
   EXPECT_EQ(Job(job_).state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(Job(job_).restarts(), 1);
 }
@@ -246,7 +262,8 @@ TEST_F(ScaleUpTest, NoScaleUpAtTheLastCheckpoint) {
 TEST_F(ScaleUpTest, WithoutANewcomerCommitsEndNothing) {
   v1::LeaveRequest leave;
   leave.set_worker_id(w3_);
-  ASSERT_TRUE(coordinator_->Leave(leave).ok());  // Only a waiter: no restart.
+  ASSERT_TRUE(coordinator_->Leave(workers_caller_, leave)
+                  .ok());  // Only a waiter: no restart.
   EXPECT_EQ(Job(job_).restarts(), 0);
   auto commit = Commit(job_, 1, 0, 5);
   ASSERT_TRUE(commit.ok()) << commit.status();
@@ -268,7 +285,8 @@ TEST_F(ElasticPolicyTest, AJoinCarriesTheMemberListOnlyWhenAsked) {
   r.set_timeout_ms(3600'000);
   r.set_include_members(true);
   std::optional<JoinResult> with_members;
-  coordinator_->JoinRendezvous(r, [&](JoinResult g) { with_members = g; });
+  coordinator_->JoinRendezvous(workers_caller_, r,
+                               [&](JoinResult g) { with_members = g; });
   ASSERT_EQ(joined_.count(w1), 1u);
   ASSERT_TRUE(joined_[w1].ok()) << joined_[w1].status();
   EXPECT_EQ(joined_[w1]->world_size(), 2);

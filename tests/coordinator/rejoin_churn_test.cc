@@ -50,11 +50,11 @@ class RejoinChurnTest : public ::testing::Test {
     r.set_hostname("sim");
     r.set_pid(static_cast<int32_t>(100 + workers_++));
     r.set_device("cpu");
-    auto reg = coordinator_->Register(r);
+    auto reg = RegisterAs(r);
     EXPECT_TRUE(reg.ok()) << reg.status();
     v1::HeartbeatRequest hb;
     hb.set_worker_id(reg->worker_id());
-    auto out = coordinator_->Heartbeat(hb);
+    auto out = coordinator_->Heartbeat(workers_caller_, hb);
     EXPECT_TRUE(out.ok()) << out.status();
     EXPECT_EQ(out->assignment().job_id(), job);
     return reg->worker_id();
@@ -67,7 +67,8 @@ class RejoinChurnTest : public ::testing::Test {
     r.set_worker_id(worker);
     r.set_timeout_ms(3600'000);
     coordinator_->JoinRendezvous(
-        r, [this, worker](JoinResult g) { joined_[worker] = std::move(g); });
+        workers_caller_, r,
+        [this, worker](JoinResult g) { joined_[worker] = std::move(g); });
   }
 
   // `worker` of generation `gen` waits on a key nobody sets; when the
@@ -80,7 +81,8 @@ class RejoinChurnTest : public ::testing::Test {
     r.add_keys("never");
     r.set_timeout_ms(3600'000);
     coordinator_->KvWait(
-        r, [this, job, worker](absl::StatusOr<v1::KvWaitResponse> got) {
+        workers_caller_, r,
+        [this, job, worker](absl::StatusOr<v1::KvWaitResponse> got) {
           EXPECT_TRUE(absl::IsAborted(got.status())) << got.status();
           clock_.Advance(absl::Milliseconds(50));
           Join(job, worker);
@@ -94,10 +96,23 @@ class RejoinChurnTest : public ::testing::Test {
     r.set_rank(rank);
     r.set_step(1);
     r.set_loss(0.5);
-    return coordinator_->ReportProgress(r);
+    return coordinator_->ReportProgress(workers_caller_, r);
   }
 
   v1::Job Job(const std::string& id) { return *coordinator_->jobs().Get(id); }
+
+  // Every registered worker's credential: the tests act for each worker in
+  // turn, and the coordinator finds the one a call needs among them.
+  Caller workers_caller_;
+  absl::StatusOr<v1::RegisterResponse> RegisterAs(
+      const v1::RegisterRequest& r) {
+    absl::StatusOr<v1::RegisterResponse> reg =
+        coordinator_->Register(Caller(), r);
+    if (reg.ok()) {
+      workers_caller_.Add(reg->worker_id(), reg->worker_token()).IgnoreError();
+    }
+    return reg;
+  }
 
   FakeClock clock_;
   std::unique_ptr<StateStore> store_;

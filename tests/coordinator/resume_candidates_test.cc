@@ -4,6 +4,7 @@
 // job back to it; a rank that cannot go on fails the job with its reason.
 #include <thread>
 
+#include "common/worker_credential.h"
 #include "coordinator/coordinator_server.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -18,6 +19,13 @@ std::unique_ptr<grpc::ClientContext> Ctx() {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() +
                     std::chrono::seconds(30));
+  return ctx;
+}
+
+// The same, carrying `worker`'s credential.
+std::unique_ptr<grpc::ClientContext> Ctx(const WorkerCredential& worker) {
+  std::unique_ptr<grpc::ClientContext> ctx = Ctx();
+  AttachWorkerCredential(ctx.get(), worker);
   return ctx;
 }
 
@@ -56,9 +64,11 @@ class ResumeCandidatesTest : public ::testing::Test {
       v1::HeartbeatRequest hb;
       hb.set_worker_id(rr.worker_id());
       v1::HeartbeatResponse hr;
-      ASSERT_TRUE(workers_->Heartbeat(Ctx().get(), hb, &hr).ok());
+      const WorkerCredential worker{rr.worker_id(), rr.worker_token()};
+      ASSERT_TRUE(workers_->Heartbeat(Ctx(worker).get(), hb, &hr).ok());
       ASSERT_EQ(hr.assignment().job_id(), job_);
       ids_.push_back(rr.worker_id());
+      credentials_.push_back(worker);
     }
   }
 
@@ -73,11 +83,18 @@ class ResumeCandidatesTest : public ::testing::Test {
         req.set_job_id(job_);
         req.set_worker_id(ids_[i]);
         req.set_timeout_ms(20000);
-        status[i] = workers_->JoinRendezvous(Ctx().get(), req, &got[i]);
+        status[i] =
+            workers_->JoinRendezvous(Ctx(credentials_[i]).get(), req, &got[i]);
       });
     }
     for (auto& t : threads) t.join();
     for (const auto& s : status) EXPECT_TRUE(s.ok()) << s.error_message();
+    holder_.assign(2, WorkerCredential());
+    for (int i = 0; i < 2; ++i) {
+      if (got[i].rank() >= 0 && got[i].rank() < 2) {
+        holder_[got[i].rank()] = credentials_[i];
+      }
+    }
     if (got[0].rank() == 1) std::swap(got[0], got[1]);
     return got;
   }
@@ -93,7 +110,7 @@ class ResumeCandidatesTest : public ::testing::Test {
     c.set_epoch_sample_offset(offset);
     c.set_path("/tmp/ckpt/fallback-step" + std::to_string(step) + ".ckpt");
     v1::CommitCheckpointResponse r;
-    return workers_->CommitCheckpoint(Ctx().get(), c, &r);
+    return workers_->CommitCheckpoint(Ctx(holder_[0]).get(), c, &r);
   }
 
   grpc::Status Shard(int64_t gen, int rank, int64_t epoch, int64_t resumed,
@@ -105,7 +122,7 @@ class ResumeCandidatesTest : public ::testing::Test {
     r.set_epoch(epoch);
     r.set_dataset_size(1000);
     r.set_resume_checkpoint_id(resumed);
-    return workers_->GetShard(Ctx().get(), r, out);
+    return workers_->GetShard(Ctx(holder_[rank]).get(), r, out);
   }
 
   v1::Job Job() {
@@ -121,6 +138,8 @@ class ResumeCandidatesTest : public ::testing::Test {
   std::unique_ptr<v1::UserService::Stub> users_;
   std::string job_;
   std::vector<std::string> ids_;
+  std::vector<WorkerCredential> credentials_;  // Indexed like ids_.
+  std::vector<WorkerCredential> holder_;       // By rank, since JoinBoth.
 };
 
 TEST_F(ResumeCandidatesTest, RanksResumeFromAnOlderCandidateTogether) {
@@ -189,17 +208,20 @@ TEST_F(ResumeCandidatesTest, AFatalReportFailsTheJobWithItsReason) {
   r.set_rank(1);
   r.set_fatal_error(std::string(5000, 'x'));
   v1::ReportProgressResponse resp;
-  EXPECT_EQ(workers_->ReportProgress(Ctx().get(), r, &resp).error_code(),
+  EXPECT_EQ(workers_->ReportProgress(Ctx(holder_[r.rank()]).get(), r, &resp)
+                .error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(Job().state(), v1::JOB_STATE_RUNNING);
   r.set_fatal_error("no committed checkpoint could be read");
-  ASSERT_TRUE(workers_->ReportProgress(Ctx().get(), r, &resp).ok());
+  ASSERT_TRUE(
+      workers_->ReportProgress(Ctx(holder_[r.rank()]).get(), r, &resp).ok());
   const v1::Job job = Job();
   EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(job.message(), "rank 1: no committed checkpoint could be read");
   // The other rank's identical report finds the job over.
   r.set_rank(0);
-  EXPECT_EQ(workers_->ReportProgress(Ctx().get(), r, &resp).error_code(),
+  EXPECT_EQ(workers_->ReportProgress(Ctx(holder_[r.rank()]).get(), r, &resp)
+                .error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
 }
 

@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "common/tls_credentials.h"
+#include "common/worker_credential.h"
 #include "coordinator/coordinator_server.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
@@ -102,20 +103,34 @@ class SecurityTest : public ::testing::Test {
     return f;
   }
 
-  grpc::Status Register(const std::shared_ptr<grpc::Channel>& channel) {
+  grpc::Status Register(const std::shared_ptr<grpc::Channel>& channel,
+                        WorkerCredential* registered = nullptr,
+                        int32_t pid = 4242) {
     auto stub = v1::WorkerService::NewStub(channel);
     v1::RegisterRequest req;
     req.set_hostname("host");
     req.set_device("cpu");
     req.set_address("127.0.0.1");
-    req.set_pid(4242);
+    req.set_pid(pid);
     v1::RegisterResponse resp;
     grpc::Status s =
         stub->Register(ClientContext(kCallTimeout).get(), req, &resp);
     if (s.ok() && resp.worker_id().empty()) {
       return grpc::Status(StatusCode::INTERNAL, "no worker id");
     }
+    if (registered != nullptr) *registered = testing::CredentialOf(resp);
     return s;
+  }
+
+  // A heartbeat of `worker`, carrying its credential, over `channel`.
+  grpc::Status Heartbeat(const std::shared_ptr<grpc::Channel>& channel,
+                         const WorkerCredential& worker) {
+    auto stub = v1::WorkerService::NewStub(channel);
+    v1::HeartbeatRequest req;
+    req.set_worker_id(worker.worker_id);
+    v1::HeartbeatResponse resp;
+    return stub->Heartbeat(ClientContext(worker, kCallTimeout).get(), req,
+                           &resp);
   }
 
   // Submits with `token` ("" sends no authorization metadata).
@@ -171,6 +186,32 @@ TestPki* SecurityTest::other_ = nullptr;
 TEST_F(SecurityTest, MutualTlsWorkerWithItsCertificateRegisters) {
   StartServer(/*tls=*/true, /*mutual=*/true, kToken);
   EXPECT_TRUE(Ok(Register(Channel(WorkerFiles(*pki_, pki_)))));
+}
+
+// A worker's token is bound to the client certificate it registered with:
+// another machine with a certificate of the same CA (so its handshake
+// passes) cannot speak for it even with its token.
+TEST_F(SecurityTest, MutualTlsWorkerTokenIsRefusedUnderAnotherCertificate) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(/*tls=*/true, /*mutual=*/true, ""));
+  ClientTlsFiles second = WorkerFiles(*pki_, nullptr);
+  second.cert = pki_->second_client_cert;
+  second.key = pki_->second_client_key;
+  const std::shared_ptr<grpc::Channel> first_machine =
+      Channel(WorkerFiles(*pki_, pki_));
+  const std::shared_ptr<grpc::Channel> second_machine = Channel(second);
+  WorkerCredential a, b;
+  ASSERT_TRUE(Ok(Register(first_machine, &a, /*pid=*/1)));
+  ASSERT_TRUE(Ok(Register(second_machine, &b, /*pid=*/2)));
+  EXPECT_TRUE(Ok(Heartbeat(first_machine, a)));
+  EXPECT_TRUE(Ok(Heartbeat(second_machine, b)));
+  EXPECT_TRUE(Fails(Heartbeat(second_machine, a), StatusCode::UNAUTHENTICATED,
+                    "registered with certificate \"good-worker\", not "
+                    "\"good-worker-2\""));
+  EXPECT_TRUE(Fails(Heartbeat(first_machine, b), StatusCode::UNAUTHENTICATED,
+                    "registered with certificate \"good-worker-2\""));
+  // The refusals changed nothing: each still speaks for itself.
+  EXPECT_TRUE(Ok(Heartbeat(first_machine, a)));
+  EXPECT_TRUE(Ok(Heartbeat(second_machine, b)));
 }
 
 TEST_F(SecurityTest, MutualTlsWorkerWithoutCertificateIsRefused) {

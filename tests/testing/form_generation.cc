@@ -12,6 +12,7 @@ FormedGeneration FormGeneration(
     const std::string& hostname, int first_pid, int64_t join_timeout_ms) {
   const int world = static_cast<int>(stubs.size());
   std::vector<std::string> ids(world);
+  std::vector<WorkerCredential> credentials(world);
   for (int i = 0; i < world; ++i) {
     v1::RegisterRequest reg;
     reg.set_hostname(hostname);
@@ -22,10 +23,11 @@ FormedGeneration FormGeneration(
     grpc::Status s = stubs[i]->Register(ClientContext().get(), reg, &rr);
     EXPECT_TRUE(s.ok()) << s.error_message();
     ids[i] = rr.worker_id();
+    credentials[i] = CredentialOf(rr);
     v1::HeartbeatRequest hb;
     hb.set_worker_id(ids[i]);
     v1::HeartbeatResponse hr;
-    s = stubs[i]->Heartbeat(ClientContext().get(), hb, &hr);
+    s = stubs[i]->Heartbeat(ClientContext(credentials[i]).get(), hb, &hr);
     EXPECT_TRUE(s.ok()) << s.error_message();
     EXPECT_EQ(hr.assignment().job_id(), job) << "worker " << i;
   }
@@ -38,14 +40,15 @@ FormedGeneration FormGeneration(
       req.set_job_id(job);
       req.set_worker_id(ids[i]);
       req.set_timeout_ms(join_timeout_ms);
-      status[i] =
-          stubs[i]->JoinRendezvous(ClientContext().get(), req, &joined[i]);
+      status[i] = stubs[i]->JoinRendezvous(ClientContext(credentials[i]).get(),
+                                           req, &joined[i]);
     });
   }
   for (std::thread& t : threads) t.join();
   FormedGeneration f;
   f.worker_by_rank.resize(world);
   f.stub_by_rank.assign(world, -1);
+  f.credential_by_rank.resize(world);
   for (int i = 0; i < world; ++i) {
     EXPECT_TRUE(status[i].ok()) << status[i].error_message();
     f.generation = joined[i].generation();
@@ -54,6 +57,7 @@ FormedGeneration FormGeneration(
     if (rank >= 0 && rank < world) {
       f.worker_by_rank[rank] = ids[i];
       f.stub_by_rank[rank] = i;
+      f.credential_by_rank[rank] = credentials[i];
     }
   }
   return f;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/worker_credential.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 
 namespace ringleader::testing {
@@ -13,6 +14,8 @@ struct FormedGeneration {
   int64_t generation = 0;
   std::vector<std::string> worker_by_rank;  // "" for a rank nobody got.
   std::vector<int> stub_by_rank;            // Index into the stubs; -1 none.
+  // What each rank's calls must carry (testing::ClientContext(credential)).
+  std::vector<WorkerCredential> credential_by_rank;
 };
 
 // Brings one worker per stub into a generation of `job` over real gRPC:

@@ -46,4 +46,15 @@ std::unique_ptr<grpc::ClientContext> ClientContext(absl::Duration timeout) {
   return ctx;
 }
 
+std::unique_ptr<grpc::ClientContext> ClientContext(
+    const WorkerCredential& worker, absl::Duration timeout) {
+  std::unique_ptr<grpc::ClientContext> ctx = ClientContext(timeout);
+  AttachWorkerCredential(ctx.get(), worker);
+  return ctx;
+}
+
+WorkerCredential CredentialOf(const v1::RegisterResponse& registered) {
+  return {registered.worker_id(), registered.worker_token()};
+}
+
 }  // namespace ringleader::testing

@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/worker_credential.h"
 #include "coordinator/coordinator_server.h"
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
@@ -54,6 +55,12 @@ class InProcessCoordinator {
 // can wait forever.
 std::unique_ptr<grpc::ClientContext> ClientContext(
     absl::Duration timeout = absl::Seconds(30));
+// The same, carrying a worker's credential (x-ringleader-worker metadata),
+// as every WorkerService call after Register must.
+std::unique_ptr<grpc::ClientContext> ClientContext(
+    const WorkerCredential& worker, absl::Duration timeout = absl::Seconds(30));
+// The credential a registration gave.
+WorkerCredential CredentialOf(const v1::RegisterResponse& registered);
 
 }  // namespace ringleader::testing
 

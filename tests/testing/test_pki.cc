@@ -78,10 +78,18 @@ absl::StatusOr<TestPki> MakeTestPki(const std::string& dir,
       !s.ok()) {
     return s;
   }
+  if (absl::Status s =
+          Issue(base + "-client2", name + "-worker-2",
+                "extendedKeyUsage=clientAuth\n", pki.ca_cert, ca_key, 4);
+      !s.ok()) {
+    return s;
+  }
   pki.server_cert = base + "-server.pem";
   pki.server_key = base + "-server.key";
   pki.client_cert = base + "-client.pem";
   pki.client_key = base + "-client.key";
+  pki.second_client_cert = base + "-client2.pem";
+  pki.second_client_key = base + "-client2.key";
   return pki;
 }
 

@@ -3,7 +3,8 @@
 
 // A throwaway certificate authority for TLS tests, made at test time with the
 // openssl command line tool (P-256 keys, valid one day): a CA, a server
-// certificate for 127.0.0.1 and localhost (SAN), and a client certificate.
+// certificate for 127.0.0.1 and localhost (SAN), and two client
+// certificates.
 
 #include <string>
 
@@ -18,6 +19,10 @@ struct TestPki {
   std::string server_key;
   std::string client_cert;
   std::string client_key;
+  // Another client certificate of the same CA with another identity (CN
+  // "<name>-worker-2"): a second worker machine the server trusts as much.
+  std::string second_client_cert;
+  std::string second_client_key;
 };
 
 // Writes the files under `dir` (created), named after `name` so that two

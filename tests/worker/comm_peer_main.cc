@@ -36,6 +36,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/grpc_status.h"
+#include "common/worker_credential.h"
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 #include "worker/comm/gloo_communicator.h"
@@ -67,15 +68,20 @@ std::string Tag() {
     }                                                                      \
   } while (false)
 
-std::unique_ptr<grpc::ClientContext> Ctx(absl::Duration d) {
+// A call's context; after Register it carries this peer's credential, as
+// every later WorkerService call must.
+std::unique_ptr<grpc::ClientContext> Ctx(
+    absl::Duration d, const WorkerCredential& worker = WorkerCredential()) {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(d));
+  AttachWorkerCredential(ctx.get(), worker);
   return ctx;
 }
 
 struct Joined {
   std::string worker_id;
+  WorkerCredential credential;
   std::string job_id;
   v1::JoinRendezvousResponse gen;
 };
@@ -91,13 +97,15 @@ absl::StatusOr<Joined> RegisterAndJoin(v1::WorkerService::Stub* stub) {
   CHECK_OK_OR_RETURN(FromGrpcStatus(
       stub->Register(Ctx(absl::Seconds(10)).get(), reg, &rr), "Register"));
   out.worker_id = rr.worker_id();
+  out.credential = {rr.worker_id(), rr.worker_token()};
   // The job was submitted before this process started: the first heartbeat
   // carries the assignment.
   v1::HeartbeatRequest hb;
   hb.set_worker_id(out.worker_id);
   v1::HeartbeatResponse hr;
   CHECK_OK_OR_RETURN(FromGrpcStatus(
-      stub->Heartbeat(Ctx(absl::Seconds(10)).get(), hb, &hr), "Heartbeat"));
+      stub->Heartbeat(Ctx(absl::Seconds(10), out.credential).get(), hb, &hr),
+      "Heartbeat"));
   if (!hr.has_assignment()) {
     return absl::FailedPreconditionError("first heartbeat had no assignment");
   }
@@ -107,7 +115,8 @@ absl::StatusOr<Joined> RegisterAndJoin(v1::WorkerService::Stub* stub) {
   jr.set_worker_id(out.worker_id);
   jr.set_timeout_ms(30000);
   CHECK_OK_OR_RETURN(FromGrpcStatus(
-      stub->JoinRendezvous(Ctx(absl::Seconds(40)).get(), jr, &out.gen),
+      stub->JoinRendezvous(Ctx(absl::Seconds(40), out.credential).get(), jr,
+                           &out.gen),
       "JoinRendezvous"));
   return out;
 }
@@ -290,7 +299,8 @@ absl::Status RunAbort(v1::WorkerService::Stub* stub, GrpcKvClient* kv,
     leave.set_reason("abort test: rank 1 stops");
     v1::LeaveResponse lr;
     CHECK_OK_OR_RETURN(FromGrpcStatus(
-        stub->Leave(Ctx(absl::Seconds(10)).get(), leave, &lr), "Leave"));
+        stub->Leave(Ctx(absl::Seconds(10), j.credential).get(), leave, &lr),
+        "Leave"));
     // Stay alive with the sockets open until the parent closes stdin, so
     // rank 0 cannot learn of the failure from a closed connection.
     char byte;
@@ -379,7 +389,7 @@ int Main() {
   absl::StatusOr<Joined> j = RegisterAndJoin(stub.get());
   absl::Status s = j.status();
   if (s.ok()) {
-    GrpcKvClient kv(channel, j->job_id, j->gen.generation());
+    GrpcKvClient kv(channel, j->job_id, j->gen.generation(), j->credential);
     const std::string mode = absl::GetFlag(FLAGS_mode);
     if (mode == "collectives") {
       s = RunCollectives(&kv, *j);

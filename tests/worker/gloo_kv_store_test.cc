@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/worker_credential.h"
 #include "coordinator/coordinator_server.h"
 #include "gloo/common/error.h"
 #include "grpcpp/grpcpp.h"
@@ -62,20 +63,22 @@ class GlooKvStoreTest : public ::testing::Test {
     v1::RegisterResponse rr;
     ASSERT_TRUE(workers_->Register(Ctx().get(), reg, &rr).ok());
     worker_id_ = rr.worker_id();
+    credential_ = {rr.worker_id(), rr.worker_token()};
     v1::HeartbeatRequest hb;
     hb.set_worker_id(worker_id_);
     v1::HeartbeatResponse hr;
-    ASSERT_TRUE(workers_->Heartbeat(Ctx().get(), hb, &hr).ok());
+    ASSERT_TRUE(workers_->Heartbeat(WorkerCtx().get(), hb, &hr).ok());
     ASSERT_EQ(hr.assignment().job_id(), subr.job_id());
     v1::JoinRendezvousRequest jr;
     jr.set_job_id(subr.job_id());
     jr.set_worker_id(worker_id_);
     jr.set_timeout_ms(10000);
     v1::JoinRendezvousResponse gen;
-    ASSERT_TRUE(workers_->JoinRendezvous(Ctx().get(), jr, &gen).ok());
+    ASSERT_TRUE(workers_->JoinRendezvous(WorkerCtx().get(), jr, &gen).ok());
     job_id_ = subr.job_id();
     generation_ = gen.generation();
-    kv_ = std::make_unique<GrpcKvClient>(channel_, job_id_, generation_);
+    kv_ = std::make_unique<GrpcKvClient>(channel_, job_id_, generation_,
+                                         credential_);
   }
 
   std::unique_ptr<grpc::ClientContext> Ctx() {
@@ -84,18 +87,25 @@ class GlooKvStoreTest : public ::testing::Test {
                     std::chrono::seconds(20));
     return c;
   }
+  // The same, carrying the worker's credential.
+  std::unique_ptr<grpc::ClientContext> WorkerCtx() {
+    std::unique_ptr<grpc::ClientContext> c = Ctx();
+    AttachWorkerCredential(c.get(), credential_);
+    return c;
+  }
 
   void Leave() {
     v1::LeaveRequest req;
     req.set_worker_id(worker_id_);
     v1::LeaveResponse resp;
-    ASSERT_TRUE(workers_->Leave(Ctx().get(), req, &resp).ok());
+    ASSERT_TRUE(workers_->Leave(WorkerCtx().get(), req, &resp).ok());
   }
 
   std::unique_ptr<CoordinatorServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::WorkerService::Stub> workers_;
   std::string worker_id_;
+  WorkerCredential credential_;
   std::string job_id_;
   int64_t generation_ = 0;
   std::unique_ptr<GrpcKvClient> kv_;
@@ -118,7 +128,7 @@ TEST_F(GlooKvStoreTest, ClientSetWaitGetAdd) {
 }
 
 TEST_F(GlooKvStoreTest, ClientKeepsTheCoordinatorsCodeAndMessage) {
-  GrpcKvClient future(channel_, job_id_, generation_ + 1);
+  GrpcKvClient future(channel_, job_id_, generation_ + 1, credential_);
   absl::Status s = future.Set("k", "v");
   EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "has not formed")) << s;

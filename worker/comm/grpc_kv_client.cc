@@ -9,14 +9,15 @@
 #include "common/grpc_status.h"
 
 namespace ringleader {
-namespace {
 
-void SetDeadline(grpc::ClientContext* ctx, absl::Duration timeout) {
+std::unique_ptr<grpc::ClientContext> GrpcKvClient::Ctx(
+    absl::Duration timeout) const {
+  auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(timeout));
+  AttachWorkerCredential(ctx.get(), options_.credential);
+  return ctx;
 }
-
-}  // namespace
 
 GrpcKvClient::GrpcKvClient(std::shared_ptr<grpc::Channel> channel,
                            std::string job_id, int64_t generation,
@@ -34,9 +35,8 @@ absl::Status GrpcKvClient::Set(const std::string& key,
   req.set_key(key);
   req.set_value(value);
   v1::KvSetResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, options_.rpc_timeout);
-  return FromGrpcStatus(stub_->KvSet(&ctx, req, &resp), "KvSet");
+  std::unique_ptr<grpc::ClientContext> ctx = Ctx(options_.rpc_timeout);
+  return FromGrpcStatus(stub_->KvSet(ctx.get(), req, &resp), "KvSet");
 }
 
 absl::StatusOr<std::vector<std::string>> GrpcKvClient::Wait(
@@ -49,10 +49,10 @@ absl::StatusOr<std::vector<std::string>> GrpcKvClient::Wait(
   for (const std::string& k : keys) req.add_keys(k);
   req.set_timeout_ms(timeout_ms);
   v1::KvWaitResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, absl::Milliseconds(timeout_ms) + options_.wait_slack);
+  std::unique_ptr<grpc::ClientContext> ctx =
+      Ctx(absl::Milliseconds(timeout_ms) + options_.wait_slack);
   if (absl::Status s =
-          FromGrpcStatus(stub_->KvWait(&ctx, req, &resp), "KvWait");
+          FromGrpcStatus(stub_->KvWait(ctx.get(), req, &resp), "KvWait");
       !s.ok()) {
     return s;
   }
@@ -71,9 +71,9 @@ absl::StatusOr<std::optional<std::string>> GrpcKvClient::Get(
   req.set_generation(generation_);
   req.set_key(key);
   v1::KvGetResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, options_.rpc_timeout);
-  if (absl::Status s = FromGrpcStatus(stub_->KvGet(&ctx, req, &resp), "KvGet");
+  std::unique_ptr<grpc::ClientContext> ctx = Ctx(options_.rpc_timeout);
+  if (absl::Status s =
+          FromGrpcStatus(stub_->KvGet(ctx.get(), req, &resp), "KvGet");
       !s.ok()) {
     return s;
   }
@@ -89,9 +89,9 @@ absl::StatusOr<int64_t> GrpcKvClient::Add(const std::string& key,
   req.set_key(key);
   req.set_delta(delta);
   v1::KvAddResponse resp;
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, options_.rpc_timeout);
-  if (absl::Status s = FromGrpcStatus(stub_->KvAdd(&ctx, req, &resp), "KvAdd");
+  std::unique_ptr<grpc::ClientContext> ctx = Ctx(options_.rpc_timeout);
+  if (absl::Status s =
+          FromGrpcStatus(stub_->KvAdd(ctx.get(), req, &resp), "KvAdd");
       !s.ok()) {
     return s;
   }

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/worker_credential.h"
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 #include "worker/comm/kv_client.h"
@@ -29,14 +30,17 @@ class GrpcKvClient : public KvClient {
     // KvWait's deadline is its timeout plus this, so that the coordinator's
     // own DEADLINE_EXCEEDED (with its message) normally arrives first.
     absl::Duration wait_slack = absl::Seconds(5);
+    // The worker's credential, carried by every call: the coordinator
+    // answers only a member of the generation.
+    WorkerCredential credential;
   };
 
   GrpcKvClient(std::shared_ptr<grpc::Channel> channel, std::string job_id,
                int64_t generation, Options options);
   GrpcKvClient(std::shared_ptr<grpc::Channel> channel, std::string job_id,
-               int64_t generation)
+               int64_t generation, WorkerCredential credential)
       : GrpcKvClient(std::move(channel), std::move(job_id), generation,
-                     Options()) {}
+                     WithCredential(std::move(credential))) {}
 
   absl::Status Set(const std::string& key, const std::string& value) override;
   // Maps to KvWait with timeout_ms; a timeout under 1 ms is sent as 1 ms
@@ -56,6 +60,14 @@ class GrpcKvClient : public KvClient {
   std::unique_ptr<v1::WorkerService::Stub> stub_;
   const std::string job_id_;
   const int64_t generation_;
+  static Options WithCredential(WorkerCredential credential) {
+    Options o;
+    o.credential = std::move(credential);
+    return o;
+  }
+  // A context with `timeout` and the credential.
+  std::unique_ptr<grpc::ClientContext> Ctx(absl::Duration timeout) const;
+
   const Options options_;
 };
 

@@ -38,8 +38,8 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
   }
   if (request.device.cuda) return CreateCudaCommunicator(request);
   // The KV store is only used while the mesh connects.
-  GrpcKvClient kv(request.client->channel(), request.job_id,
-                  request.generation);
+  GrpcKvClient kv(request.client->channel(), request.job_id, request.generation,
+                  request.client->credential());
   bool shm = false;
   if (request.cpu_transport != v1::CPU_TRANSPORT_GLOO) {
     absl::StatusOr<bool> shared = AllRanksShareMemory(
