@@ -57,6 +57,13 @@ absl::Status RequireWorkerId(const std::string& worker_id) {
   return absl::OkStatus();
 }
 
+std::vector<std::string> MemberIds(const Rendezvous::Generation& gen) {
+  std::vector<std::string> ids;
+  ids.reserve(gen.members.size());
+  for (const Rendezvous::Member& m : gen.members) ids.push_back(m.worker_id);
+  return ids;
+}
+
 // The live generation, if it is still `generation` and has `rank`: the
 // generation can end (and a smaller one form) between CheckMember and the
 // use of its member list.
@@ -80,7 +87,9 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
       jobs_(store, clock, options_.retention),
       rendezvous_(clock, timers),
       kv_(timers, options.kv_limits),
-      barriers_(timers) {
+      barriers_(timers),
+      liveness_({options.lease, options.silent_member_limit,
+                 options.silent_generation_limit}) {
   rendezvous_.SetFormedHook(
       [this](const std::string& job_id, const Rendezvous::Generation& gen) {
         OnGenerationFormed(job_id, gen);
@@ -166,7 +175,13 @@ void Coordinator::ScheduleSweep() {
 }
 
 void Coordinator::SweepLeases() {
-  for (const v1::WorkerInfo& dead : workers_.ExpireLeases()) {
+  const absl::Time now = clock_->Now();
+  std::vector<v1::WorkerInfo> gone =
+      workers_.ExpireLeases([&](const v1::WorkerInfo& w) {
+        return liveness_.Judge(w.worker_id(), now) ==
+               MemberLiveness::Verdict::kKeep;
+      });
+  for (const v1::WorkerInfo& dead : gone) {
     OnWorkerGone(dead, absl::StrCat("worker ", dead.worker_id(), " on ",
                                     dead.hostname(), " missed its lease"));
   }
@@ -189,6 +204,7 @@ absl::Status Coordinator::OpenRendezvous(const v1::Job& job) {
 
 void Coordinator::OnWorkerGone(const v1::WorkerInfo& worker,
                                const std::string& reason) {
+  liveness_.Forget(worker.worker_id());
   if (worker.job_id().empty()) return;
   {
     absl::MutexLock lock(&mu_);
@@ -223,6 +239,7 @@ void Coordinator::OnGenerationFormed(const std::string& job_id,
     info.number = gen.number;
     info.resume_candidates = *std::move(candidates);
   }
+  liveness_.StartGeneration(job_id, gen.number, MemberIds(gen), clock_->Now());
   SaveGeneration(job_id, gen);
   // State left by generations that ended is of no use to anyone.
   kv_.DropJob(job_id, gen.number, "generation ended");
@@ -271,6 +288,9 @@ absl::Status Coordinator::AdoptGeneration(const v1::GenerationRecord& record) {
       !s.ok()) {
     return s;
   }
+  // Its members are heard from now on, as if they had just joined.
+  liveness_.StartGeneration(record.job_id(), gen.number, MemberIds(gen),
+                            clock_->Now());
   absl::MutexLock lock(&mu_);
   for (int i = 0; i < record.members_size(); ++i) {
     const v1::WorkerInfo& w = record.members(i);
@@ -296,6 +316,7 @@ absl::Status Coordinator::AdoptGeneration(const v1::GenerationRecord& record) {
 
 void Coordinator::DropGeneration(const std::string& job_id, int64_t generation,
                                  const std::string& why) {
+  liveness_.EndGeneration(job_id, generation);
   store_->DeleteGeneration(job_id, generation).IgnoreError();
   kv_.DropGeneration(Gen(job_id, generation), why);
   barriers_.DropGeneration(Gen(job_id, generation), why);
@@ -318,6 +339,7 @@ void Coordinator::OnGenerationResized(const std::string& job_id,
 }
 
 void Coordinator::OnJobFinished(const v1::Job& job) {
+  liveness_.EndGeneration(job.job_id(), INT64_MAX);
   store_->DeleteGeneration(job.job_id(), -1).IgnoreError();
   const std::string why = absl::StrCat("job ", job.job_id(), " is ",
                                        v1::JobState_Name(job.state()));
@@ -379,6 +401,9 @@ absl::StatusOr<v1::RegisterResponse> Coordinator::Register(
         old, absl::StrCat("worker ", old.worker_id(), " registered again as ",
                           reg->response.worker_id()));
   }
+  if (!r.resume_job_id().empty()) {
+    AssignAgain(reg->response.worker_id(), r.resume_job_id());
+  }
   return reg->response;
 }
 
@@ -395,6 +420,9 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
   }
   absl::StatusOr<v1::WorkerInfo> worker = workers_.Heartbeat(r.worker_id());
   if (!worker.ok()) return worker.status();
+  if (r.job_id() == worker->job_id() && r.generation() > 0) {
+    liveness_.Heard(r.worker_id(), r.generation(), r.step(), clock_->Now());
+  }
   return Directive(*worker, r);
 }
 
@@ -425,8 +453,11 @@ v1::HeartbeatResponse Coordinator::Directive(const v1::WorkerInfo& worker,
       return out;
     }
     if (r.job_id() != worker.job_id() || r.generation() == 0) {
-      // Not joined yet (or the first answer was lost): say it again.
-      if (!rendezvous_.IsWaiting(worker.job_id(), worker.worker_id())) {
+      // Not joined yet (or the first answer was lost): say it again. Not to
+      // a rank that sent its final report: its part is done, and the job
+      // releases it when it ends.
+      if (!rendezvous_.IsWaiting(worker.job_id(), worker.worker_id()) &&
+          !jobs_.WorkerFinished(worker.job_id(), worker.worker_id())) {
         v1::JobAssignment* a = out.mutable_assignment();
         a->set_job_id(job->job_id());
         *a->mutable_spec() = job->spec();
@@ -445,8 +476,11 @@ v1::HeartbeatResponse Coordinator::Directive(const v1::WorkerInfo& worker,
     }
     return out;
   }
-  // Idle: give it the oldest job that still wants workers.
+  // Idle: give it the oldest job that still wants workers. A generation
+  // some rank of which finished is ending: a worker it took now would only
+  // find the job over when it joins.
   for (const v1::Job& job : jobs_.Active()) {
+    if (Finishing(job)) continue;
     absl::MutexLock lock(&mu_);
     auto& set = assigned_[job.job_id()];
     if (static_cast<int32_t>(set.size()) >= job.spec().max_workers()) continue;
@@ -458,6 +492,25 @@ v1::HeartbeatResponse Coordinator::Directive(const v1::WorkerInfo& worker,
     break;
   }
   return out;
+}
+
+bool Coordinator::Finishing(const v1::Job& job) {
+  for (const v1::RankProgress& r : job.progress().ranks()) {
+    if (r.finished()) return true;
+  }
+  return false;
+}
+
+void Coordinator::AssignAgain(const std::string& worker_id,
+                              const std::string& job_id) {
+  absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
+  // A job that is over or gone: the worker finds out when it joins.
+  if (!job.ok() || IsTerminal(job->state()) || Finishing(*job)) return;
+  absl::MutexLock lock(&mu_);
+  auto& set = assigned_[job_id];
+  if (static_cast<int32_t>(set.size()) >= job->spec().max_workers()) return;
+  if (!workers_.SetJob(worker_id, job_id).ok()) return;
+  set.insert(worker_id);
 }
 
 Coordinator::Canceller Coordinator::JoinRendezvous(

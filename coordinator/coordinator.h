@@ -19,6 +19,7 @@
 #include "coordinator/caller.h"
 #include "coordinator/job_manager.h"
 #include "coordinator/kv_store.h"
+#include "coordinator/member_liveness.h"
 #include "coordinator/rendezvous.h"
 #include "coordinator/state_store.h"
 #include "coordinator/worker_registry.h"
@@ -36,6 +37,13 @@ struct CoordinatorOptions {
   // How often leases are checked: a dead worker is noticed within
   // lease + sweep_interval.
   absl::Duration sweep_interval = absl::Milliseconds(200);
+  // A member of a live generation whose lease lapsed stays while its
+  // peers' steps show it training; without that evidence it is gone after
+  // silent_member_limit. When no member is heard at all the coordinator
+  // suspects its own link and keeps the generation for
+  // silent_generation_limit (coordinator/member_liveness.h).
+  absl::Duration silent_member_limit = absl::Seconds(30);
+  absl::Duration silent_generation_limit = absl::Minutes(5);
   // Waits (join, barrier, KV) without a timeout get this one; none waits
   // longer than max_wait.
   absl::Duration default_wait = absl::Minutes(5);
@@ -189,6 +197,11 @@ class Coordinator {
   // The training split's size as the generation's first GetShard saw it
   // (-1: not yet).
   int64_t TrainSize(const std::string& job_id, int64_t generation);
+  // Whether a rank of the job's live generation sent its final report.
+  static bool Finishing(const v1::Job& job);
+  // Assigns a worker that registered again to the job it was in, when the
+  // job runs and has room (RegisterRequest.resume_job_id).
+  void AssignAgain(const std::string& worker_id, const std::string& job_id);
   // The directive for a heartbeat of `worker`.
   v1::HeartbeatResponse Directive(const v1::WorkerInfo& worker,
                                   const v1::HeartbeatRequest& r);
@@ -203,6 +216,7 @@ class Coordinator {
   Rendezvous rendezvous_;
   KvStore kv_;
   BarrierManager barriers_;
+  MemberLiveness liveness_;
 
   absl::Mutex mu_;
   // Workers each job has been given (assignment is decided under mu_).

@@ -29,7 +29,17 @@ ABSL_FLAG(std::string, state, "ringleader-state.db",
 ABSL_FLAG(std::string, port_file, "",
           "If set, the bound port is written here once serving.");
 ABSL_FLAG(int64_t, lease_ms, 3000,
-          "A worker that has not heartbeat for this long is dead.");
+          "A worker that has not heartbeat for this long is dead, unless it "
+          "is a member of a live generation (see the silent_* flags).");
+ABSL_FLAG(absl::Duration, silent_member_limit, absl::Seconds(30),
+          "A generation member whose lease lapsed while its peers are heard "
+          "is kept as long as their steps advance (they cannot without it), "
+          "and is gone after this long without that evidence (at least "
+          "--lease_ms).");
+ABSL_FLAG(absl::Duration, silent_generation_limit, absl::Minutes(5),
+          "When no member of a generation is heard at all, the coordinator "
+          "suspects its own link and keeps the generation this long (at "
+          "least --lease_ms).");
 ABSL_FLAG(int64_t, heartbeat_ms, 1000, "Heartbeat interval told to workers.");
 ABSL_FLAG(int32_t, max_message_bytes, 16 << 20,
           "Largest gRPC message accepted.");
@@ -71,7 +81,9 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
   static const auto* groups = new std::vector<ringleader::FlagGroup>{
       {"Serving", {"listen", "port_file", "max_message_bytes"}},
       {"State", {"state", "retain_finished_jobs", "retain_finished_for"}},
-      {"Failure detection", {"lease_ms", "heartbeat_ms"}},
+      {"Failure detection",
+       {"lease_ms", "heartbeat_ms", "silent_member_limit",
+        "silent_generation_limit"}},
       {"Security", {"tls_cert", "tls_key", "tls_client_ca", "auth_token_file"}},
       {"Metrics", {"metrics_listen"}},
   };
@@ -152,6 +164,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   config.options.lease = absl::Milliseconds(lease_ms);
+  // Never shorter than a lease: a kept member has missed one already.
+  config.options.silent_member_limit =
+      std::max(absl::GetFlag(FLAGS_silent_member_limit), config.options.lease);
+  config.options.silent_generation_limit = std::max(
+      absl::GetFlag(FLAGS_silent_generation_limit), config.options.lease);
   config.options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
   config.options.sweep_interval =
       std::min(absl::Milliseconds(200), absl::Milliseconds(lease_ms) / 4);

@@ -35,6 +35,9 @@ absl::Status ValidateRegistration(const v1::RegisterRequest& r) {
   if (r.address().size() > 300) {
     return absl::InvalidArgumentError("register: address is too long");
   }
+  if (r.resume_job_id().size() > 256) {
+    return absl::InvalidArgumentError("register: resume_job_id is too long");
+  }
   return absl::OkStatus();
 }
 
@@ -99,8 +102,11 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Heartbeat(
   }
   const absl::Time now = clock_->Now();
   it->second.lease_expiry = now + options_.lease;
-  it->second.info.set_last_heartbeat_ms(absl::ToUnixMillis(now));
-  return it->second.info;
+  v1::WorkerInfo& info = it->second.info;
+  info.set_last_heartbeat_ms(absl::ToUnixMillis(now));
+  info.set_state(info.job_id().empty() ? v1::WORKER_STATE_IDLE
+                                       : v1::WORKER_STATE_BUSY);
+  return info;
 }
 
 absl::Status WorkerRegistry::Restore(const v1::WorkerInfo& info,
@@ -164,12 +170,15 @@ absl::StatusOr<v1::MemberSecret> WorkerRegistry::Secret(
   return it->second.secret;
 }
 
-std::vector<v1::WorkerInfo> WorkerRegistry::ExpireLeases() {
+std::vector<v1::WorkerInfo> WorkerRegistry::ExpireLeases(KeepSilent keep) {
   absl::MutexLock lock(&mu_);
   std::vector<v1::WorkerInfo> dead;
   const absl::Time now = clock_->Now();
   for (auto it = workers_.begin(); it != workers_.end();) {
-    if (it->second.lease_expiry <= now) {
+    if (it->second.lease_expiry <= now && keep(it->second.info)) {
+      it->second.info.set_state(v1::WORKER_STATE_SILENT);
+      ++it;
+    } else if (it->second.lease_expiry <= now) {
       Unindex(it->second.info);
       dead.push_back(it->second.info);
       workers_.erase(it++);

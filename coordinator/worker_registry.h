@@ -8,6 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -20,7 +21,8 @@
 namespace ringleader {
 
 // Registered workers and their leases. A heartbeat renews the lease; a worker
-// whose lease has run out is dead (ExpireLeases returns it, and the
+// whose lease has run out is dead unless the caller's evidence says
+// otherwise (ExpireLeases returns it, and the
 // coordinator tells the rendezvous). The registry only keeps the books: it
 // never calls other managers. Thread-safe.
 class WorkerRegistry {
@@ -59,8 +61,15 @@ class WorkerRegistry {
   absl::StatusOr<v1::MemberSecret> Secret(const std::string& worker_id) const;
   // Renews the lease; NOT_FOUND for an unknown (or expired) worker.
   absl::StatusOr<v1::WorkerInfo> Heartbeat(const std::string& worker_id);
-  // Removes workers whose lease ran out and returns them.
-  std::vector<v1::WorkerInfo> ExpireLeases();
+  // Removes workers whose lease ran out and returns them, except those
+  // `keep` holds on to: they stay registered as SILENT (their calls still
+  // authenticate) and are asked again at the next sweep. `keep` runs under
+  // the registry's lock and must not call back into it.
+  using KeepSilent = absl::FunctionRef<bool(const v1::WorkerInfo&)>;
+  std::vector<v1::WorkerInfo> ExpireLeases(KeepSilent keep);
+  std::vector<v1::WorkerInfo> ExpireLeases() {
+    return ExpireLeases([](const v1::WorkerInfo&) { return false; });
+  }
   absl::StatusOr<v1::WorkerInfo> Remove(const std::string& worker_id);
   absl::StatusOr<v1::WorkerInfo> Get(const std::string& worker_id) const;
   // Marks the worker busy with `job_id`, or idle when it is empty.

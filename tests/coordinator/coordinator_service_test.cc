@@ -79,9 +79,11 @@ class Latch {
 
 class CoordinatorServiceTest : public ::testing::Test {
  protected:
-  void StartServer(absl::Duration lease = absl::Seconds(30)) {
+  void StartServer(absl::Duration lease = absl::Seconds(30),
+                   absl::Duration silent_member_limit = absl::Seconds(30)) {
     CoordinatorServerConfig config =
         testing::InProcessCoordinator::Config(lease);
+    config.options.silent_member_limit = silent_member_limit;
     config.max_message_bytes = 1 << 20;
     auto coordinator = testing::InProcessCoordinator::Start(config);
     ASSERT_TRUE(coordinator.ok()) << coordinator.status();
@@ -408,7 +410,9 @@ TEST_F(CoordinatorServiceTest, TwoThousandBlockedCallsHoldNoThreadEach) {
 }
 
 TEST_F(CoordinatorServiceTest, DeadWorkerEndsGenerationAndAbortsBarrier) {
-  StartServer(absl::Milliseconds(600));
+  // A silent member whose peer is heard but makes no steps (this one never
+  // reports any) is gone a silent-member limit after its last heartbeat.
+  StartServer(absl::Milliseconds(600), absl::Milliseconds(1200));
   v1::JobSpec spec = Spec("faulty", 2, 2);
   spec.set_max_restarts(3);
   const std::string job = Submit(spec);

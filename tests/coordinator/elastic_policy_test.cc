@@ -7,74 +7,19 @@
 #include <optional>
 #include <string>
 
-#include "common/fake_clock.h"
-#include "coordinator/coordinator.h"
-#include "coordinator/state_store.h"
 #include "gtest/gtest.h"
+#include "tests/testing/fake_clock_coordinator.h"
 #include "tests/testing/job_specs.h"
 
 namespace ringleader {
 namespace {
 
-using JoinResult = absl::StatusOr<v1::JoinRendezvousResponse>;
-
-class ElasticPolicyTest : public ::testing::Test {
+class ElasticPolicyTest : public testing::FakeClockCoordinatorTest {
  protected:
-  void SetUp() override {
-    store_ = *StateStore::Open(":memory:");
-    CoordinatorOptions options;
-    // Leases never run out here: the tests move the clock by minutes and
-    // are about the rendezvous, not about dead workers.
-    options.lease = absl::Hours(24);
-    coordinator_ =
-        std::make_unique<Coordinator>(options, store_.get(), &clock_, &clock_);
-    ASSERT_TRUE(coordinator_->Start().ok());
-  }
-  void TearDown() override { coordinator_->Stop(); }
-
-  std::string Submit(const v1::JobSpec& spec) {
-    v1::SubmitJobRequest r;
-    *r.mutable_spec() = spec;
+  std::string Submit(v1::JobSpec spec) {
     // Where Commit's checkpoints go (a commit must lie inside it).
-    r.mutable_spec()->set_checkpoint_dir("/tmp/ckpt");
-    auto out = coordinator_->SubmitJob(r);
-    EXPECT_TRUE(out.ok()) << out.status();
-    return out.ok() ? out->job_id() : "";
-  }
-
-  // Registers a worker and takes the assignment its first heartbeat brings.
-  std::string AddWorker(const std::string& job) {
-    v1::RegisterRequest r;
-    r.set_hostname("sim");
-    r.set_pid(static_cast<int32_t>(100 + workers_++));
-    r.set_device("cpu");
-    auto reg = RegisterAs(r);
-    EXPECT_TRUE(reg.ok()) << reg.status();
-    v1::HeartbeatResponse hb = Heartbeat(reg->worker_id(), "", 0);
-    EXPECT_EQ(hb.assignment().job_id(), job);
-    return reg->worker_id();
-  }
-
-  v1::HeartbeatResponse Heartbeat(const std::string& worker,
-                                  const std::string& job, int64_t gen) {
-    v1::HeartbeatRequest r;
-    r.set_worker_id(worker);
-    r.set_job_id(job);
-    r.set_generation(gen);
-    auto out = coordinator_->Heartbeat(workers_caller_, r);
-    EXPECT_TRUE(out.ok()) << out.status();
-    return out.ok() ? *out : v1::HeartbeatResponse();
-  }
-
-  void Join(const std::string& job, const std::string& worker) {
-    joined_.erase(worker);
-    v1::JoinRendezvousRequest r;
-    r.set_job_id(job);
-    r.set_worker_id(worker);
-    r.set_timeout_ms(3600'000);
-    coordinator_->JoinRendezvous(
-        workers_caller_, r,
-        [this, worker](JoinResult g) { joined_[worker] = std::move(g); });
+    spec.set_checkpoint_dir("/tmp/ckpt");
+    return FakeClockCoordinatorTest::Submit(spec);
   }
 
   absl::StatusOr<v1::CommitCheckpointResponse> Commit(const std::string& job,
@@ -91,27 +36,6 @@ class ElasticPolicyTest : public ::testing::Test {
     c.set_path("/tmp/ckpt/grow-step" + std::to_string(step) + ".ckpt");
     return coordinator_->CommitCheckpoint(workers_caller_, c);
   }
-
-  v1::Job Job(const std::string& id) { return *coordinator_->jobs().Get(id); }
-
-  // Every registered worker's credential: the tests act for each worker in
-  // turn, and the coordinator finds the one a call needs among them.
-  Caller workers_caller_;
-  absl::StatusOr<v1::RegisterResponse> RegisterAs(
-      const v1::RegisterRequest& r) {
-    absl::StatusOr<v1::RegisterResponse> reg =
-        coordinator_->Register(Caller(), r);
-    if (reg.ok()) {
-      workers_caller_.Add(reg->worker_id(), reg->worker_token()).IgnoreError();
-    }
-    return reg;
-  }
-
-  FakeClock clock_;
-  std::unique_ptr<StateStore> store_;
-  std::unique_ptr<Coordinator> coordinator_;
-  std::map<std::string, JoinResult> joined_;
-  int workers_ = 0;
 };
 
 TEST_F(ElasticPolicyTest, BelowMinTheJobFailsAfterItsRendezvousTimeout) {

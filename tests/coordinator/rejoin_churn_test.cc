@@ -13,64 +13,17 @@
 #include <string>
 #include <vector>
 
-#include "common/fake_clock.h"
-#include "coordinator/coordinator.h"
-#include "coordinator/state_store.h"
 #include "gtest/gtest.h"
+#include "tests/testing/fake_clock_coordinator.h"
 #include "tests/testing/job_specs.h"
 
 namespace ringleader {
 namespace {
 
-using JoinResult = absl::StatusOr<v1::JoinRendezvousResponse>;
-
-class RejoinChurnTest : public ::testing::Test {
+// Leases never run out (the fixture's default): the workers here are slow,
+// not dead.
+class RejoinChurnTest : public testing::FakeClockCoordinatorTest {
  protected:
-  void SetUp() override {
-    store_ = *StateStore::Open(":memory:");
-    CoordinatorOptions options;
-    // Leases never run out: the workers here are slow, not dead.
-    options.lease = absl::Hours(24);
-    coordinator_ =
-        std::make_unique<Coordinator>(options, store_.get(), &clock_, &clock_);
-    ASSERT_TRUE(coordinator_->Start().ok());
-  }
-  void TearDown() override { coordinator_->Stop(); }
-
-  std::string Submit(const v1::JobSpec& spec) {
-    v1::SubmitJobRequest r;
-    *r.mutable_spec() = spec;
-    auto out = coordinator_->SubmitJob(r);
-    EXPECT_TRUE(out.ok()) << out.status();
-    return out.ok() ? out->job_id() : "";
-  }
-
-  std::string AddWorker(const std::string& job) {
-    v1::RegisterRequest r;
-    r.set_hostname("sim");
-    r.set_pid(static_cast<int32_t>(100 + workers_++));
-    r.set_device("cpu");
-    auto reg = RegisterAs(r);
-    EXPECT_TRUE(reg.ok()) << reg.status();
-    v1::HeartbeatRequest hb;
-    hb.set_worker_id(reg->worker_id());
-    auto out = coordinator_->Heartbeat(workers_caller_, hb);
-    EXPECT_TRUE(out.ok()) << out.status();
-    EXPECT_EQ(out->assignment().job_id(), job);
-    return reg->worker_id();
-  }
-
-  void Join(const std::string& job, const std::string& worker) {
-    joined_.erase(worker);
-    v1::JoinRendezvousRequest r;
-    r.set_job_id(job);
-    r.set_worker_id(worker);
-    r.set_timeout_ms(3600'000);
-    coordinator_->JoinRendezvous(
-        workers_caller_, r,
-        [this, worker](JoinResult g) { joined_[worker] = std::move(g); });
-  }
-
   // `worker` of generation `gen` waits on a key nobody sets; when the
   // generation is dropped, it rejoins 50 ms later.
   void RejoinWhenDropped(const std::string& job, const std::string& worker,
@@ -88,37 +41,6 @@ class RejoinChurnTest : public ::testing::Test {
           Join(job, worker);
         });
   }
-
-  absl::Status Report(const std::string& job, int64_t gen, int32_t rank) {
-    v1::ReportProgressRequest r;
-    r.set_job_id(job);
-    r.set_generation(gen);
-    r.set_rank(rank);
-    r.set_step(1);
-    r.set_loss(0.5);
-    return coordinator_->ReportProgress(workers_caller_, r);
-  }
-
-  v1::Job Job(const std::string& id) { return *coordinator_->jobs().Get(id); }
-
-  // Every registered worker's credential: the tests act for each worker in
-  // turn, and the coordinator finds the one a call needs among them.
-  Caller workers_caller_;
-  absl::StatusOr<v1::RegisterResponse> RegisterAs(
-      const v1::RegisterRequest& r) {
-    absl::StatusOr<v1::RegisterResponse> reg =
-        coordinator_->Register(Caller(), r);
-    if (reg.ok()) {
-      workers_caller_.Add(reg->worker_id(), reg->worker_token()).IgnoreError();
-    }
-    return reg;
-  }
-
-  FakeClock clock_;
-  std::unique_ptr<StateStore> store_;
-  std::unique_ptr<Coordinator> coordinator_;
-  std::map<std::string, JoinResult> joined_;
-  int workers_ = 0;
 };
 
 TEST_F(RejoinChurnTest, MembersRejoiningWhileTheOldGenerationDropsSettle) {

@@ -48,6 +48,35 @@ TEST_F(WorkerRegistryTest, LeaseExpiresWithoutHeartbeat) {
   EXPECT_TRUE(registry_.Heartbeat(b->response.worker_id()).ok());
 }
 
+TEST_F(WorkerRegistryTest, AKeptWorkerStaysSilentUntilItIsHeardOrDropped) {
+  auto a = registry_.Register(Req("h", 1));
+  const std::string id = a->response.worker_id();
+  ASSERT_TRUE(registry_.SetJob(id, "job-1").ok());
+  clock_.Advance(absl::Seconds(4));
+  bool keep = true;
+  int asked = 0;
+  auto judge = [&](const v1::WorkerInfo& w) {
+    ++asked;
+    EXPECT_EQ(w.worker_id(), id);
+    return keep;
+  };
+  EXPECT_TRUE(registry_.ExpireLeases(judge).empty());
+  EXPECT_EQ(registry_.Get(id)->state(), v1::WORKER_STATE_SILENT);
+  EXPECT_TRUE(registry_.Authenticate(id, a->response.worker_token(), "").ok());
+  // Heard again: busy with its job, its lease renewed, no longer asked.
+  ASSERT_TRUE(registry_.Heartbeat(id).ok());
+  EXPECT_EQ(registry_.Get(id)->state(), v1::WORKER_STATE_BUSY);
+  EXPECT_TRUE(registry_.ExpireLeases(judge).empty());
+  EXPECT_EQ(asked, 1);
+  // Silent again, and this time the evidence runs out.
+  clock_.Advance(absl::Seconds(4));
+  keep = false;
+  std::vector<v1::WorkerInfo> dead = registry_.ExpireLeases(judge);
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].worker_id(), id);
+  EXPECT_TRUE(absl::IsNotFound(registry_.Get(id).status()));
+}
+
 TEST_F(WorkerRegistryTest, SameProcessRegisteringAgainReplacesItself) {
   auto a = registry_.Register(Req("h", 7));
   ASSERT_TRUE(registry_.SetJob(a->response.worker_id(), "job-1").ok());

@@ -1,0 +1,101 @@
+#include "coordinator/member_liveness.h"
+
+#include <algorithm>
+
+namespace ringleader {
+namespace {
+
+// Steps the highest step must move past a mark before that mark proves
+// every member was alive after it (see the header).
+constexpr int64_t kProofSteps = 3;
+
+}  // namespace
+
+void MemberLiveness::StartGeneration(const std::string& job_id, int64_t number,
+                                     const std::vector<std::string>& members,
+                                     absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  Generation& g = generations_[job_id];
+  if (g.number > number) return;  // A newer one formed first.
+  for (const auto& [worker, heard] : g.last_heard) job_of_.erase(worker);
+  g = Generation();
+  g.number = number;
+  for (const std::string& m : members) {
+    g.last_heard[m] = now;
+    job_of_[m] = job_id;
+  }
+}
+
+void MemberLiveness::EndGeneration(const std::string& job_id, int64_t number) {
+  absl::MutexLock lock(&mu_);
+  auto it = generations_.find(job_id);
+  if (it == generations_.end() || it->second.number > number) return;
+  for (const auto& [worker, heard] : it->second.last_heard) {
+    job_of_.erase(worker);
+  }
+  generations_.erase(it);
+}
+
+void MemberLiveness::Forget(const std::string& worker_id) {
+  absl::MutexLock lock(&mu_);
+  auto job = job_of_.find(worker_id);
+  if (job == job_of_.end()) return;
+  auto it = generations_.find(job->second);
+  if (it != generations_.end()) it->second.last_heard.erase(worker_id);
+  job_of_.erase(job);
+}
+
+void MemberLiveness::Heard(const std::string& worker_id, int64_t generation,
+                           int64_t step, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  auto job = job_of_.find(worker_id);
+  if (job == job_of_.end()) return;
+  Generation& g = generations_[job->second];
+  if (g.number != generation) return;
+  g.last_heard[worker_id] = std::max(g.last_heard[worker_id], now);
+  AddStep(g, step, now);
+}
+
+void MemberLiveness::AddStep(Generation& g, int64_t step, absl::Time now) {
+  if (!g.marks.empty() && step <= g.marks.back().step) return;
+  g.marks.push_back({now, step});
+  // Only the newest mark at least kProofSteps below the top can be
+  // evidence; the ones before it never will be again.
+  while (g.marks.size() >= 2 &&
+         g.marks[1].step <= g.marks.back().step - kProofSteps) {
+    g.marks.pop_front();
+  }
+}
+
+absl::Time MemberLiveness::StepEvidence(const Generation& g) {
+  if (g.marks.empty()) return absl::InfinitePast();
+  const StepMark& first = g.marks.front();
+  return first.step <= g.marks.back().step - kProofSteps ? first.time
+                                                         : absl::InfinitePast();
+}
+
+MemberLiveness::Verdict MemberLiveness::Judge(const std::string& worker_id,
+                                              absl::Time now) const {
+  absl::MutexLock lock(&mu_);
+  auto job = job_of_.find(worker_id);
+  if (job == job_of_.end()) return Verdict::kNotMember;
+  auto it = generations_.find(job->second);
+  if (it == generations_.end()) return Verdict::kNotMember;
+  const Generation& g = it->second;
+  absl::Time latest = absl::InfinitePast();
+  for (const auto& [worker, heard] : g.last_heard) {
+    latest = std::max(latest, heard);
+  }
+  if (now - latest > options_.lease) {
+    // Nobody in the generation is heard: our link, most likely.
+    return now - latest <= options_.silent_generation_limit ? Verdict::kKeep
+                                                            : Verdict::kGone;
+  }
+  auto heard = g.last_heard.find(worker_id);
+  if (heard == g.last_heard.end()) return Verdict::kNotMember;
+  const absl::Time contact = std::max(heard->second, StepEvidence(g));
+  return now - contact <= options_.silent_member_limit ? Verdict::kKeep
+                                                       : Verdict::kGone;
+}
+
+}  // namespace ringleader

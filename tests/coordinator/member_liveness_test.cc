@@ -1,0 +1,114 @@
+#include "coordinator/member_liveness.h"
+
+#include "gtest/gtest.h"
+
+namespace ringleader {
+namespace {
+
+using Verdict = MemberLiveness::Verdict;
+
+constexpr absl::Duration kLease = absl::Seconds(3);
+
+class MemberLivenessTest : public ::testing::Test {
+ protected:
+  MemberLivenessTest()
+      : live_({kLease, absl::Seconds(30), absl::Minutes(5)}),
+        t0_(absl::FromUnixSeconds(1000)) {
+    live_.StartGeneration("job", 1, {"a", "b", "c"}, t0_);
+  }
+  absl::Time At(absl::Duration d) const { return t0_ + d; }
+  // Every member but `silent` heard at `t` at `step`.
+  void PeersAt(const std::string& silent, absl::Duration t, int64_t step) {
+    for (const char* w : {"a", "b", "c"}) {
+      if (w != silent) live_.Heard(w, 1, step, At(t));
+    }
+  }
+
+  MemberLiveness live_;
+  const absl::Time t0_;
+};
+
+TEST_F(MemberLivenessTest, NotAMemberIsLeftToItsLease) {
+  EXPECT_EQ(live_.Judge("idle", At(absl::Minutes(10))), Verdict::kNotMember);
+}
+
+TEST_F(MemberLivenessTest, ASilentMemberWhosePeersAreStuckIsGoneAfterTheLimit) {
+  // Peers heard, but their step never moves: they wait on the silent one.
+  for (int s = 1; s <= 40; ++s) PeersAt("c", absl::Seconds(s), 7);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(30))), Verdict::kKeep);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(31))), Verdict::kGone);
+}
+
+TEST_F(MemberLivenessTest, PeersAdvancingProveTheSilentMemberTrains) {
+  // c is never heard after t0, yet its peers keep completing steps, which
+  // need c's gradients: it is kept however long that lasts.
+  for (int s = 1; s <= 120; ++s) PeersAt("c", absl::Seconds(s), 10 * s);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(120))), Verdict::kKeep);
+  // The steps stop: c is gone a limit after the last proof. The newest
+  // proof is the mark 3 steps below the top: step 1190, heard at 119 s.
+  for (int s = 121; s <= 160; ++s) PeersAt("c", absl::Seconds(s), 1200);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(149))), Verdict::kKeep);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(150))), Verdict::kGone);
+}
+
+TEST_F(MemberLivenessTest, TwoStepsAreNotProof) {
+  // c may have died mid-step q+1: its peers can still finish q+1 and then
+  // block in q+2. Only q+3 proves it was alive after q was heard.
+  PeersAt("c", absl::Seconds(1), 5);
+  PeersAt("c", absl::Seconds(2), 6);
+  PeersAt("c", absl::Seconds(3), 7);
+  for (int s = 4; s <= 40; ++s) PeersAt("c", absl::Seconds(s), 7);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(31))), Verdict::kGone);
+  PeersAt("c", absl::Seconds(40), 8);
+  // 8 = 5 + 3: c was alive after 1 s, not later.
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(31))), Verdict::kKeep);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(32))), Verdict::kGone);
+}
+
+TEST_F(MemberLivenessTest, EveryMemberSilentMeansOurLinkNotTheWorkers) {
+  PeersAt("", absl::Seconds(1), 3);
+  EXPECT_EQ(live_.Judge("a", At(absl::Seconds(60))), Verdict::kKeep);
+  EXPECT_EQ(live_.Judge("b", At(absl::Minutes(5) + absl::Seconds(1))),
+            Verdict::kKeep);
+  EXPECT_EQ(live_.Judge("b", At(absl::Minutes(5) + absl::Seconds(2))),
+            Verdict::kGone);
+}
+
+TEST_F(MemberLivenessTest, OneMemberHeardEndsTheOutageSuspicion) {
+  // Everybody silent for a minute, then a and b come back and c does not:
+  // c is judged as a silent member again, from its own last contact.
+  live_.Heard("a", 1, 4, At(absl::Seconds(60)));
+  live_.Heard("b", 1, 4, At(absl::Seconds(60)));
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(61))), Verdict::kGone);
+}
+
+TEST_F(MemberLivenessTest, OtherGenerationsReportsAreNotEvidence) {
+  for (int s = 1; s <= 40; ++s) {
+    live_.Heard("a", 2, 10 * s, At(absl::Seconds(s)));  // Not generation 1.
+    live_.Heard("b", 1, 1, At(absl::Seconds(s)));
+  }
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(31))), Verdict::kGone);
+}
+
+TEST_F(MemberLivenessTest, AnEndedGenerationHasNoMembers) {
+  live_.EndGeneration("job", 1);
+  EXPECT_EQ(live_.Judge("a", At(absl::Seconds(1))), Verdict::kNotMember);
+  // A newer generation is not ended by an older one's end.
+  live_.StartGeneration("job", 3, {"a"}, t0_);
+  live_.EndGeneration("job", 2);
+  EXPECT_EQ(live_.Judge("a", At(absl::Seconds(4))), Verdict::kKeep);
+  // Nor replaced by an older one that formed late.
+  live_.StartGeneration("job", 2, {"b"}, t0_);
+  EXPECT_EQ(live_.Judge("b", At(absl::Seconds(4))), Verdict::kNotMember);
+}
+
+TEST_F(MemberLivenessTest, AForgottenMemberNoLongerCounts) {
+  live_.Forget("c");
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(40))), Verdict::kNotMember);
+  // a and b heard: the generation is not silent without c.
+  PeersAt("c", absl::Seconds(40), 1);
+  EXPECT_EQ(live_.Judge("a", At(absl::Seconds(42))), Verdict::kKeep);
+}
+
+}  // namespace
+}  // namespace ringleader
