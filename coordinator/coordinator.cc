@@ -177,8 +177,8 @@ void Coordinator::ScheduleSweep() {
 void Coordinator::SweepLeases() {
   const absl::Time now = clock_->Now();
   std::vector<v1::WorkerInfo> gone =
-      workers_.ExpireLeases([&](const v1::WorkerInfo& w) {
-        return liveness_.Judge(w.worker_id(), now) ==
+      workers_.ExpireLeases([&](const v1::WorkerInfo& w, bool replaced) {
+        return liveness_.Judge(w.worker_id(), now, replaced) ==
                MemberLiveness::Verdict::kKeep;
       });
   for (const v1::WorkerInfo& dead : gone) {

@@ -75,13 +75,19 @@ absl::Time MemberLiveness::StepEvidence(const Generation& g) {
 }
 
 MemberLiveness::Verdict MemberLiveness::Judge(const std::string& worker_id,
-                                              absl::Time now) const {
+                                              absl::Time now,
+                                              bool replaced) const {
   absl::MutexLock lock(&mu_);
   auto job = job_of_.find(worker_id);
   if (job == job_of_.end()) return Verdict::kNotMember;
   auto it = generations_.find(job->second);
   if (it == generations_.end()) return Verdict::kNotMember;
   const Generation& g = it->second;
+  auto heard = g.last_heard.find(worker_id);
+  if (heard == g.last_heard.end()) return Verdict::kNotMember;
+  if (replaced) {
+    return StepEvidence(g) > heard->second ? Verdict::kKeep : Verdict::kGone;
+  }
   absl::Time latest = absl::InfinitePast();
   for (const auto& [worker, heard] : g.last_heard) {
     latest = std::max(latest, heard);
@@ -91,8 +97,6 @@ MemberLiveness::Verdict MemberLiveness::Judge(const std::string& worker_id,
     return now - latest <= options_.silent_generation_limit ? Verdict::kKeep
                                                             : Verdict::kGone;
   }
-  auto heard = g.last_heard.find(worker_id);
-  if (heard == g.last_heard.end()) return Verdict::kNotMember;
   const absl::Time contact = std::max(heard->second, StepEvidence(g));
   return now - contact <= options_.silent_member_limit ? Verdict::kKeep
                                                        : Verdict::kGone;

@@ -56,7 +56,12 @@ class MemberLiveness {
   // Ignored unless `generation` is the member's live one.
   void Heard(const std::string& worker_id, int64_t generation, int64_t step,
              absl::Time now);
-  Verdict Judge(const std::string& worker_id, absl::Time now) const;
+  // `replaced`: a new process took the member's device on its host
+  // (WorkerRegistry::KeepSilent). The host reaches us, so our link is not
+  // the reason for the silence, and the member is gone unless its peers'
+  // steps prove it alive after it was last heard.
+  Verdict Judge(const std::string& worker_id, absl::Time now,
+                bool replaced = false) const;
 
   const Options& options() const { return options_; }
 

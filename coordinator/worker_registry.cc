@@ -175,7 +175,8 @@ std::vector<v1::WorkerInfo> WorkerRegistry::ExpireLeases(KeepSilent keep) {
   std::vector<v1::WorkerInfo> dead;
   const absl::Time now = clock_->Now();
   for (auto it = workers_.begin(); it != workers_.end();) {
-    if (it->second.lease_expiry <= now && keep(it->second.info)) {
+    if (it->second.lease_expiry <= now &&
+        keep(it->second.info, ReplacedOnHost(it->second.info, now))) {
       it->second.info.set_state(v1::WORKER_STATE_SILENT);
       ++it;
     } else if (it->second.lease_expiry <= now) {
@@ -199,6 +200,19 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Remove(
   }
   Unindex(node.mapped().info);
   return node.mapped().info;
+}
+
+bool WorkerRegistry::ReplacedOnHost(const v1::WorkerInfo& info,
+                                    absl::Time now) const {
+  for (const auto& [id, e] : workers_) {
+    if (id != info.worker_id() && e.lease_expiry > now &&
+        e.info.hostname() == info.hostname() &&
+        e.info.device() == info.device() &&
+        e.info.registered_ms() > info.last_heartbeat_ms()) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string WorkerRegistry::ProcessKey(const v1::WorkerInfo& info) {

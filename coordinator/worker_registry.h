@@ -63,12 +63,17 @@ class WorkerRegistry {
   absl::StatusOr<v1::WorkerInfo> Heartbeat(const std::string& worker_id);
   // Removes workers whose lease ran out and returns them, except those
   // `keep` holds on to: they stay registered as SILENT (their calls still
-  // authenticate) and are asked again at the next sweep. `keep` runs under
-  // the registry's lock and must not call back into it.
-  using KeepSilent = absl::FunctionRef<bool(const v1::WorkerInfo&)>;
+  // authenticate) and are asked again at the next sweep. `keep` also learns
+  // whether the worker was replaced on its host: another process with the
+  // same hostname and device registered after the worker was last heard
+  // and holds a lease (so the host reaches the coordinator, and a new
+  // daemon took the device). `keep` runs under the registry's lock and must
+  // not call back into it.
+  using KeepSilent =
+      absl::FunctionRef<bool(const v1::WorkerInfo&, bool replaced)>;
   std::vector<v1::WorkerInfo> ExpireLeases(KeepSilent keep);
   std::vector<v1::WorkerInfo> ExpireLeases() {
-    return ExpireLeases([](const v1::WorkerInfo&) { return false; });
+    return ExpireLeases([](const v1::WorkerInfo&, bool) { return false; });
   }
   absl::StatusOr<v1::WorkerInfo> Remove(const std::string& worker_id);
   absl::StatusOr<v1::WorkerInfo> Get(const std::string& worker_id) const;
@@ -86,6 +91,9 @@ class WorkerRegistry {
   // (hostname, pid, device): the process a worker record belongs to.
   static std::string ProcessKey(const v1::WorkerInfo& info);
   static std::string ProcessKey(const v1::RegisterRequest& request);
+  // See KeepSilent. Scans every worker: only lapsed ones are asked.
+  bool ReplacedOnHost(const v1::WorkerInfo& info, absl::Time now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Index(const v1::WorkerInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Unindex(const v1::WorkerInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

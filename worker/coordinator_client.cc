@@ -86,12 +86,13 @@ WorkerCredential CoordinatorClient::credential() const {
   return {worker_id_, worker_token_};
 }
 
-absl::Status CoordinatorClient::RegisterOnce() {
+absl::Status CoordinatorClient::RegisterOnce(const std::string& resume_job_id) {
   v1::RegisterRequest req;
   req.set_hostname(options_.hostname);
   req.set_device(options_.device);
   req.set_pid(options_.pid);
   req.set_address(options_.address);
+  req.set_resume_job_id(resume_job_id);
   v1::RegisterResponse resp;
   absl::Status s = FromGrpcStatus(
       Stub()->Register(Ctx(options_.rpc_timeout).get(), req, &resp),
@@ -107,6 +108,28 @@ absl::Status CoordinatorClient::RegisterOnce() {
 
 absl::Status CoordinatorClient::Register() {
   return WithBackoff([this] { return RegisterOnce(); }, Retryable);
+}
+
+absl::Status CoordinatorClient::RegisterAgain(const std::string& stale_id,
+                                              const std::string& job_id) {
+  absl::MutexLock lock(&register_mu_);
+  if (worker_id() != stale_id) return absl::OkStatus();  // Already done.
+  return RegisterOnce(job_id);
+}
+
+bool CoordinatorClient::Unknown(const std::string& worker_id) {
+  v1::HeartbeatRequest req;
+  req.set_worker_id(worker_id);
+  {
+    absl::MutexLock lock(&mu_);
+    req.set_job_id(job_id_);
+    req.set_generation(generation_);
+  }
+  req.set_step(step_);
+  v1::HeartbeatResponse resp;  // Its directive comes again with the next.
+  return Stub()
+             ->Heartbeat(Ctx(options_.rpc_timeout).get(), req, &resp)
+             .error_code() == grpc::StatusCode::NOT_FOUND;
 }
 
 void CoordinatorClient::StartHeartbeats(AbortHook on_abort) {
@@ -157,6 +180,7 @@ void CoordinatorClient::HeartbeatLoop() {
       req.set_generation(generation_);
       interval = heartbeat_interval_;
     }
+    req.set_step(step_);
     v1::HeartbeatResponse resp;
     absl::Status s = FromGrpcStatus(
         Stub()->Heartbeat(
@@ -165,7 +189,10 @@ void CoordinatorClient::HeartbeatLoop() {
         "heartbeat");
     last_beat_ns_ = absl::ToUnixNanos(absl::Now());
     absl::Duration wait = interval;
-    if (!absl::IsUnavailable(s)) unreachable_beats = 0;
+    // Any failure counts: behind a silent partition every beat ends
+    // DEADLINE_EXCEEDED, never UNAVAILABLE, and the channel still needs
+    // replacing once the network is back.
+    if (s.ok() || absl::IsNotFound(s)) unreachable_beats = 0;
     if (s.ok()) {
       last_contact = absl::Now();
       backoff = absl::Milliseconds(100);
@@ -187,7 +214,8 @@ void CoordinatorClient::HeartbeatLoop() {
       }
       abort.set_reason("lease lost; registered again");
       abort.set_rejoin(false);
-      if (RegisterOnce().ok() && on_abort_ && !abort.job_id().empty()) {
+      if (RegisterAgain(req.worker_id(), abort.job_id()).ok() && on_abort_ &&
+          !abort.job_id().empty()) {
         on_abort_(abort);
       }
       wait = absl::ZeroDuration();
@@ -241,12 +269,22 @@ absl::StatusOr<v1::JoinRendezvousResponse> CoordinatorClient::Join(
   req.set_job_id(job_id);
   req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
   v1::JoinRendezvousResponse resp;
-  absl::Status s = Retrying(
-      "join rendezvous", timeout + options_.rpc_timeout,
-      [&](grpc::ClientContext* ctx) {
-        req.set_worker_id(worker_id());  // Registering again changes it.
-        return Stub()->JoinRendezvous(ctx, req, &resp);
-      });
+  absl::Status s;
+  // Bounded: each round registers again at most once, and only when the
+  // coordinator said it does not know us.
+  for (int round = 0; round < 3; ++round) {
+    const std::string id = worker_id();
+    s = Retrying("join rendezvous", timeout + options_.rpc_timeout,
+                 [&](grpc::ClientContext* ctx) {
+                   req.set_worker_id(worker_id());  // RegisterAgain changes it.
+                   return Stub()->JoinRendezvous(ctx, req, &resp);
+                 });
+    // NOT_FOUND is also the answer for a job that is gone: ask.
+    if (!absl::IsNotFound(s) || !Unknown(id)) break;
+    LOG(WARNING) << "the coordinator no longer knows worker " << id
+                 << "; registering again to rejoin job " << job_id;
+    if (absl::Status r = RegisterAgain(id, job_id); !r.ok()) return r;
+  }
   if (!s.ok()) return s;
   return resp;
 }

@@ -59,6 +59,9 @@ class CoordinatorClient {
   void StopHeartbeats();
   // What heartbeats say the worker is doing.
   void SetCurrent(const std::string& job_id, int64_t generation);
+  // The last optimizer step completed in the current generation: heartbeats
+  // carry it as evidence that the worker trains (MemberLiveness).
+  void SetStep(int64_t step) { step_ = step; }
   // The next assignment; DEADLINE_EXCEEDED after `timeout`; UNAVAILABLE once
   // the coordinator stayed unreachable past unreachable_timeout.
   absl::StatusOr<v1::JobAssignment> WaitForAssignment(absl::Duration timeout);
@@ -109,7 +112,18 @@ class CoordinatorClient {
       absl::string_view what, absl::Duration timeout,
       absl::FunctionRef<grpc::Status(grpc::ClientContext*)> rpc) const;
   void HeartbeatLoop();
-  absl::Status RegisterOnce();
+  // `resume_job_id`: the job to be assigned again (RegisterRequest).
+  absl::Status RegisterOnce(const std::string& resume_job_id = "");
+  // Registers again if the coordinator no longer knows `stale_id` (its lease
+  // ran out past the silent limits, or a restarted coordinator kept no
+  // record), asking to go back to `job_id`. Idempotent across the heartbeat
+  // thread and a caller that found out first: only the one that still holds
+  // `stale_id` registers.
+  absl::Status RegisterAgain(const std::string& stale_id,
+                             const std::string& job_id);
+  // Whether the coordinator knows `worker_id` (a heartbeat answers
+  // NOT_FOUND only for an unknown worker).
+  bool Unknown(const std::string& worker_id);
 
   std::shared_ptr<v1::WorkerService::Stub> Stub() const;
   void ReplaceChannel();
@@ -130,6 +144,8 @@ class CoordinatorClient {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   AbortHook on_abort_;
   std::atomic<int64_t> last_beat_ns_{INT64_MAX};  // absl::ToUnixNanos
+  std::atomic<int64_t> step_{0};
+  absl::Mutex register_mu_;  // Serializes RegisterAgain.
   std::thread heartbeat_thread_;
 };
 

@@ -67,17 +67,28 @@ absl::Status WorkerDaemon::Run() {
       [this](const v1::GenerationAbort& a) { OnAbort(a); });
   if (config_.on_registered) config_.on_registered();
   int jobs = 0;
+  absl::Status last;
   while (!stop_) {
     absl::StatusOr<v1::JobAssignment> a =
         client_->WaitForAssignment(absl::Seconds(1));
     if (absl::IsDeadlineExceeded(a.status())) continue;
     if (!a.ok()) return a.status();
-    absl::Status s = RunJob(*a);
-    if (!s.ok()) LOG(ERROR) << "job " << a->job_id() << ": " << s.message();
+    last = RunJob(*a);
+    // Idle again: heartbeats no longer name the job.
+    client_->SetCurrent("", 0);
+    if (!last.ok()) {
+      LOG(ERROR) << "job " << a->job_id() << ": " << last.message();
+      last = absl::Status(last.code(),
+                          absl::StrCat("job ", a->job_id(),
+                                       " did not finish: ", last.message()));
+    }
     if (config_.max_jobs > 0 && ++jobs >= config_.max_jobs) break;
   }
   client_->Leave(stop_ ? "stopped" : "done").IgnoreError();
-  return absl::OkStatus();
+  // A daemon that ends without finishing its job fails, so that systemd's
+  // Restart=on-failure and Kubernetes restart it; a stop asked for is not a
+  // failure.
+  return stop_ ? absl::OkStatus() : last;
 }
 
 absl::Status WorkerDaemon::FailJob(const std::string& job_id,
@@ -134,6 +145,7 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
       aborted_ = stop_.load();
     }
     client_->SetCurrent(job_id, gen->generation());
+    client_->SetStep(0);
     LOG(INFO) << "generation " << gen->generation() << ": rank " << gen->rank()
               << " of " << gen->world_size();
     CommunicatorRequest request;

@@ -39,7 +39,10 @@ ABSL_FLAG(bool, keep_freed_memory, true,
           "Keep freed memory in the process for the next step instead of "
           "returning it to the kernel (glibc malloc; see "
           "worker/malloc_tuning.h).");
-ABSL_FLAG(int, max_jobs, 0, "Exit after this many jobs (0: serve forever).");
+ABSL_FLAG(int, max_jobs, 0,
+          "Exit after this many jobs (0: serve forever); with status 0 only "
+          "when the last one finished (succeeded), else 1, so that a "
+          "supervisor restarts a worker that lost its job.");
 ABSL_FLAG(int, collective_timeout_s, 60, "Timeout of one collective.");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on at /metrics (port 0 picks "

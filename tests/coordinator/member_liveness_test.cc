@@ -74,6 +74,18 @@ TEST_F(MemberLivenessTest, EveryMemberSilentMeansOurLinkNotTheWorkers) {
             Verdict::kGone);
 }
 
+TEST_F(MemberLivenessTest, AReplacedMemberIsGoneUnlessItsPeersStep) {
+  // Nobody heard since t0, but a new process took c's device on its host:
+  // the host reaches us, so it is not our link.
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(4))), Verdict::kKeep);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(4)), /*replaced=*/true),
+            Verdict::kGone);
+  // Peers proving c alive after its last contact outweigh the replacement.
+  for (int s = 1; s <= 5; ++s) PeersAt("c", absl::Seconds(s), s);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(5)), /*replaced=*/true),
+            Verdict::kKeep);
+}
+
 TEST_F(MemberLivenessTest, OneMemberHeardEndsTheOutageSuspicion) {
   // Everybody silent for a minute, then a and b come back and c does not:
   // c is judged as a silent member again, from its own last contact.

@@ -97,6 +97,20 @@ TEST_F(SilentMemberTest, AGenerationSilentPastItsLimitEnds) {
   EXPECT_EQ(Job(job).restarts(), 1);
 }
 
+TEST_F(SilentMemberTest, AWholeGenerationReplacedOnItsHostEnds) {
+  std::vector<std::string> w;
+  const std::string job = StartJob(2, w);
+  // Both workers were killed and their daemons restarted on the same host:
+  // the host reaches the coordinator, so the silence is not its link.
+  for (int s = 1; s <= 5; ++s) Second(job, {}, 0);
+  EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RUNNING);
+  AddWorker(job);
+  clock_.Advance(absl::Seconds(1));
+  coordinator_->SweepLeases();
+  EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RESTARTING);
+  EXPECT_EQ(Job(job).restarts(), 1);
+}
+
 TEST_F(SilentMemberTest, ASilentMemberWhosePeersStepIsKept) {
   std::vector<std::string> w;
   const std::string job = StartJob(3, w);

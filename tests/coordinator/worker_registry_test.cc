@@ -55,7 +55,8 @@ TEST_F(WorkerRegistryTest, AKeptWorkerStaysSilentUntilItIsHeardOrDropped) {
   clock_.Advance(absl::Seconds(4));
   bool keep = true;
   int asked = 0;
-  auto judge = [&](const v1::WorkerInfo& w) {
+  auto judge = [&](const v1::WorkerInfo& w, bool replaced) {
+    EXPECT_FALSE(replaced);
     ++asked;
     EXPECT_EQ(w.worker_id(), id);
     return keep;

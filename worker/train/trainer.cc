@@ -231,6 +231,7 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
     const bool report = schedule_->Due(step_ + 1, absl::Now());
     if (absl::Status s = OptimizerStep(epoch, report); !s.ok()) return s;
     ++step_;
+    env_.client->SetStep(step_);
     if (absl::Status s =
             AfterStep(epoch, b, num_batches, e->loader->num_samples(),
                       e->shard.start_offset(), report);
