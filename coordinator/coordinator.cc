@@ -476,19 +476,15 @@ v1::HeartbeatResponse Coordinator::Directive(const v1::WorkerInfo& worker,
     }
     return out;
   }
-  // Idle: give it the oldest job that still wants workers. A generation
-  // some rank of which finished is ending: a worker it took now would only
-  // find the job over when it joins.
+  // Idle: give it the oldest job that still wants workers.
   for (const v1::Job& job : jobs_.Active()) {
-    if (Finishing(job)) continue;
-    absl::MutexLock lock(&mu_);
-    auto& set = assigned_[job.job_id()];
-    if (static_cast<int32_t>(set.size()) >= job.spec().max_workers()) continue;
-    if (!workers_.SetJob(worker.worker_id(), job.job_id()).ok()) break;
-    set.insert(worker.worker_id());
-    v1::JobAssignment* a = out.mutable_assignment();
-    a->set_job_id(job.job_id());
-    *a->mutable_spec() = job.spec();
+    const Take took = TakeWorker(worker.worker_id(), job);
+    if (took == Take::kNoRoom) continue;
+    if (took == Take::kTaken) {
+      v1::JobAssignment* a = out.mutable_assignment();
+      a->set_job_id(job.job_id());
+      *a->mutable_spec() = job.spec();
+    }
     break;
   }
   return out;
@@ -505,12 +501,23 @@ void Coordinator::AssignAgain(const std::string& worker_id,
                               const std::string& job_id) {
   absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
   // A job that is over or gone: the worker finds out when it joins.
-  if (!job.ok() || IsTerminal(job->state()) || Finishing(*job)) return;
+  if (!job.ok() || IsTerminal(job->state())) return;
+  TakeWorker(worker_id, *job);
+}
+
+Coordinator::Take Coordinator::TakeWorker(const std::string& worker_id,
+                                          const v1::Job& job) {
+  // A generation some rank of which finished is ending: a worker it took
+  // now would only find the job over when it joins.
+  if (Finishing(job)) return Take::kNoRoom;
   absl::MutexLock lock(&mu_);
-  auto& set = assigned_[job_id];
-  if (static_cast<int32_t>(set.size()) >= job->spec().max_workers()) return;
-  if (!workers_.SetJob(worker_id, job_id).ok()) return;
+  auto& set = assigned_[job.job_id()];
+  if (static_cast<int32_t>(set.size()) >= job.spec().max_workers()) {
+    return Take::kNoRoom;
+  }
+  if (!workers_.SetJob(worker_id, job.job_id()).ok()) return Take::kWorkerGone;
   set.insert(worker_id);
+  return Take::kTaken;
 }
 
 Coordinator::Canceller Coordinator::JoinRendezvous(

@@ -202,6 +202,9 @@ class Coordinator {
   // Assigns a worker that registered again to the job it was in, when the
   // job runs and has room (RegisterRequest.resume_job_id).
   void AssignAgain(const std::string& worker_id, const std::string& job_id);
+  enum class Take { kTaken, kNoRoom, kWorkerGone };
+  // Assigns `worker_id` to `job` if the job has room and is not finishing.
+  Take TakeWorker(const std::string& worker_id, const v1::Job& job);
   // The directive for a heartbeat of `worker`.
   v1::HeartbeatResponse Directive(const v1::WorkerInfo& worker,
                                   const v1::HeartbeatRequest& r);

@@ -41,6 +41,19 @@ absl::Status ValidateRegistration(const v1::RegisterRequest& r) {
   return absl::OkStatus();
 }
 
+// The worker's entry in `workers` (const or not); NOT_FOUND naming it when
+// it is not registered.
+template <typename Map>
+auto FindEntry(Map& workers, const std::string& worker_id)
+    -> absl::StatusOr<decltype(&workers.begin()->second)> {
+  auto it = workers.find(worker_id);
+  if (it == workers.end()) {
+    return absl::NotFoundError(absl::StrCat("worker ", QuoteForError(worker_id),
+                                            " is not registered"));
+  }
+  return &it->second;
+}
+
 }  // namespace
 
 WorkerRegistry::WorkerRegistry(Clock* clock, Options options)
@@ -55,11 +68,14 @@ absl::StatusOr<WorkerRegistry::Registration> WorkerRegistry::Register(
   // restarted) replaces its old record: one process is one worker.
   if (auto same = by_process_.find(ProcessKey(request));
       same != by_process_.end()) {
-    for (const std::string& id : same->second) {
+    // A copy: Unindex empties (and erases) the set.
+    const absl::flat_hash_set<std::string> ids = same->second;
+    for (const std::string& id : ids) {
       auto node = workers_.extract(id);
-      if (!node.empty()) out.replaced.push_back(std::move(node.mapped().info));
+      if (node.empty()) continue;
+      Unindex(node.mapped().info);
+      out.replaced.push_back(std::move(node.mapped().info));
     }
-    by_process_.erase(same);
   }
   if (workers_.size() >= options_.max_workers) {
     return absl::ResourceExhaustedError(
@@ -162,12 +178,9 @@ absl::Status WorkerRegistry::Authenticate(
 absl::StatusOr<v1::MemberSecret> WorkerRegistry::Secret(
     const std::string& worker_id) const {
   absl::MutexLock lock(&mu_);
-  auto it = workers_.find(worker_id);
-  if (it == workers_.end()) {
-    return absl::NotFoundError(absl::StrCat("worker ", QuoteForError(worker_id),
-                                            " is not registered"));
-  }
-  return it->second.secret;
+  auto e = FindEntry(workers_, worker_id);
+  if (!e.ok()) return e.status();
+  return (*e)->secret;
 }
 
 std::vector<v1::WorkerInfo> WorkerRegistry::ExpireLeases(KeepSilent keep) {
@@ -204,15 +217,20 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Remove(
 
 bool WorkerRegistry::ReplacedOnHost(const v1::WorkerInfo& info,
                                     absl::Time now) const {
-  for (const auto& [id, e] : workers_) {
+  auto same = by_device_.find(DeviceKey(info));
+  if (same == by_device_.end()) return false;
+  for (const std::string& id : same->second) {
+    const Entry& e = workers_.at(id);
     if (id != info.worker_id() && e.lease_expiry > now &&
-        e.info.hostname() == info.hostname() &&
-        e.info.device() == info.device() &&
         e.info.registered_ms() > info.last_heartbeat_ms()) {
       return true;
     }
   }
   return false;
+}
+
+std::string WorkerRegistry::DeviceKey(const v1::WorkerInfo& info) {
+  return absl::StrCat(info.hostname(), "\n", info.device());
 }
 
 std::string WorkerRegistry::ProcessKey(const v1::WorkerInfo& info) {
@@ -226,37 +244,36 @@ std::string WorkerRegistry::ProcessKey(const v1::RegisterRequest& request) {
 
 void WorkerRegistry::Index(const v1::WorkerInfo& info) {
   by_process_[ProcessKey(info)].insert(info.worker_id());
+  by_device_[DeviceKey(info)].insert(info.worker_id());
 }
 
 void WorkerRegistry::Unindex(const v1::WorkerInfo& info) {
-  auto it = by_process_.find(ProcessKey(info));
-  if (it == by_process_.end()) return;
-  it->second.erase(info.worker_id());
-  if (it->second.empty()) by_process_.erase(it);
+  for (auto [index, key] : {std::pair{&by_process_, ProcessKey(info)},
+                            std::pair{&by_device_, DeviceKey(info)}}) {
+    auto it = index->find(key);
+    if (it == index->end()) continue;
+    it->second.erase(info.worker_id());
+    if (it->second.empty()) index->erase(it);
+  }
 }
 
 absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Get(
     const std::string& worker_id) const {
   absl::MutexLock lock(&mu_);
-  auto it = workers_.find(worker_id);
-  if (it == workers_.end()) {
-    return absl::NotFoundError(absl::StrCat("worker ", QuoteForError(worker_id),
-                                            " is not registered"));
-  }
-  return it->second.info;
+  auto e = FindEntry(workers_, worker_id);
+  if (!e.ok()) return e.status();
+  return (*e)->info;
 }
 
 absl::Status WorkerRegistry::SetJob(const std::string& worker_id,
                                     const std::string& job_id) {
   absl::MutexLock lock(&mu_);
-  auto it = workers_.find(worker_id);
-  if (it == workers_.end()) {
-    return absl::NotFoundError(absl::StrCat("worker ", QuoteForError(worker_id),
-                                            " is not registered"));
-  }
-  it->second.info.set_job_id(job_id);
-  it->second.info.set_state(job_id.empty() ? v1::WORKER_STATE_IDLE
-                                           : v1::WORKER_STATE_BUSY);
+  auto e = FindEntry(workers_, worker_id);
+  if (!e.ok()) return e.status();
+  v1::WorkerInfo& info = (*e)->info;
+  info.set_job_id(job_id);
+  info.set_state(job_id.empty() ? v1::WORKER_STATE_IDLE
+                                : v1::WORKER_STATE_BUSY);
   return absl::OkStatus();
 }
 

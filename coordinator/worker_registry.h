@@ -91,7 +91,9 @@ class WorkerRegistry {
   // (hostname, pid, device): the process a worker record belongs to.
   static std::string ProcessKey(const v1::WorkerInfo& info);
   static std::string ProcessKey(const v1::RegisterRequest& request);
-  // See KeepSilent. Scans every worker: only lapsed ones are asked.
+  // (hostname, device): what a new daemon on the host would take over.
+  static std::string DeviceKey(const v1::WorkerInfo& info);
+  // See KeepSilent: looks only at the workers of the same host and device.
   bool ReplacedOnHost(const v1::WorkerInfo& info, absl::Time now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Index(const v1::WorkerInfo& info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -106,6 +108,10 @@ class WorkerRegistry {
   // replaces without scanning every worker (that was O(n^2) for n workers
   // registering).
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> by_process_
+      ABSL_GUARDED_BY(mu_);
+  // Worker ids by (hostname, device), so that the lease sweep asks whether a
+  // silent worker was replaced without scanning every worker for each one.
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> by_device_
       ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
 };

@@ -117,7 +117,8 @@ absl::Status CoordinatorClient::RegisterAgain(const std::string& stale_id,
   return RegisterOnce(job_id);
 }
 
-bool CoordinatorClient::Unknown(const std::string& worker_id) {
+v1::HeartbeatRequest CoordinatorClient::BeatRequest(
+    const std::string& worker_id) const {
   v1::HeartbeatRequest req;
   req.set_worker_id(worker_id);
   {
@@ -126,9 +127,14 @@ bool CoordinatorClient::Unknown(const std::string& worker_id) {
     req.set_generation(generation_);
   }
   req.set_step(step_);
+  return req;
+}
+
+bool CoordinatorClient::Unknown(const std::string& worker_id) {
   v1::HeartbeatResponse resp;  // Its directive comes again with the next.
   return Stub()
-             ->Heartbeat(Ctx(options_.rpc_timeout).get(), req, &resp)
+             ->Heartbeat(Ctx(options_.rpc_timeout).get(),
+                         BeatRequest(worker_id), &resp)
              .error_code() == grpc::StatusCode::NOT_FOUND;
 }
 
@@ -170,17 +176,13 @@ void CoordinatorClient::HeartbeatLoop() {
   absl::Duration backoff = absl::Milliseconds(100);
   int unreachable_beats = 0;
   while (true) {
-    v1::HeartbeatRequest req;
     absl::Duration interval;
     {
       absl::MutexLock lock(&mu_);
       if (stop_) return;
-      req.set_worker_id(worker_id_);
-      req.set_job_id(job_id_);
-      req.set_generation(generation_);
       interval = heartbeat_interval_;
     }
-    req.set_step(step_);
+    const v1::HeartbeatRequest req = BeatRequest(worker_id());
     v1::HeartbeatResponse resp;
     absl::Status s = FromGrpcStatus(
         Stub()->Heartbeat(

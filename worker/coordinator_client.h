@@ -121,6 +121,8 @@ class CoordinatorClient {
   // `stale_id` registers.
   absl::Status RegisterAgain(const std::string& stale_id,
                              const std::string& job_id);
+  // A heartbeat of `worker_id` saying what the worker does now.
+  v1::HeartbeatRequest BeatRequest(const std::string& worker_id) const;
   // Whether the coordinator knows `worker_id` (a heartbeat answers
   // NOT_FOUND only for an unknown worker).
   bool Unknown(const std::string& worker_id);

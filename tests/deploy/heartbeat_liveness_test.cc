@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "gtest/gtest.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/in_process_coordinator.h"
 #include "worker/coordinator_client.h"
 
@@ -15,16 +16,7 @@ namespace {
 
 using testing::InProcessCoordinator;
 
-// Polls (every 5 ms, at most 30 s) until `done` holds.
-template <typename F>
-bool Eventually(F done) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (!done()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return true;
-}
+using testing::Eventually;
 
 // Waits for `n` further beats.
 bool Beats(const CoordinatorClient& client, int n) {

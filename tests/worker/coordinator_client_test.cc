@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "gtest/gtest.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/in_process_coordinator.h"
 #include "tests/testing/job_specs.h"
 
@@ -21,16 +22,7 @@ namespace {
 
 using testing::InProcessCoordinator;
 
-// Polls (every 5 ms, at most 30 s) until `done` holds.
-template <typename F>
-bool Eventually(F done) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (!done()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return true;
-}
+using testing::Eventually;
 
 CoordinatorClient::Options Options() {
   CoordinatorClient::Options o;
