@@ -106,6 +106,22 @@ absl::Status WorkerDaemon::FailJob(const std::string& job_id,
   return marked;
 }
 
+CommunicatorRequest WorkerDaemon::CommunicatorRequestFor(
+    const std::string& job_id, const v1::JoinRendezvousResponse& gen) {
+  CommunicatorRequest request;
+  request.client = client_.get();
+  request.job_id = job_id;
+  request.generation = gen.generation();
+  request.rank = gen.rank();
+  request.world_size = gen.world_size();
+  request.device = device_;
+  request.cpu_transport = gen.spec().ddp().cpu_transport();
+  request.address = config_.address;
+  request.timeout = config_.collective_timeout;
+  request.cancelled = &aborted_;
+  return request;
+}
+
 absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
   const std::string& job_id = assignment.job_id();
   LOG(INFO) << "assigned job " << job_id;
@@ -148,19 +164,8 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
     client_->SetStep(0);
     LOG(INFO) << "generation " << gen->generation() << ": rank " << gen->rank()
               << " of " << gen->world_size();
-    CommunicatorRequest request;
-    request.client = client_.get();
-    request.job_id = job_id;
-    request.generation = gen->generation();
-    request.rank = gen->rank();
-    request.world_size = gen->world_size();
-    request.device = device_;
-    request.cpu_transport = gen->spec().ddp().cpu_transport();
-    request.address = config_.address;
-    request.timeout = config_.collective_timeout;
-    request.cancelled = &aborted_;
     absl::StatusOr<std::unique_ptr<Communicator>> comm =
-        CreateCommunicator(request);
+        CreateCommunicator(CommunicatorRequestFor(job_id, *gen));
     absl::Status s;
     if (comm.ok()) {
       {

@@ -13,6 +13,7 @@
 #include "grpcpp/security/credentials.h"
 #include "worker/comm/communicator.h"
 #include "worker/coordinator_client.h"
+#include "worker/device/communicator_factory.h"
 #include "worker/device/device.h"
 #include "worker/worker_metrics.h"
 
@@ -60,6 +61,9 @@ class WorkerDaemon {
   // joins its generation and reports the error as this rank's.
   absl::Status FailJob(const std::string& job_id, const absl::Status& error);
   void OnAbort(const v1::GenerationAbort& abort);
+  // What the communicator of generation `gen` of `job_id` is built from.
+  CommunicatorRequest CommunicatorRequestFor(
+      const std::string& job_id, const v1::JoinRendezvousResponse& gen);
 
   const WorkerConfig config_;
   const Device device_;  // config_.device, checked by Run().
