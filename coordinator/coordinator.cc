@@ -752,6 +752,9 @@ absl::Status Coordinator::NoteTrainingFacts(const std::string& job_id,
                                             int64_t generation, int32_t rank,
                                             int64_t train_size,
                                             int64_t resumed_checkpoint_id) {
+  if (train_size < 0) {
+    return absl::InvalidArgumentError("train_size must be >= 0");
+  }
   absl::MutexLock lock(&mu_);
   auto it = generations_.find(job_id);
   // Another generation's facts (one formed since the caller's check): the
@@ -759,20 +762,46 @@ absl::Status Coordinator::NoteTrainingFacts(const std::string& job_id,
   if (it == generations_.end() || it->second.number != generation) {
     return absl::OkStatus();
   }
-  if (train_size < 0) {
-    return absl::InvalidArgumentError("train_size must be >= 0");
-  }
+  GenerationInfo& info = it->second;
   if (train_size > 0) {
-    if (absl::Status s =
-            NoteDatasetSizeLocked(it->second, false, rank, train_size);
+    if (absl::Status s = NoteDatasetSizeLocked(info, false, rank, train_size);
         !s.ok()) {
       return s;
     }
   }
   if (resumed_checkpoint_id == 0) return absl::OkStatus();
-  return ResumeChoiceLocked(it->second, job_id, generation, rank,
+  if (info.resume_candidates.empty() && info.resumed < 0 &&
+      !RecallOfferLocked(info, job_id, resumed_checkpoint_id)) {
+    return absl::OkStatus();
+  }
+  return ResumeChoiceLocked(info, job_id, generation, rank,
                             resumed_checkpoint_id)
       .status();
+}
+
+bool Coordinator::RecallOfferLocked(GenerationInfo& info,
+                                    const std::string& job_id,
+                                    int64_t resumed_checkpoint_id) {
+  // A generation adopted after a coordinator restart kept no offer. Until
+  // one of its commits went through (or its choice moved the job back), the
+  // job offers what the generation was offered when it formed: the choice
+  // can still be applied, or its first commit, older than the unreadable
+  // checkpoint it skipped, would be refused.
+  absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
+  if (!job.ok() || job->last_checkpoint().generation() >= info.number ||
+      job->last_checkpoint().checkpoint_id() == resumed_checkpoint_id) {
+    return false;
+  }
+  absl::StatusOr<std::vector<v1::CheckpointRecord>> offer =
+      jobs_.ResumeCandidates(job_id, kResumeCandidates);
+  if (!offer.ok()) return false;
+  for (const v1::CheckpointRecord& c : *offer) {
+    if (c.checkpoint_id() == resumed_checkpoint_id) {
+      info.resume_candidates = *std::move(offer);
+      return true;
+    }
+  }
+  return false;  // Chosen before the restart, and the job moved on since.
 }
 
 absl::StatusOr<v1::ShardAssignment> Coordinator::GetShard(

@@ -206,6 +206,13 @@ class Coordinator {
   absl::Status NoteDatasetSizeLocked(GenerationInfo& info, bool test_split,
                                      int32_t rank, int64_t dataset_size)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // For a generation adopted after a restart, whose resume candidates were
+  // not kept: takes them again from the job when no commit of the
+  // generation went through yet and `resumed_checkpoint_id` is among them.
+  // False when there is nothing left to apply.
+  bool RecallOfferLocked(GenerationInfo& info, const std::string& job_id,
+                         int64_t resumed_checkpoint_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What a progress report or commit of live `generation` says about it:
   // the training split's size (0: not said) and the checkpoint it resumed
   // from (0: not said). The workers plan their shards and check their
