@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <iostream>
 #include <numeric>
@@ -199,8 +200,9 @@ int Run() {
   auto loader = BatchLoader::Create(*data->train, order, batch);
   if (!loader.ok()) return Fail(loader.status());
 
-  ProgressReporter reporter([&client](const v1::ReportProgressRequest& r) {
-    return client.ReportProgress(r);
+  ProgressReporter reporter([&client](const v1::ReportProgressRequest& r,
+                                      const std::atomic<bool>* cancel) {
+    return client.ReportProgress(r, cancel);
   });
   int64_t step = 0;
   // One optimizer step as Trainer::RunEpoch takes it (the loss is read on
@@ -252,7 +254,7 @@ int Run() {
       for (int i = 0; i < steps; ++i) {
         if (absl::Status s = one_step(report); !s.ok()) return Fail(s);
       }
-      if (report) reporter.Flush().IgnoreError();
+      if (report) reporter.Flush(absl::Minutes(1)).IgnoreError();
       const double secs = absl::ToDoubleSeconds(absl::Now() - t0);
       const double cpu = (CpuSeconds() - cpu0) / steps;
       (report ? report_rate : quiet_rate)

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/distributed_sampler.h"
 #include "common/grpc_status.h"
+#include "common/shard_plan.h"
 #include "common/worker_credential.h"
 
 namespace ringleader {
@@ -137,19 +138,14 @@ absl::Status SimWorker::Train(const v1::JoinRendezvousResponse& gen,
       spec.progress_every_steps() > 0 ? spec.progress_every_steps() : 10;
   int64_t step = 0;
   for (int64_t epoch = 0; epoch < spec.epochs(); ++epoch) {
-    v1::GetShardRequest sr;
-    sr.set_job_id(job_id_);
-    sr.set_generation(gen.generation());
-    sr.set_rank(gen.rank());
-    sr.set_epoch(epoch);
-    sr.set_dataset_size(train_size);
-    v1::ShardAssignment shard;
-    if (absl::Status s = FromGrpcStatus(
-            stub_->GetShard(Ctx(absl::Seconds(10)).get(), sr, &shard),
-            "get shard");
-        !s.ok()) {
-      return s;
-    }
+    // Planned locally, as a real worker does (common/shard_plan.h): the
+    // coordinator is not asked.
+    ShardPlanInput plan;
+    plan.epoch = epoch;
+    plan.world_size = gen.world_size();
+    plan.rank = gen.rank();
+    plan.dataset_size = train_size;
+    const v1::ShardAssignment shard = PlanShard(spec, plan);
     const int64_t steps = RemainingSteps(shard, spec.batch_size());
     const absl::Time epoch_start = absl::Now();
     for (int64_t i = 0; i < steps; ++i, ++step) {
@@ -163,6 +159,7 @@ absl::Status SimWorker::Train(const v1::JoinRendezvousResponse& gen,
       p.set_epoch(epoch);
       p.set_step(step + 1);
       p.set_total_steps(total);
+      p.set_train_size(train_size);
       const double secs = absl::ToDoubleSeconds(absl::Now() - epoch_start);
       p.set_samples_per_sec(secs > 0 ? (i + 1) * spec.batch_size() / secs : 0);
       p.set_finished(last);

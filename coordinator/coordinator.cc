@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/quote_for_error.h"
+#include "common/shard_plan.h"
 #include "coordinator/report_checks.h"
 
 namespace ringleader {
@@ -389,6 +390,16 @@ int64_t Coordinator::TrainSize(const std::string& job_id, int64_t generation) {
   return it->second.dataset_size[0];
 }
 
+bool Coordinator::FinalReportCounted(const Caller& caller,
+                                     const v1::ReportProgressRequest& r) {
+  absl::StatusOr<std::string> sender =
+      jobs_.FinalReporter(r.job_id(), r.generation(), r.rank());
+  if (!sender.ok()) return false;
+  const std::string* token = caller.TokenOf(*sender);
+  return token != nullptr &&
+         workers_.Authenticate(*sender, *token, caller.peer_identity).ok();
+}
+
 // ---- WorkerService ----
 
 absl::StatusOr<v1::RegisterResponse> Coordinator::Register(
@@ -745,6 +756,114 @@ Coordinator::Canceller Coordinator::Barrier(
   };
 }
 
+absl::StatusOr<const v1::CheckpointRecord*> Coordinator::ResumeChoiceLocked(
+    GenerationInfo& info, const std::string& job_id, int64_t generation,
+    int32_t rank, int64_t resume_checkpoint_id) {
+  const std::vector<v1::CheckpointRecord>& c = info.resume_candidates;
+  if (c.empty()) return nullptr;
+  int index = 0;  // 0 names no checkpoint: a worker that predates the
+                  // candidates resumed from the first.
+  if (resume_checkpoint_id != 0) {
+    index = -1;
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (c[i].checkpoint_id() == resume_checkpoint_id) index = i;
+    }
+    if (index < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "checkpoint ", resume_checkpoint_id, " is not one generation ",
+          generation, " may resume from"));
+    }
+  }
+  if (info.resumed < 0) {
+    // The first rank to say fixes the choice. The newer candidates were
+    // unreadable to every rank (each loads the first it can read, and they
+    // checked that they agree). Done under mu_ so that no commit overtakes
+    // the job's last_checkpoint going back.
+    if (absl::Status s = jobs_.ResumedFrom(
+            job_id, c[index],
+            std::vector<v1::CheckpointRecord>(c.begin(), c.begin() + index));
+        !s.ok()) {
+      return s;
+    }
+    info.resumed = index;
+  } else if (info.resumed != index) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rank ", rank, " resumed from checkpoint ", c[index].checkpoint_id(),
+        " but another rank from ", c[info.resumed].checkpoint_id(),
+        ": every rank must read the same checkpoint"));
+  }
+  return &c[index];
+}
+
+absl::Status Coordinator::NoteDatasetSizeLocked(GenerationInfo& info,
+                                                bool test_split, int32_t rank,
+                                                int64_t dataset_size) {
+  int64_t& size = info.dataset_size[test_split ? 1 : 0];
+  if (size < 0) size = dataset_size;
+  if (size != dataset_size) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rank ", rank, " sees ", dataset_size, " samples but another rank saw ",
+        size, ": every worker needs the same dataset"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Coordinator::NoteTrainingFacts(const std::string& job_id,
+                                            int64_t generation, int32_t rank,
+                                            int64_t train_size,
+                                            int64_t resumed_checkpoint_id) {
+  if (train_size < 0) {
+    return absl::InvalidArgumentError("train_size must be >= 0");
+  }
+  absl::MutexLock lock(&mu_);
+  auto it = generations_.find(job_id);
+  // Another generation's facts (one formed since the caller's check): the
+  // caller's call fails on its generation anyway.
+  if (it == generations_.end() || it->second.number != generation) {
+    return absl::OkStatus();
+  }
+  GenerationInfo& info = it->second;
+  if (train_size > 0) {
+    if (absl::Status s = NoteDatasetSizeLocked(info, false, rank, train_size);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (resumed_checkpoint_id == 0) return absl::OkStatus();
+  if (info.resume_candidates.empty() && info.resumed < 0 &&
+      !RecallOfferLocked(info, job_id, resumed_checkpoint_id)) {
+    return absl::OkStatus();
+  }
+  return ResumeChoiceLocked(info, job_id, generation, rank,
+                            resumed_checkpoint_id)
+      .status();
+}
+
+bool Coordinator::RecallOfferLocked(GenerationInfo& info,
+                                    const std::string& job_id,
+                                    int64_t resumed_checkpoint_id) {
+  // A generation adopted after a coordinator restart kept no offer. Until
+  // one of its commits went through (or its choice moved the job back), the
+  // job offers what the generation was offered when it formed: the choice
+  // can still be applied, or its first commit, older than the unreadable
+  // checkpoint it skipped, would be refused.
+  absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
+  if (!job.ok() || job->last_checkpoint().generation() >= info.number ||
+      job->last_checkpoint().checkpoint_id() == resumed_checkpoint_id) {
+    return false;
+  }
+  absl::StatusOr<std::vector<v1::CheckpointRecord>> offer =
+      jobs_.ResumeCandidates(job_id, kResumeCandidates);
+  if (!offer.ok()) return false;
+  for (const v1::CheckpointRecord& c : *offer) {
+    if (c.checkpoint_id() == resumed_checkpoint_id) {
+      info.resume_candidates = *std::move(offer);
+      return true;
+    }
+  }
+  return false;  // Chosen before the restart, and the job moved on since.
+}
+
 absl::StatusOr<v1::ShardAssignment> Coordinator::GetShard(
     const Caller& caller, const v1::GetShardRequest& r) {
   if (absl::Status s = CheckRank(caller, r.job_id(), r.generation(), r.rank());
@@ -762,77 +881,48 @@ absl::StatusOr<v1::ShardAssignment> Coordinator::GetShard(
                                               " is past the job's ",
                                               job->spec().epochs(), " epochs"));
   }
-  v1::ShardAssignment out;
+  ShardPlanInput plan;
+  plan.epoch = r.epoch();
+  plan.rank = r.rank();
+  plan.dataset_size = r.dataset_size();
+  plan.test_split = r.test_split();
   {
     absl::MutexLock lock(&mu_);
     GenerationInfo& info = generations_[r.job_id()];
-    int64_t& size = info.dataset_size[r.test_split() ? 1 : 0];
-    if (size < 0) size = r.dataset_size();
-    if (size != r.dataset_size()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("rank ", r.rank(), " sees ", r.dataset_size(),
-                       " samples but another rank saw ", size,
-                       ": every worker needs the same dataset"));
+    if (absl::Status s = NoteDatasetSizeLocked(info, r.test_split(), r.rank(),
+                                               r.dataset_size());
+        !s.ok()) {
+      return s;
     }
-    if (!r.test_split() && !info.resume_candidates.empty()) {
-      const std::vector<v1::CheckpointRecord>& c = info.resume_candidates;
-      int index = 0;  // 0 names no checkpoint: a worker that predates the
-                      // candidates resumed from the first.
-      if (r.resume_checkpoint_id() != 0) {
-        index = -1;
-        for (size_t i = 0; i < c.size(); ++i) {
-          if (c[i].checkpoint_id() == r.resume_checkpoint_id()) index = i;
-        }
-        if (index < 0) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "checkpoint ", r.resume_checkpoint_id(),
-              " is not one generation ", r.generation(), " may resume from"));
-        }
-      }
-      if (info.resumed < 0) {
-        // The first rank to ask fixes the choice. The newer candidates were
-        // unreadable to every rank (each loads the first it can read, and
-        // they checked that they agree). Done under mu_ so that no rank's
-        // commit overtakes the job's last_checkpoint going back.
-        if (absl::Status s =
-                jobs_.ResumedFrom(r.job_id(), c[index],
-                                  std::vector<v1::CheckpointRecord>(
-                                      c.begin(), c.begin() + index));
-            !s.ok()) {
-          return s;
-        }
-        info.resumed = index;
-      } else if (info.resumed != index) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("rank ", r.rank(), " resumed from checkpoint ",
-                         c[index].checkpoint_id(), " but another rank from ",
-                         c[info.resumed].checkpoint_id(),
-                         ": every rank must read the same checkpoint"));
-      }
-      const v1::CheckpointRecord& resume = c[index];
-      if (resume.epoch() == r.epoch()) {
-        out.set_start_offset(std::min(resume.epoch_sample_offset(), size));
+    if (!r.test_split()) {
+      absl::StatusOr<const v1::CheckpointRecord*> resume = ResumeChoiceLocked(
+          info, r.job_id(), r.generation(), r.rank(), r.resume_checkpoint_id());
+      if (!resume.ok()) return resume.status();
+      if (*resume != nullptr) {
+        plan.resume = {(*resume)->epoch(), (*resume)->epoch_sample_offset()};
       }
     }
   }
   absl::StatusOr<Rendezvous::LiveRank> live =
       LiveMember(rendezvous_, r.job_id(), r.generation(), r.rank());
   if (!live.ok()) return live.status();
-  out.set_seed(job->spec().seed());
-  out.set_epoch(r.epoch());
-  out.set_world_size(live->world_size);
-  out.set_rank(r.rank());
-  out.set_dataset_size(r.dataset_size());
-  // The test split is evaluated once, in order, without repeats.
-  out.set_shuffle(!r.test_split() && job->spec().dataset().shuffle());
-  out.set_drop_last(!r.test_split() && job->spec().dataset().drop_last());
-  return out;
+  plan.world_size = live->world_size;
+  // The workers plan their shards with the same function (common/
+  // shard_plan.h); this answer is for tools and tests.
+  return PlanShard(job->spec(), plan);
 }
 
 absl::Status Coordinator::ReportProgress(const Caller& caller,
                                          const v1::ReportProgressRequest& r) {
   if (absl::Status s = CheckRank(caller, r.job_id(), r.generation(), r.rank());
       !s.ok()) {
+    // A final report whose answer was lost (the coordinator did not answer
+    // in time, or restarted) is sent again, and may find the job over
+    // because it counted: the same answer as the first time.
+    if (r.finished() && r.fatal_error().empty() &&
+        FinalReportCounted(caller, r)) {
+      return absl::OkStatus();
+    }
     return s;
   }
   if (!r.fatal_error().empty()) {
@@ -841,6 +931,11 @@ absl::Status Coordinator::ReportProgress(const Caller& caller,
     }
     return jobs_.Fail(r.job_id(),
                       absl::StrCat("rank ", r.rank(), ": ", r.fatal_error()));
+  }
+  if (absl::Status s = NoteTrainingFacts(r.job_id(), r.generation(), r.rank(),
+                                         r.train_size(), 0);
+      !s.ok()) {
+    return s;
   }
   absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
   if (!job.ok()) return job.status();
@@ -870,6 +965,14 @@ absl::StatusOr<v1::CommitCheckpointResponse> Coordinator::CommitCheckpoint(
   if (r.epoch() < 0 || r.step() < 0 || r.epoch_sample_offset() < 0) {
     return absl::InvalidArgumentError(
         "checkpoint epoch, step and offset must be >= 0");
+  }
+  // Before the range checks, which need the training split's size, and the
+  // commit, which must follow the checkpoint the generation resumed from.
+  if (absl::Status s =
+          NoteTrainingFacts(r.job_id(), r.generation(), r.rank(),
+                            r.train_size(), r.resumed_checkpoint_id());
+      !s.ok()) {
+    return s;
   }
   if (absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id()); !job.ok()) {
     return job.status();

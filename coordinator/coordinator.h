@@ -194,8 +194,8 @@ class Coordinator {
   // CheckMember, then CheckGenerationCaller.
   absl::Status CheckGeneration(const Caller& caller, const std::string& job_id,
                                int64_t generation);
-  // The training split's size as the generation's first GetShard saw it
-  // (-1: not yet).
+  // The training split's size as the generation's first GetShard, progress
+  // report or commit that named one saw it (-1: not yet).
   int64_t TrainSize(const std::string& job_id, int64_t generation);
   // Whether a rank of the job's live generation sent its final report.
   static bool Finishing(const v1::Job& job);
@@ -205,6 +205,43 @@ class Coordinator {
   enum class Take { kTaken, kNoRoom, kWorkerGone };
   // Assigns `worker_id` to `job` if the job has room and is not finishing.
   Take TakeWorker(const std::string& worker_id, const v1::Job& job);
+  // The generation's resume choice: the candidate `resume_checkpoint_id`
+  // names (0: the first), fixed by the first rank that names one (in
+  // GetShard, or rank 0's commits), which marks the newer candidates bad
+  // and moves the job's last_checkpoint back to it, so that the
+  // generation's commits follow it. Null when the generation has no
+  // candidates (a fresh start, or adopted after a restart: its ranks had
+  // resumed before). INVALID_ARGUMENT for an id that is no candidate,
+  // FAILED_PRECONDITION when ranks name different ones.
+  absl::StatusOr<const v1::CheckpointRecord*> ResumeChoiceLocked(
+      GenerationInfo& info, const std::string& job_id, int64_t generation,
+      int32_t rank, int64_t resume_checkpoint_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records the size of a split that `rank` sees; the first fixes it, and
+  // another one is FAILED_PRECONDITION naming both.
+  absl::Status NoteDatasetSizeLocked(GenerationInfo& info, bool test_split,
+                                     int32_t rank, int64_t dataset_size)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // For a generation adopted after a restart, whose resume candidates were
+  // not kept: takes them again from the job when no commit of the
+  // generation went through yet and `resumed_checkpoint_id` is among them.
+  // False when there is nothing left to apply.
+  bool RecallOfferLocked(GenerationInfo& info, const std::string& job_id,
+                         int64_t resumed_checkpoint_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What a progress report or commit of live `generation` says about it:
+  // the training split's size (0: not said) and the checkpoint it resumed
+  // from (0: not said). The workers plan their shards and check their
+  // dataset sizes among themselves; the coordinator learns these facts from
+  // the queued calls, for its range checks and its checkpoint history.
+  absl::Status NoteTrainingFacts(const std::string& job_id, int64_t generation,
+                                 int32_t rank, int64_t train_size,
+                                 int64_t resumed_checkpoint_id);
+  // True when the job counted `r` (a final report) from the caller already:
+  // the caller is the worker whose final report for that rank of that
+  // generation the job holds.
+  bool FinalReportCounted(const Caller& caller,
+                          const v1::ReportProgressRequest& r);
   // The directive for a heartbeat of `worker`.
   v1::HeartbeatResponse Directive(const v1::WorkerInfo& worker,
                                   const v1::HeartbeatRequest& r);

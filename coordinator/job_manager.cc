@@ -519,6 +519,20 @@ bool JobManager::WorkerFinished(const std::string& job_id,
   return it != jobs_.end() && it->second.progress.WorkerFinished(worker_id);
 }
 
+absl::StatusOr<std::string> JobManager::FinalReporter(const std::string& job_id,
+                                                      int64_t generation,
+                                                      int32_t rank) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it != jobs_.end() && it->second.job.generation() == generation) {
+    for (const v1::RankProgress& p : it->second.job.progress().ranks()) {
+      if (p.rank() == rank && p.finished()) return p.worker_id();
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no final report of rank ", rank,
+                                          " of generation ", generation));
+}
+
 absl::StatusOr<v1::CheckpointRecord> JobManager::CommitCheckpoint(
     const std::string& job_id, v1::CheckpointRecord record) {
   absl::Status s = Update(

@@ -119,6 +119,16 @@ class JobManager {
   // generation: it may go away without ending the generation.
   bool WorkerFinished(const std::string& job_id,
                       const std::string& worker_id) const;
+  // The worker whose final report for `rank` of `generation` the job
+  // counted (it is that generation's job, and the rank finished);
+  // NOT_FOUND otherwise. Lets a final report sent again after the job
+  // finished be answered as the first one was.
+  absl::StatusOr<std::string> FinalReporter(const std::string& job_id,
+                                            int64_t generation,
+                                            int32_t rank) const;
+  // Records `record` as the job's last checkpoint. The same step and path as
+  // the last one again (a retry whose answer was lost) is that record, not
+  // a second one; an older step than the last is FAILED_PRECONDITION.
   absl::StatusOr<v1::CheckpointRecord> CommitCheckpoint(
       const std::string& job_id, v1::CheckpointRecord record);
   // Where a new generation may resume: up to `limit` committed checkpoints,

@@ -76,6 +76,21 @@ absl::Status CoordinatorClient::Retrying(
       });
 }
 
+absl::Status CoordinatorClient::RetryingThroughOutage(
+    absl::string_view what, absl::Duration timeout,
+    absl::FunctionRef<grpc::Status(grpc::ClientContext*)> rpc,
+    const std::atomic<bool>* cancel) const {
+  return WithBackoff(
+      [&] { return FromGrpcStatus(rpc(Ctx(timeout).get()), what); },
+      [this, cancel](const absl::Status& s) {
+        if (!Retryable(s) || (cancel != nullptr && cancel->load())) {
+          return false;
+        }
+        absl::MutexLock lock(&mu_);
+        return !stop_;
+      });
+}
+
 std::string CoordinatorClient::worker_id() const {
   absl::MutexLock lock(&mu_);
   return worker_id_;
@@ -358,21 +373,26 @@ absl::StatusOr<v1::ShardAssignment> CoordinatorClient::GetShard(
 }
 
 absl::Status CoordinatorClient::ReportProgress(
-    const v1::ReportProgressRequest& r) {
+    const v1::ReportProgressRequest& r, const std::atomic<bool>* cancel) {
   v1::ReportProgressResponse resp;
-  return Retrying("report progress", options_.rpc_timeout,
-                  [&](grpc::ClientContext* ctx) {
-                    return Stub()->ReportProgress(ctx, r, &resp);
-                  });
+  return RetryingThroughOutage(
+      "report progress", options_.rpc_timeout,
+      [&](grpc::ClientContext* ctx) {
+        return Stub()->ReportProgress(ctx, r, &resp);
+      },
+      cancel);
 }
 
 absl::StatusOr<v1::CommitCheckpointResponse>
-CoordinatorClient::CommitCheckpoint(const v1::CommitCheckpointRequest& r) {
+CoordinatorClient::CommitCheckpoint(const v1::CommitCheckpointRequest& r,
+                                    const std::atomic<bool>* cancel) {
   v1::CommitCheckpointResponse resp;
-  absl::Status s = Retrying("commit checkpoint", options_.rpc_timeout,
-                            [&](grpc::ClientContext* ctx) {
-                              return Stub()->CommitCheckpoint(ctx, r, &resp);
-                            });
+  absl::Status s = RetryingThroughOutage(
+      "commit checkpoint", options_.rpc_timeout,
+      [&](grpc::ClientContext* ctx) {
+        return Stub()->CommitCheckpoint(ctx, r, &resp);
+      },
+      cancel);
   if (!s.ok()) return s;
   return resp;
 }

@@ -80,9 +80,16 @@ class CoordinatorClient {
                                           int64_t comm_index,
                                           absl::Duration timeout);
   absl::StatusOr<v1::ShardAssignment> GetShard(const v1::GetShardRequest& r);
-  absl::Status ReportProgress(const v1::ReportProgressRequest& r);
+  // A progress report and a checkpoint commit are answered idempotently (one
+  // sent again after its answer was lost gets the first answer), so they
+  // are retried through an outage (RetryingThroughOutage). `cancel` (may be
+  // null): set by an owner that goes away, it ends the retries after the
+  // try in flight.
+  absl::Status ReportProgress(const v1::ReportProgressRequest& r,
+                              const std::atomic<bool>* cancel = nullptr);
   absl::StatusOr<v1::CommitCheckpointResponse> CommitCheckpoint(
-      const v1::CommitCheckpointRequest& r);
+      const v1::CommitCheckpointRequest& r,
+      const std::atomic<bool>* cancel = nullptr);
   absl::Status Leave(const std::string& reason);
 
   // When the heartbeat thread last finished a beat, whatever its outcome
@@ -111,6 +118,15 @@ class CoordinatorClient {
   absl::Status Retrying(
       absl::string_view what, absl::Duration timeout,
       absl::FunctionRef<grpc::Status(grpc::ClientContext*)> rpc) const;
+  // Like Retrying, and also while the coordinator does not answer in time
+  // (DEADLINE_EXCEEDED: stopped, overloaded, or behind a partition that
+  // drops packets, where a call never sees UNAVAILABLE), until `cancel` (may
+  // be null) is set. Only for calls whose retry the coordinator answers as
+  // it answered the first try: a try that timed out may have been applied.
+  absl::Status RetryingThroughOutage(
+      absl::string_view what, absl::Duration timeout,
+      absl::FunctionRef<grpc::Status(grpc::ClientContext*)> rpc,
+      const std::atomic<bool>* cancel) const;
   void HeartbeatLoop();
   // `resume_job_id`: the job to be assigned again (RegisterRequest).
   absl::Status RegisterOnce(const std::string& resume_job_id = "");

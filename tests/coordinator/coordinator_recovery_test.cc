@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/fake_clock.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/state_store.h"
@@ -247,6 +248,62 @@ TEST_F(CoordinatorRecoveryTest, ACommitRetriedAfterTheRestartIsRecordedOnce) {
       coord().CommitCheckpoint(workers_caller_, c);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->checkpoint_id(), first->checkpoint_id());
+}
+
+TEST_F(CoordinatorRecoveryTest,
+       AnAdoptedGenerationsFirstCommitAppliesItsResumeChoice) {
+  std::vector<std::string> ranks;
+  const std::string job = StartJob(ranks);
+  v1::CommitCheckpointRequest c;
+  c.set_job_id(job);
+  c.set_generation(1);
+  c.set_rank(0);
+  for (int64_t step : {10, 20, 30}) {
+    c.set_step(step);
+    c.set_path(absl::StrCat("/tmp/adopt-step", step, ".ckpt"));
+    ASSERT_TRUE(coord().CommitCheckpoint(workers_caller_, c).ok());
+  }
+  // Both join again: generation 2 is offered 30, 20, 10.
+  std::vector<v1::JoinRendezvousResponse> g2(2);
+  for (const std::string& w : ranks) {
+    v1::JoinRendezvousRequest j;
+    j.set_job_id(job);
+    j.set_worker_id(w);
+    coord().JoinRendezvous(workers_caller_, j,
+                           [&g2](absl::StatusOr<v1::JoinRendezvousResponse> g) {
+                             ASSERT_TRUE(g.ok()) << g.status();
+                             g2[g->rank()] = *g;
+                           });
+  }
+  ASSERT_EQ(g2[0].generation(), 2);
+  ASSERT_EQ(g2[0].resume_candidates_size(), 3);
+  const v1::CheckpointRecord twenty = g2[0].resume_candidates(1);
+  ASSERT_EQ(twenty.step(), 20);
+  // Step 30 is unreadable: the ranks resume from 20, and the coordinator
+  // restarts before their first commit, which carries that choice.
+  Restart();
+  ASSERT_EQ(Job(job).generation(), 2);
+  c.set_generation(2);
+  c.set_step(25);
+  c.set_path("/tmp/adopt-step25.ckpt");
+  c.set_resumed_checkpoint_id(twenty.checkpoint_id());
+  absl::StatusOr<v1::CommitCheckpointResponse> committed =
+      coord().CommitCheckpoint(workers_caller_, c);
+  ASSERT_TRUE(committed.ok()) << committed.status();
+  EXPECT_EQ(Job(job).last_checkpoint().step(), 25);
+  // 30 is never offered again.
+  absl::StatusOr<std::vector<v1::CheckpointRecord>> offer =
+      coord().jobs().ResumeCandidates(job, 3);
+  ASSERT_TRUE(offer.ok()) << offer.status();
+  ASSERT_EQ(offer->size(), 3u);
+  EXPECT_EQ((*offer)[0].step(), 25);
+  EXPECT_EQ((*offer)[1].step(), 20);
+  EXPECT_EQ((*offer)[2].step(), 10);
+  // Later commits carry the same choice: nothing more to apply.
+  c.set_step(35);
+  c.set_path("/tmp/adopt-step35.ckpt");
+  ASSERT_TRUE(coord().CommitCheckpoint(workers_caller_, c).ok());
+  EXPECT_EQ(Job(job).last_checkpoint().step(), 35);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Over real gRPC: a new generation is offered the last committed checkpoints
-// newest first; its ranks tell GetShard which one they loaded, which fixes
-// the epoch's start offset, must be the same on every rank, and moves the
-// job back to it; a rank that cannot go on fails the job with its reason.
+// newest first; its ranks tell GetShard (tools) or rank 0's commits (the
+// workers) which one they loaded, which fixes the epoch's start offset, must
+// be the same on every rank, and moves the job back to it; a rank that
+// cannot go on fails the job with its reason.
 #include <thread>
 
 #include "common/worker_credential.h"
@@ -99,9 +100,12 @@ class ResumeCandidatesTest : public ::testing::Test {
     return got;
   }
 
-  grpc::Status Commit(int64_t gen, int64_t epoch, int64_t step,
-                      int64_t offset) {
+  // `resumed`: the checkpoint the committing generation resumed from (0:
+  // not said).
+  grpc::Status Commit(int64_t gen, int64_t epoch, int64_t step, int64_t offset,
+                      int64_t resumed = 0) {
     v1::CommitCheckpointRequest c;
+    c.set_resumed_checkpoint_id(resumed);
     c.set_job_id(job_);
     c.set_generation(gen);
     c.set_rank(0);
@@ -198,6 +202,43 @@ TEST_F(ResumeCandidatesTest, RanksResumeFromAnOlderCandidateTogether) {
   // A worker that names none resumed from the first (older workers).
   ASSERT_TRUE(Shard(g3[0].generation(), 0, 0, 0, &shard).ok());
   EXPECT_EQ(shard.start_offset(), 500);
+}
+
+TEST_F(ResumeCandidatesTest,
+       ACommitNamesTheCheckpointItsGenerationResumedFrom) {
+  // Workers plan their shards themselves and never call GetShard: rank 0's
+  // queued commits tell the coordinator where the generation resumed.
+  const int64_t gen1 = JoinBoth()[0].generation();
+  ASSERT_TRUE(Commit(gen1, 0, 10, 200).ok());
+  ASSERT_TRUE(Commit(gen1, 0, 20, 400).ok());
+  ASSERT_TRUE(Commit(gen1, 1, 30, 0).ok());
+  ASSERT_TRUE(Commit(gen1, 1, 40, 200).ok());
+  std::vector<v1::JoinRendezvousResponse> g2 = JoinBoth();
+  const int64_t gen2 = g2[0].generation();
+  ASSERT_EQ(g2[0].resume_candidates_size(), 3);
+  const v1::CheckpointRecord older = g2[0].resume_candidates(2);  // Step 20.
+  // Without the resume choice, a commit older than the job's last is
+  // refused; naming no candidate is a mistake.
+  EXPECT_EQ(Commit(gen2, 0, 25, 500).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(Commit(gen2, 0, 25, 500, 999).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(Commit(gen2, 0, 25, 500, older.checkpoint_id()).ok());
+  EXPECT_EQ(Job().last_checkpoint().step(), 25);
+  // Sent again (its answer was lost): the same, once.
+  ASSERT_TRUE(Commit(gen2, 0, 25, 500, older.checkpoint_id()).ok());
+  // A rank naming another candidate is a disagreement, as in GetShard.
+  v1::ShardAssignment shard;
+  EXPECT_EQ(
+      Shard(gen2, 1, 0, g2[0].resume_candidates(0).checkpoint_id(), &shard)
+          .error_code(),
+      grpc::StatusCode::FAILED_PRECONDITION);
+  // The unreadable 40 and 30 are never offered again.
+  std::vector<v1::JoinRendezvousResponse> g3 = JoinBoth();
+  ASSERT_EQ(g3[0].resume_candidates_size(), 3);
+  EXPECT_EQ(g3[0].resume_candidates(0).step(), 25);
+  EXPECT_EQ(g3[0].resume_candidates(1).step(), 20);
+  EXPECT_EQ(g3[0].resume_candidates(2).step(), 10);
 }
 
 TEST_F(ResumeCandidatesTest, AFatalReportFailsTheJobWithItsReason) {

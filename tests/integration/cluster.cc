@@ -60,6 +60,10 @@ void Cluster::StopCoordinator(int signal) {
   coordinator_.reset();
 }
 
+void Cluster::SignalCoordinator(int signal) {
+  if (coordinator_ != nullptr) coordinator_->Kill(signal);
+}
+
 absl::Status Cluster::StartCoordinator(bool same_port) {
   const std::string port_file =
       absl::StrCat(dir_, "/port.", ++coordinator_starts_);

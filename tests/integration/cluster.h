@@ -27,6 +27,9 @@ class Cluster {
 
   // Kills the coordinator with `signal` and waits for it to exit.
   void StopCoordinator(int signal);
+  // Sends the coordinator `signal` and returns (SIGSTOP, SIGCONT: an outage
+  // that keeps its sockets open, so calls time out rather than fail fast).
+  void SignalCoordinator(int signal);
   // Starts it again on the same state file (and a new free port unless
   // `same_port`).
   absl::Status StartCoordinator(bool same_port = false);

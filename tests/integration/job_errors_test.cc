@@ -186,5 +186,54 @@ TEST(JobErrorsTest, NonFiniteGradientNormFailsTheJob) {
   EXPECT_THAT(job.message(), HasSubstr("the gradient norm is nan at step 1"));
 }
 
+TEST(JobErrorsTest, RanksThatSeeDifferentDatasetsFailTheJobNamingBothSizes) {
+  // Each rank plans its shards from its own copy's size: with another copy
+  // it would silently train on another permutation. The ranks compare the
+  // sizes with one all-reduce when the generation sets up (the coordinator
+  // is not asked).
+  const std::string dir = FreshDir("two-datasets-data");
+  auto write = [&dir](int samples) {
+    // Written aside and renamed in: a worker that read the old files keeps
+    // them.
+    std::vector<int64_t> y(samples);
+    for (int i = 0; i < samples; ++i) y[i] = i % 10;
+    WriteNpy(dir + "/x.tmp", NpyDtype::kFloat32, {samples, 4},
+             std::vector<float>(samples * 4, 0.5f));
+    WriteNpy(dir + "/y.tmp", NpyDtype::kInt64, {samples}, y);
+    std::filesystem::rename(dir + "/x.tmp", dir + "/x.npy");
+    std::filesystem::rename(dir + "/y.tmp", dir + "/y.npy");
+  };
+  write(32);
+  v1::JobSpec spec =
+      NpyJob("two-datasets", dir,
+             ScriptModel(dir, "linear", {10, 4},
+                         "    return torch.matmul(x, self.weight.t())"));
+  auto cluster = Cluster::Start(spec.name());
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  auto job = (*cluster)->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  // The first worker has loaded its data once it joins; the second loads a
+  // shorter copy.
+  ASSERT_TRUE((*cluster)->StartWorker().ok());
+  auto joined = (*cluster)->WaitUntil(
+      *job,
+      [](const v1::Job& j) { return j.state() == v1::JOB_STATE_RENDEZVOUS; },
+      absl::Minutes(3));
+  ASSERT_TRUE(joined.ok() && joined->state() == v1::JOB_STATE_RENDEZVOUS)
+      << joined.status();
+  write(31);
+  ASSERT_TRUE((*cluster)->StartWorker().ok());
+  auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(3));
+  ASSERT_TRUE(done.ok()) << done.status();
+  ExpectFailedAtOnce(*done);
+  // Both sizes, whichever worker got rank 0.
+  EXPECT_THAT(done->message(),
+              MatchesRegex("rank [01]: rank 0 sees (32 samples in its train "
+                           "split of .*/x\\.npy.* but rank 1 sees 31|31 "
+                           "samples in its train split of .*/x\\.npy.* but "
+                           "rank 1 sees 32): every worker needs the same "
+                           "dataset"));
+}
+
 }  // namespace
 }  // namespace ringleader::testing

@@ -2,23 +2,25 @@
 #define RINGLEADER_WORKER_TRAIN_BATCH_SOURCE_H_
 
 // Where a rank's batches come from (torch's DistributedSampler + DataLoader):
-// the coordinator's shard of each epoch's permutation, or of the test split,
-// read ahead by a BatchLoader.
+// its shard of each epoch's permutation, or of the test split, read ahead by
+// a BatchLoader. The shards are planned here, from what the generation fixes
+// (the job's spec, world size, rank, the split's size, where it resumed),
+// with the function the coordinator's GetShard uses (common/shard_plan.h):
+// training never waits on the coordinator for them.
 
 #include <cstdint>
 #include <memory>
-#include <string>
 
 #include "absl/status/statusor.h"
+#include "common/shard_plan.h"
 #include "ringleader/v1/worker_service.pb.h"
-#include "worker/coordinator_client.h"
 #include "worker/data/batch_loader.h"
 #include "worker/data/dataset.h"
 #include "worker/job_data.h"
 
 namespace ringleader {
 
-// Not thread-safe; the client and the data must outlive it.
+// Not thread-safe; the data must outlive it.
 class BatchSource {
  public:
   struct Epoch {
@@ -26,11 +28,14 @@ class BatchSource {
     std::unique_ptr<BatchLoader> loader;
   };
 
-  // `resumed_checkpoint_id`: the checkpoint the generation resumed from (0:
-  // none), which the coordinator starts the first epoch's shard after.
-  BatchSource(CoordinatorClient* client, const JobData* data,
-              std::string job_id, const v1::JoinRendezvousResponse& generation,
-              int64_t resumed_checkpoint_id);
+  // `resume`: the checkpoint the generation resumed from (ResumePoint's
+  // epoch and epoch_sample_offset), whose epoch starts at that offset.
+  BatchSource(const JobData* data, const v1::JoinRendezvousResponse& generation,
+              ShardResume resume);
+
+  // This rank's shard of training epoch `epoch`, and of the test split.
+  v1::ShardAssignment TrainShard(int64_t epoch) const;
+  v1::ShardAssignment TestShard() const;
 
   // This rank's batches of training epoch `epoch`, augmented when the job
   // asks for it.
@@ -42,19 +47,14 @@ class BatchSource {
 
   const Dataset& train_data() const { return *data_->train; }
   const Dataset& test_data() const { return *data_->test; }
-  int64_t batch_size() const { return batch_size_; }
+  int64_t batch_size() const { return spec_.batch_size(); }
 
  private:
-  v1::GetShardRequest Request(int64_t epoch) const;
-
-  CoordinatorClient* const client_;
   const JobData* const data_;
-  const std::string job_id_;
-  const int64_t generation_;
+  const v1::JobSpec spec_;
+  const int32_t world_size_;
   const int32_t rank_;
-  const int64_t batch_size_;
-  const uint64_t seed_;  // Draws the training images' augmentation.
-  const int64_t resumed_checkpoint_id_;
+  const ShardResume resume_;
 };
 
 }  // namespace ringleader

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
+#include "worker/train/int64_all_reduce.h"
 #include "worker/train/job_error.h"
 #include "worker/train/resume.h"
 
@@ -21,23 +22,6 @@ std::vector<v1::CheckpointRecord> Candidates(
     out.push_back(gen.resume_from());  // A coordinator without them.
   }
   return out;
-}
-
-// Sums every rank's one-hot vote for its choice.
-absl::StatusOr<std::vector<int64_t>> SumVotes(Communicator& comm,
-                                              const std::vector<int64_t>& vote,
-                                              const c10::Device& device) {
-  torch::Tensor votes =
-      torch::tensor(vote, torch::dtype(torch::kInt64)).to(device);
-  if (absl::Status s = comm.AllReduceSum(votes.data_ptr(),
-                                         static_cast<size_t>(votes.numel()),
-                                         DataType::kInt64);
-      !s.ok()) {
-    return CollectiveFailed(s);
-  }
-  votes = votes.cpu();
-  return std::vector<int64_t>(votes.data_ptr<int64_t>(),
-                              votes.data_ptr<int64_t>() + votes.numel());
 }
 
 }  // namespace
@@ -62,8 +46,9 @@ absl::StatusOr<ResumePoint> ResumeFromOffered(
     LOG(WARNING) << "rank " << gen.rank() << " skips unreadable checkpoint "
                  << why;
   }
-  absl::StatusOr<std::vector<int64_t>> votes =
-      SumVotes(comm, ResumeVote(choice->index, candidates.size()), device);
+  // Every rank's one-hot vote for its choice, summed.
+  absl::StatusOr<std::vector<int64_t>> votes = AllReduceInt64Sum(
+      comm, ResumeVote(choice->index, candidates.size()), device);
   if (!votes.ok()) return votes.status();
   absl::StatusOr<int> agreed =
       AgreedCheckpoint(*votes, gen.world_size(), candidates, *choice);
@@ -82,17 +67,35 @@ absl::StatusOr<ResumePoint> ResumeFromOffered(
   return point;
 }
 
-Checkpointer::Checkpointer(CoordinatorClient* client, std::string job_id,
+Checkpointer::Checkpointer(CommitQueue::Send send, std::string job_id,
                            const v1::JoinRendezvousResponse& generation,
-                           Model* model, torch::optim::Optimizer* optimizer)
-    : client_(client),
-      job_id_(std::move(job_id)),
+                           Model* model, torch::optim::Optimizer* optimizer,
+                           int64_t resumed_checkpoint_id, int64_t train_size)
+    : job_id_(std::move(job_id)),
       spec_(generation.spec()),
       generation_(generation.generation()),
       enabled_(generation.rank() == 0 &&
                !generation.spec().checkpoint_dir().empty()),
       model_(model),
-      optimizer_(optimizer) {}
+      optimizer_(optimizer),
+      resumed_checkpoint_id_(resumed_checkpoint_id),
+      train_size_(train_size) {
+  if (!enabled_) return;
+  queue_ = std::make_unique<CommitQueue>(
+      std::move(send),
+      [this](const v1::CommitCheckpointRequest& c,
+             const v1::CommitCheckpointResponse&) { Prune(c); });
+}
+
+void Checkpointer::Prune(const v1::CommitCheckpointRequest& committed) const {
+  // Only after this commit succeeded: the older files are still offered.
+  if (absl::Status s =
+          PruneCheckpointFiles(spec_.checkpoint_dir(), spec_.name(),
+                               committed.step(), kKeepCheckpoints);
+      !s.ok()) {
+    LOG(WARNING) << "checkpoint pruning: " << s.message();
+  }
+}
 
 absl::Status Checkpointer::Save(const CheckpointPosition& position,
                                 int64_t offset) {
@@ -110,24 +113,23 @@ absl::Status Checkpointer::Save(const CheckpointPosition& position,
   c.set_step(position.step);
   c.set_epoch_sample_offset(offset);
   c.set_path(path);
-  absl::StatusOr<v1::CommitCheckpointResponse> committed =
-      client_->CommitCheckpoint(c);
-  if (!committed.ok()) return committed.status();
-  // Only after this commit succeeded: the older files are still offered.
-  if (absl::Status s =
-          PruneCheckpointFiles(spec_.checkpoint_dir(), spec_.name(),
-                               position.step, kKeepCheckpoints);
-      !s.ok()) {
-    LOG(WARNING) << "checkpoint pruning: " << s.message();
+  c.set_resumed_checkpoint_id(resumed_checkpoint_id_);
+  c.set_train_size(train_size_);
+  if (!queue_->Push(std::move(c), kCommitAnswerWait).has_value()) {
+    LOG(WARNING) << "the coordinator has not answered the commit of " << path
+                 << " within " << kCommitAnswerWait
+                 << "; training goes on and the commit is delivered later ("
+                 << queue_->pending() << " queued)";
   }
-  if (committed->generation_ended()) {
-    // The peers fail their next collective when this rank's communicator
-    // goes away.
-    return absl::AbortedError(absl::StrCat(
-        "generation ", generation_, " of job ", job_id_,
-        " ended at checkpoint step ", position.step, " for a scale-up"));
-  }
-  return absl::OkStatus();
+  return queue_->Verdict();
+}
+
+absl::Status Checkpointer::Verdict() const {
+  return queue_ == nullptr ? absl::OkStatus() : queue_->Verdict();
+}
+
+absl::Status Checkpointer::Drain(absl::Duration timeout) {
+  return queue_ == nullptr ? absl::OkStatus() : queue_->Drain(timeout);
 }
 
 }  // namespace ringleader

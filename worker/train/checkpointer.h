@@ -2,23 +2,25 @@
 #define RINGLEADER_WORKER_TRAIN_CHECKPOINTER_H_
 
 // A generation's checkpoints: where it resumes from (the same committed
-// checkpoint on every rank) and, on rank 0, saving, committing and pruning
-// as it trains.
+// checkpoint on every rank) and, on rank 0, saving, committing (queued:
+// training goes on while the coordinator is away) and pruning as it
+// trains.
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
-#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "ringleader/v1/worker_service.pb.h"
 #include "worker/comm/communicator.h"
-#include "worker/coordinator_client.h"
 #include "worker/model/model.h"
 #include "worker/train/checkpoint.h"
+#include "worker/train/commit_queue.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -44,30 +46,64 @@ absl::StatusOr<ResumePoint> ResumeFromOffered(
     torch::optim::Optimizer& optimizer, Communicator& comm,
     const c10::Device& device);
 
-// Not thread-safe.
+// How long Save waits for a commit's answer before training goes on. The
+// coordinator answers a commit in milliseconds when it is up (one SQLite
+// transaction), so in normal operation the answer is seen at the checkpoint
+// itself: a commit at which the coordinator ends the generation for a
+// scale-up stops training right there, and nothing is retrained. 2 s is
+// twice the default heartbeat interval: a coordinator that has not answered
+// by then is unreachable or stopped (its heartbeats fail too), and waiting
+// longer only stalls training. Only the first commit of an outage waits (the
+// later ones queue behind it), so an outage costs training one such pause.
+inline constexpr absl::Duration kCommitAnswerWait = absl::Seconds(2);
+
+// Rank 0's checkpoints: saved by the training thread, committed through a
+// CommitQueue, the files of older commits pruned once a newer commit was
+// acknowledged. Not thread-safe (the queue is).
 class Checkpointer {
  public:
-  Checkpointer(CoordinatorClient* client, std::string job_id,
+  // `send` commits one checkpoint (CoordinatorClient::CommitCheckpoint).
+  // `resumed_checkpoint_id` (0: a fresh start) and `train_size` travel with
+  // each commit: the coordinator learns from them where the generation
+  // resumed and how big its training split is.
+  Checkpointer(CommitQueue::Send send, std::string job_id,
                const v1::JoinRendezvousResponse& generation, Model* model,
-               torch::optim::Optimizer* optimizer);
+               torch::optim::Optimizer* optimizer,
+               int64_t resumed_checkpoint_id, int64_t train_size);
 
   // Whether this rank writes checkpoints: rank 0 of a job with a directory.
   bool enabled() const { return enabled_; }
 
-  // Saves at `position` (atomically), commits it with the epoch's sample
-  // offset, then prunes files older than the last kKeepCheckpoints
-  // commits. ABORTED when the coordinator ended the generation at this
-  // checkpoint for a scale-up: stop here, where nothing is lost.
+  // Saves at `position` (atomically) and queues its commit with the epoch's
+  // sample offset; waits up to kCommitAnswerWait for the answer when no
+  // older commit is still on its way. Returns Verdict(): ABORTED when the
+  // coordinator ended the generation at this checkpoint (or an earlier
+  // one) for a scale-up, where nothing is lost, a commit's refusal; OK when
+  // the commit is accepted or still on its way.
   absl::Status Save(const CheckpointPosition& position, int64_t offset);
+  // What the answers so far say (CommitQueue::Verdict): the trainer checks
+  // it at each step, so that an answer that came late still stops it.
+  absl::Status Verdict() const;
+  // Waits up to `timeout` until every commit was answered (before the
+  // job's final report); the verdict, or DEADLINE_EXCEEDED.
+  absl::Status Drain(absl::Duration timeout);
 
  private:
-  CoordinatorClient* const client_;
+  // Deletes files of commits older than the last kKeepCheckpoints
+  // acknowledged ones (PruneCheckpointFiles): never a file whose commit is
+  // still queued, since those have larger steps than `committed`.
+  void Prune(const v1::CommitCheckpointRequest& committed) const;
+
   const std::string job_id_;
   const v1::JobSpec spec_;
   const int64_t generation_;
   const bool enabled_;
   Model* const model_;
   torch::optim::Optimizer* const optimizer_;
+  const int64_t resumed_checkpoint_id_;
+  const int64_t train_size_;
+  // Null when not enabled. Last: its thread stops first.
+  std::unique_ptr<CommitQueue> queue_;
 };
 
 }  // namespace ringleader

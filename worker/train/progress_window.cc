@@ -18,11 +18,12 @@ void SetCorrect(const MetricSums& sums, int64_t* correct, int64_t* samples) {
 
 ProgressWindow::ProgressWindow(std::string job_id, int64_t generation,
                                int32_t rank, int64_t total_steps,
-                               absl::Time start)
+                               int64_t train_size, absl::Time start)
     : job_id_(std::move(job_id)),
       generation_(generation),
       rank_(rank),
       total_steps_(total_steps),
+      train_size_(train_size),
       start_(start) {}
 
 void ProgressWindow::AddBatch(double loss, int64_t samples) {
@@ -40,6 +41,7 @@ v1::ReportProgressRequest ProgressWindow::Header(int64_t epoch,
   r.set_epoch(epoch);
   r.set_step(step);
   r.set_total_steps(total_steps_);
+  r.set_train_size(train_size_);
   r.set_grad_norm(grad_norm_);
   return r;
 }

@@ -19,8 +19,10 @@ namespace ringleader {
 // Not thread-safe.
 class ProgressWindow {
  public:
+  // `train_size`: the training split's size, which every report carries
+  // (ReportProgressRequest.train_size).
   ProgressWindow(std::string job_id, int64_t generation, int32_t rank,
-                 int64_t total_steps, absl::Time start);
+                 int64_t total_steps, int64_t train_size, absl::Time start);
 
   // One micro-batch of `samples` with mean loss `loss`.
   void AddBatch(double loss, int64_t samples);
@@ -48,6 +50,7 @@ class ProgressWindow {
   const int64_t generation_;
   const int32_t rank_;
   const int64_t total_steps_;
+  const int64_t train_size_;
   absl::Time start_;
   double loss_sum_ = 0;
   int64_t batches_ = 0;

@@ -21,6 +21,7 @@
 #include "worker/model/optimizer.h"
 #include "worker/train/batch_source.h"
 #include "worker/train/checkpointer.h"
+#include "worker/train/dataset_agreement.h"
 #include "worker/train/evaluator.h"
 #include "worker/train/job_error.h"
 #include "worker/train/lr_schedule.h"
@@ -102,12 +103,27 @@ absl::Status Trainer::BuildModelAndTask() {
 
 absl::Status Trainer::SetUpReplicas() {
   const v1::JobSpec& spec = gen_.spec();
+  // Before anything is planned from them: every rank plans its shards from
+  // its own copy's sizes.
+  SplitSizes sizes;
+  sizes.train = env_.data->train->size();
+  sizes.test = env_.data->test->size();
+  sizes.train_name = env_.data->train->Describe();
+  sizes.test_name = env_.data->test->Describe();
+  if (absl::Status s = AgreeOnDatasetSizes(*env_.comm, device_, gen_.rank(),
+                                           gen_.world_size(), sizes);
+      !s.ok()) {
+    return IsJobError(s) ? s : Broken(s);
+  }
   absl::StatusOr<ResumePoint> resumed =
       ResumeFromOffered(gen_, *model_, *optimizer_, *env_.comm, device_);
   if (!resumed.ok()) return Broken(resumed.status());
   resumed_epoch_ = resumed->position.epoch;
   step_ = resumed->position.step;
   resumed_checkpoint_id_ = resumed->checkpoint_id;
+  if (resumed->checkpoint_id != 0) {
+    shard_resume_ = {resumed->position.epoch, resumed->epoch_sample_offset};
+  }
   // The same on every rank: they resumed from the same checkpoint.
   planned_steps_ = PlannedOptimizerSteps(
       spec, env_.data->train->size(), gen_.world_size(),
@@ -157,8 +173,7 @@ absl::Status Trainer::Train() {
   const v1::JobSpec& spec = gen_.spec();
   if (absl::Status s = BuildModelAndTask(); !s.ok()) return s;
   if (absl::Status s = SetUpReplicas(); !s.ok()) return s;
-  source_ = std::make_unique<BatchSource>(env_.client, env_.data, job_id_, gen_,
-                                          resumed_checkpoint_id_);
+  source_ = std::make_unique<BatchSource>(env_.data, gen_, shard_resume_);
   StepParts parts;
   parts.model = model_.get();
   parts.task = task_.get();
@@ -171,11 +186,20 @@ absl::Status Trainer::Train() {
   parts.clip_grad_norm = spec.clip_grad_norm();
   step_runner_ =
       std::make_unique<TrainStep>(parts, spec.gradient_accumulation_steps());
+  // Commits and reports are queued and sent from threads of their own, and
+  // retried through a coordinator outage: training does not wait for them.
+  CoordinatorClient* client = env_.client;
   checkpointer_ = std::make_unique<Checkpointer>(
-      env_.client, job_id_, gen_, model_.get(), optimizer_.get());
+      [client](const v1::CommitCheckpointRequest& c,
+               const std::atomic<bool>* cancel) {
+        return client->CommitCheckpoint(c, cancel);
+      },
+      job_id_, gen_, model_.get(), optimizer_.get(), resumed_checkpoint_id_,
+      env_.data->train->size());
   reporter_ = std::make_unique<ProgressReporter>(
-      [this](const v1::ReportProgressRequest& r) {
-        return env_.client->ReportProgress(r);
+      [client](const v1::ReportProgressRequest& r,
+               const std::atomic<bool>* cancel) {
+        return client->ReportProgress(r, cancel);
       });
   // Reporting waits out progress_min_interval_ms (0 in a spec that skipped
   // WithDefaults: by steps alone).
@@ -184,7 +208,8 @@ absl::Status Trainer::Train() {
       spec.progress_every_steps(),
       absl::Milliseconds(spec.progress_min_interval_ms()), now);
   window_ = std::make_unique<ProgressWindow>(job_id_, gen_.generation(),
-                                             gen_.rank(), planned_steps_, now);
+                                             gen_.rank(), planned_steps_,
+                                             env_.data->train->size(), now);
   for (int64_t epoch = resumed_epoch_; epoch < spec.epochs(); ++epoch) {
     if (absl::Status s = RunEpoch(epoch); !s.ok()) return s;
   }
@@ -204,6 +229,9 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
   step_start_ = absl::Now();
   for (int64_t b = 0; b < num_batches; ++b) {
     if (*env_.aborted) return Aborted();
+    // A commit answered late that ended the generation (or was refused)
+    // stops training here, as one answered at once stops it at Save.
+    if (absl::Status s = checkpointer_->Verdict(); !s.ok()) return s;
     timeline_->SetStep(step_ + 1);
     std::optional<Batch> batch;
     {
@@ -362,9 +390,13 @@ absl::Status Trainer::EndEpoch(int64_t epoch, int64_t batches) {
 
 absl::Status Trainer::Finish() {
   const v1::JobSpec& spec = gen_.spec();
-  reporter_->Flush().IgnoreError();  // Progress is advisory.
+  // Waits no longer than the client keeps retrying a call.
+  const absl::Duration bound = env_.client->options().unreachable_timeout;
   absl::StatusOr<MetricSums> sums = EvaluateTestSplit();
   if (!sums.ok()) return sums.status();
+  // Commits still queued (the coordinator was away) go before the final
+  // report: once the job is SUCCEEDED its checkpoint history is complete.
+  if (absl::Status s = checkpointer_->Drain(bound); !s.ok()) return s;
   if (gen_.rank() == 0) {
     // Before the final report: once the job is SUCCEEDED the files are there.
     if (absl::Status s = ExportModel(*model_, spec.export_()); !s.ok()) {
@@ -381,8 +413,9 @@ absl::Status Trainer::Finish() {
                              });
   // Written before the final report, so the file is there once the job is.
   FlushTimeline();
-  return env_.client->ReportProgress(
-      window_->Final(spec.epochs() - 1, step_, last_epoch_loss_, *sums));
+  // After the reports queued before it (each evaluation's among them).
+  return reporter_->Deliver(
+      window_->Final(spec.epochs() - 1, step_, last_epoch_loss_, *sums), bound);
 }
 
 }  // namespace ringleader

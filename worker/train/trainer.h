@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/shard_plan.h"
 #include "ringleader/v1/worker_service.pb.h"
 #include "worker/comm/communicator.h"
 #include "worker/coordinator_client.h"
@@ -53,13 +54,17 @@ struct TrainerEnv {
 // Trains one generation of a job on one rank, the way a DDP training script
 // does, composed of parts with one concern each (worker/train/): the model
 // built from the same seed everywhere (or the user's TorchScript), checked
-// against the data (model_probe), rank 0's weights broadcast or the
-// committed checkpoint loaded on every rank (checkpointer); then each epoch
-// the coordinator's shard (batch_source) through the step (train_step:
+// against the data (model_probe), the ranks' dataset sizes compared
+// (dataset_agreement), rank 0's weights broadcast or the committed
+// checkpoint loaded on every rank (checkpointer); then each epoch the
+// rank's shard, planned locally (batch_source), through the step (train_step:
 // buffers from rank 0, forward, the task's loss, backward with the reducer
 // all-reducing buckets as they fill, optimizer), progress reports
 // (progress_window), checkpoints on rank 0; at the end the test split
 // evaluated (evaluator) and, on rank 0, the model exported (export/).
+// Reports and commits are queued (progress_reporter, commit_queue): the
+// coordinator is not on the training path, and an outage of it costs
+// training at most one kCommitAnswerWait pause.
 //
 // Returns OK when the job is done on this rank, ABORTED when the generation
 // ended under it (the caller rejoins), a job error (job_error.h), already
@@ -128,6 +133,8 @@ class Trainer {
   double last_epoch_loss_ = 0;
   double epoch_loss_sum_ = 0;
   int64_t resumed_checkpoint_id_ = 0;
+  // Where the generation resumed, for its shard plans (epoch -1: fresh).
+  ShardResume shard_resume_;
   absl::Time step_start_;
 };
 

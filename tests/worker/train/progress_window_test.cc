@@ -7,7 +7,7 @@ namespace {
 
 TEST(ProgressWindowTest, WindowsAverageAndReset) {
   const absl::Time t0 = absl::FromUnixSeconds(100);
-  ProgressWindow w("job-1", 3, 1, 50, t0);
+  ProgressWindow w("job-1", 3, 1, 50, 6400, t0);
   w.AddBatch(2.0, 10);
   w.AddBatch(4.0, 10);
   w.AddStep();
@@ -17,6 +17,7 @@ TEST(ProgressWindowTest, WindowsAverageAndReset) {
   EXPECT_EQ(r.generation(), 3);
   EXPECT_EQ(r.rank(), 1);
   EXPECT_EQ(r.total_steps(), 50);
+  EXPECT_EQ(r.train_size(), 6400);
   EXPECT_DOUBLE_EQ(r.loss(), 3.0);
   EXPECT_DOUBLE_EQ(r.samples_per_sec(), 10.0);
   EXPECT_DOUBLE_EQ(r.step_time_ms(), 1000.0);
@@ -29,7 +30,7 @@ TEST(ProgressWindowTest, WindowsAverageAndReset) {
 
 TEST(ProgressWindowTest, EvaluationIsCarriedOnLaterReports) {
   const absl::Time t0 = absl::FromUnixSeconds(0);
-  ProgressWindow w("j", 1, 0, 10, t0);
+  ProgressWindow w("j", 1, 0, 10, 640, t0);
   MetricSums sums;
   sums.Add("loss", 6.0, 4);
   sums.Add("accuracy", 3.0, 4);
@@ -47,7 +48,7 @@ TEST(ProgressWindowTest, EvaluationIsCarriedOnLaterReports) {
 
 TEST(ProgressWindowTest, TheLatestGradNormIsOnEveryLaterReport) {
   const absl::Time t0 = absl::FromUnixSeconds(0);
-  ProgressWindow w("j", 1, 0, 10, t0);
+  ProgressWindow w("j", 1, 0, 10, 640, t0);
   EXPECT_EQ(w.Take(0, 1, t0).grad_norm(), 0);  // None measured yet.
   w.SetGradNorm(2.5);
   EXPECT_DOUBLE_EQ(w.Take(0, 2, t0 + absl::Seconds(1)).grad_norm(), 2.5);
@@ -59,7 +60,7 @@ TEST(ProgressWindowTest, TheLatestGradNormIsOnEveryLaterReport) {
 }
 
 TEST(ProgressWindowTest, FinalReportCarriesTestSums) {
-  ProgressWindow w("j", 1, 2, 10, absl::FromUnixSeconds(0));
+  ProgressWindow w("j", 1, 2, 10, 640, absl::FromUnixSeconds(0));
   MetricSums test;
   test.Add("accuracy", 90.0, 100);
   test.Add("top5_accuracy", 99.0, 100);

@@ -1,0 +1,203 @@
+// Each rank plans its own shards (BatchSource, common/shard_plan.h) from
+// what its generation fixes, and the plan is the one the coordinator's
+// GetShard answers, for a spread of seeds, world sizes, ranks, dataset
+// sizes, drop_last and shuffle settings, and resume points: the coordinator
+// is not needed on the training path.
+#include "worker/train/batch_source.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/distributed_sampler.h"
+#include "common/fake_clock.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/state_store.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "tests/testing/job_specs.h"
+
+namespace ringleader {
+namespace {
+
+constexpr int64_t kTestSize = 13;
+
+struct Case {
+  uint64_t seed = 0;
+  int32_t world = 1;
+  int64_t size = 1;
+  bool shuffle = false;
+  bool drop_last = false;
+  ShardResume resume;  // epoch -1: a fresh start.
+};
+
+std::string Describe(const Case& c) {
+  return absl::StrCat("seed ", c.seed, " world ", c.world, " size ", c.size,
+                      " shuffle ", c.shuffle, " drop_last ", c.drop_last,
+                      " resume epoch ", c.resume.epoch, " offset ",
+                      c.resume.epoch_sample_offset);
+}
+
+// A real Coordinator (no gRPC: its calls directly) with one job of `c`'s
+// settings and `c.world` workers in a generation; when `c` resumes, a
+// second generation offered the checkpoint rank 0 committed in the first.
+class Cluster {
+ public:
+  explicit Cluster(const Case& c) {
+    store_ = *StateStore::Open(":memory:");
+    coord_ = std::make_unique<Coordinator>(CoordinatorOptions(), store_.get(),
+                                           &clock_, &clock_);
+    EXPECT_TRUE(coord_->Start().ok());
+    v1::SubmitJobRequest sub;
+    v1::JobSpec& spec = *sub.mutable_spec();
+    spec = testing::MinimalJobSpec("plan", c.world, c.world);
+    spec.set_seed(c.seed);
+    spec.set_epochs(3);
+    spec.set_max_restarts(5);
+    spec.set_checkpoint_dir("/ckpt");
+    spec.mutable_dataset()->set_synthetic_train_size(c.size);
+    spec.mutable_dataset()->set_synthetic_test_size(kTestSize);
+    spec.mutable_dataset()->set_shuffle(c.shuffle);
+    spec.mutable_dataset()->set_drop_last(c.drop_last);
+    job_ = coord_->SubmitJob(sub)->job_id();
+    for (int i = 0; i < c.world; ++i) {
+      v1::RegisterRequest r;
+      r.set_hostname("host");
+      r.set_device("cpu");
+      r.set_pid(100 + i);
+      r.set_address("127.0.0.1");
+      absl::StatusOr<v1::RegisterResponse> reg = coord_->Register(Caller(), r);
+      EXPECT_TRUE(reg.ok()) << reg.status();
+      ids_.push_back(reg->worker_id());
+      caller_.Add(reg->worker_id(), reg->worker_token()).IgnoreError();
+      v1::HeartbeatRequest hb;
+      hb.set_worker_id(reg->worker_id());
+      EXPECT_TRUE(coord_->Heartbeat(caller_, hb)->has_assignment());
+    }
+    JoinAll();
+    if (c.resume.epoch < 0) return;
+    v1::CommitCheckpointRequest commit;
+    commit.set_job_id(job_);
+    commit.set_generation(by_rank_[0].generation());
+    commit.set_rank(0);
+    commit.set_epoch(c.resume.epoch);
+    commit.set_step(5);
+    commit.set_epoch_sample_offset(c.resume.epoch_sample_offset);
+    commit.set_path("/ckpt/plan-step5.ckpt");
+    EXPECT_TRUE(coord_->CommitCheckpoint(caller_, commit).ok());
+    JoinAll();  // Joining again ends the first generation.
+    EXPECT_EQ(by_rank_[0].resume_candidates_size(), 1);
+  }
+
+  // The generation as rank `rank` was told it.
+  const v1::JoinRendezvousResponse& Generation(int32_t rank) const {
+    return by_rank_[rank];
+  }
+
+  absl::StatusOr<v1::ShardAssignment> GetShard(int32_t rank, int64_t epoch,
+                                               bool test_split, int64_t size) {
+    v1::GetShardRequest r;
+    r.set_job_id(job_);
+    r.set_generation(by_rank_[rank].generation());
+    r.set_rank(rank);
+    r.set_epoch(epoch);
+    r.set_test_split(test_split);
+    r.set_dataset_size(size);
+    if (by_rank_[rank].resume_candidates_size() > 0) {
+      r.set_resume_checkpoint_id(
+          by_rank_[rank].resume_candidates(0).checkpoint_id());
+    }
+    return coord_->GetShard(caller_, r);
+  }
+
+ private:
+  void JoinAll() {
+    by_rank_.assign(ids_.size(), v1::JoinRendezvousResponse());
+    for (const std::string& id : ids_) {
+      v1::JoinRendezvousRequest j;
+      j.set_job_id(job_);
+      j.set_worker_id(id);
+      coord_->JoinRendezvous(
+          caller_, j, [this](absl::StatusOr<v1::JoinRendezvousResponse> g) {
+            ASSERT_TRUE(g.ok()) << g.status();
+            by_rank_[g->rank()] = *g;
+          });
+    }
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<Coordinator> coord_;
+  std::string job_;
+  std::vector<std::string> ids_;
+  Caller caller_;  // Every worker's credential.
+  std::vector<v1::JoinRendezvousResponse> by_rank_;
+};
+
+std::vector<Case> Cases() {
+  std::vector<Case> out;
+  const uint64_t seeds[] = {0, 7, ~uint64_t{0}};
+  int i = 0;
+  for (int32_t world : {1, 2, 3, 5}) {
+    for (int64_t size : {1, 7, 1001}) {
+      for (bool drop_last : {false, true}) {
+        for (ShardResume resume :
+             {ShardResume(), ShardResume{0, std::min<int64_t>(3, size)},
+              ShardResume{1, size}, ShardResume{2, size / 2}}) {
+          Case c;
+          c.seed = seeds[i % 3];
+          c.shuffle = i % 2 == 0;
+          ++i;
+          c.world = world;
+          c.size = size;
+          c.drop_last = drop_last;
+          c.resume = resume;
+          out.push_back(c);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+TEST(BatchSourceTest, TheLocalPlanIsTheCoordinatorsGetShardAnswer) {
+  const std::vector<Case> cases = Cases();
+  ASSERT_EQ(cases.size(), 96u);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(Describe(c));
+    Cluster cluster(c);
+    v1::JoinRendezvousResponse g = cluster.Generation(0);
+    absl::StatusOr<JobData> data =
+        LoadJobData(g.spec().dataset(), g.spec().seed());
+    ASSERT_TRUE(data.ok()) << data.status();
+    for (int32_t rank = 0; rank < c.world; ++rank) {
+      // What the rank knows: its generation, its data, where it resumed.
+      BatchSource source(&*data, cluster.Generation(rank), c.resume);
+      for (int64_t epoch = 0; epoch < 3; ++epoch) {
+        absl::StatusOr<v1::ShardAssignment> answer =
+            cluster.GetShard(rank, epoch, false, c.size);
+        ASSERT_TRUE(answer.ok()) << answer.status();
+        const v1::ShardAssignment local = source.TrainShard(epoch);
+        EXPECT_TRUE(
+            google::protobuf::util::MessageDifferencer::Equals(local, *answer))
+            << "rank " << rank << " epoch " << epoch << ": local "
+            << local.ShortDebugString() << " vs GetShard "
+            << answer->ShortDebugString();
+        EXPECT_EQ(ShardIndices(local), ShardIndices(*answer));
+        absl::StatusOr<BatchSource::Epoch> e = source.Train(epoch);
+        ASSERT_TRUE(e.ok()) << e.status();
+        EXPECT_EQ(e->loader->num_samples(), ShardSize(*answer));
+      }
+      absl::StatusOr<v1::ShardAssignment> test =
+          cluster.GetShard(rank, 0, true, kTestSize);
+      ASSERT_TRUE(test.ok()) << test.status();
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(
+          source.TestShard(), *test))
+          << source.TestShard().ShortDebugString() << " vs "
+          << test->ShortDebugString();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ringleader
