@@ -209,7 +209,13 @@ void Report(const Observed& o, FourHosts& h, const Reference& ref) {
             << o.at_fault.progress().step() << "/"
             << o.at_fault.progress().total_steps() << "; "
             << (o.max_jobs_one ? "--max_jobs=1" : "serving workers") << "\n";
-  std::cout << "  " << o.dropped << " IPv4 frames dropped\n";
+  // Local time, as the processes' logs show it.
+  const auto clock = [](absl::Time t) {
+    return absl::FormatTime("%H:%M:%E3S", t, absl::LocalTimeZone());
+  };
+  std::cout << "  fault from " << clock(o.fault_at) << " to "
+            << clock(o.healed_at) << " (log time), " << o.dropped
+            << " IPv4 frames dropped\n";
   if (o.end.ok()) {
     std::cout << "  job " << v1::JobState_Name(o.end->state()) << " at "
               << Since(o, h.end_time()) << " after the heal; accuracy "
