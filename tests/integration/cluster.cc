@@ -19,11 +19,6 @@ std::unique_ptr<grpc::ClientContext> Ctx(absl::Duration d) {
   return ctx;
 }
 
-bool IsFinal(v1::JobState s) {
-  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
-         s == v1::JOB_STATE_CANCELLED;
-}
-
 // Logs go to one file per process (the daemons log to stderr).
 ProcessOptions LogTo(
     const std::string& log,
@@ -37,6 +32,11 @@ ProcessOptions LogTo(
 
 }  // namespace
 
+bool IsFinal(v1::JobState s) {
+  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
+         s == v1::JOB_STATE_CANCELLED;
+}
+
 std::string FreshDir(const std::string& name) {
   const std::string dir = absl::StrCat(TestTempDir(), "/", name);
   std::filesystem::remove_all(dir);
@@ -46,9 +46,18 @@ std::string FreshDir(const std::string& name) {
 
 absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(
     const std::string& name, std::vector<std::string> coordinator_flags) {
+  ClusterOptions options;
+  options.coordinator_flags = std::move(coordinator_flags);
+  return Start(name, std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<Cluster>> Cluster::Start(
+    const std::string& name, ClusterOptions options) {
   std::unique_ptr<Cluster> c(new Cluster());
   c->dir_ = FreshDir(name);
-  c->coordinator_flags_ = std::move(coordinator_flags);
+  c->options_ = std::move(options);
+  if (c->options_.log_dir.empty()) c->options_.log_dir = c->dir_;
+  std::filesystem::create_directories(c->options_.log_dir);
   if (absl::Status s = c->StartCoordinator(); !s.ok()) return s;
   return c;
 }
@@ -67,43 +76,58 @@ void Cluster::SignalCoordinator(int signal) {
 absl::Status Cluster::StartCoordinator(bool same_port) {
   const std::string port_file =
       absl::StrCat(dir_, "/port.", ++coordinator_starts_);
-  std::vector<std::string> argv = {
-      RunfilePath("coordinator/ringleader-coordinator"),
-      absl::StrCat("--listen=127.0.0.1:", same_port ? port_ : 0),
-      absl::StrCat("--state=", dir_, "/state.db"),
-      absl::StrCat("--port_file=", port_file)};
-  for (const std::string& f : coordinator_flags_) argv.push_back(f);
+  std::vector<std::string> argv = options_.coordinator_prefix;
+  for (std::string arg :
+       {RunfilePath("coordinator/ringleader-coordinator"),
+        absl::StrCat("--listen=", options_.host, ":", same_port ? port_ : 0),
+        absl::StrCat("--state=", dir_, "/state.db"),
+        absl::StrCat("--port_file=", port_file)}) {
+    argv.push_back(std::move(arg));
+  }
+  for (const std::string& f : options_.coordinator_flags) argv.push_back(f);
+  const std::string log = absl::StrCat(options_.log_dir, "/coordinator.log");
   absl::StatusOr<std::unique_ptr<Subprocess>> p =
-      Subprocess::Start(argv, LogTo(absl::StrCat(dir_, "/coordinator.log")));
+      Subprocess::Start(argv, LogTo(log));
   if (!p.ok()) return p.status();
   coordinator_ = *std::move(p);
   absl::StatusOr<std::string> port =
       WaitForFile(port_file, absl::Seconds(30), coordinator_.get());
   if (!port.ok()) {
     return absl::UnavailableError(
-        absl::StrCat("coordinator did not start: ",
-                     ReadFileOrEmpty(absl::StrCat(dir_, "/coordinator.log"))));
+        absl::StrCat("coordinator did not start: ", port.status().message(),
+                     "\n", ReadFileOrEmpty(log)));
   }
   if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*port), &port_)) {
     return absl::InternalError(absl::StrCat("bad port file: ", *port));
   }
-  Connect();
+  return Connect();
+}
+
+absl::Status Cluster::Connect() {
+  if (options_.connect) {
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+        options_.connect(port_);
+    if (!channel.ok()) return channel.status();
+    channel_ = *std::move(channel);
+  } else {
+    channel_ =
+        grpc::CreateChannel(target(), grpc::InsecureChannelCredentials());
+  }
+  users_ = v1::UserService::NewStub(channel_);
   return absl::OkStatus();
 }
 
-void Cluster::Connect() {
-  channel_ = grpc::CreateChannel(target(), grpc::InsecureChannelCredentials());
-  users_ = v1::UserService::NewStub(channel_);
-}
-
 absl::StatusOr<Subprocess*> Cluster::StartWorker(
-    std::vector<std::string> flags) {
-  std::vector<std::string> argv = {RunfilePath("worker/ringleader-worker"),
-                                   absl::StrCat("--coordinator=", target())};
+    std::vector<std::string> flags,
+    const std::vector<std::string>& command_prefix) {
+  std::vector<std::string> argv = command_prefix;
+  argv.push_back(RunfilePath("worker/ringleader-worker"));
+  argv.push_back(absl::StrCat("--coordinator=", target()));
   for (std::string& f : flags) argv.push_back(std::move(f));
   absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(
-      argv, LogTo(absl::StrCat(dir_, "/worker", workers_.size(), ".log"),
-                  {{"OPENBLAS_NUM_THREADS", "1"}, {"OMP_NUM_THREADS", "1"}}));
+      argv,
+      LogTo(absl::StrCat(options_.log_dir, "/worker", workers_.size(), ".log"),
+            {{"OPENBLAS_NUM_THREADS", "1"}, {"OMP_NUM_THREADS", "1"}}));
   if (!p.ok()) return p.status();
   workers_.push_back(*std::move(p));
   return workers_.back().get();

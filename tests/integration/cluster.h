@@ -14,8 +14,29 @@
 
 namespace ringleader::testing {
 
+// SUCCEEDED, FAILED or CANCELLED.
+bool IsFinal(v1::JobState s);
+
 // A fresh, empty directory `name` under the test's temporary directory.
 std::string FreshDir(const std::string& name);
+
+// Where a Cluster's processes run and how the test reaches them; the
+// defaults are all on this host's loopback.
+struct ClusterOptions {
+  std::vector<std::string> coordinator_flags;
+  // The address the coordinator listens on and workers reach it at.
+  std::string host = "127.0.0.1";
+  // Runs the coordinator under this command (e.g. on another "host": see
+  // tests/testing/netns.h); empty: directly.
+  std::vector<std::string> coordinator_prefix;
+  // Where the processes' logs go (coordinator.log, worker<N>.log); empty:
+  // the cluster's directory.
+  std::string log_dir;
+  // The test's channel to the coordinator listening on `port`; unset: an
+  // insecure TCP channel to host:port.
+  std::function<absl::StatusOr<std::shared_ptr<grpc::Channel>>(int port)>
+      connect;
+};
 
 // A real coordinator process (and workers) on 127.0.0.1 with a free port,
 // its state in a temporary directory: what integration tests train on.
@@ -24,6 +45,8 @@ class Cluster {
  public:
   static absl::StatusOr<std::unique_ptr<Cluster>> Start(
       const std::string& name, std::vector<std::string> coordinator_flags = {});
+  static absl::StatusOr<std::unique_ptr<Cluster>> Start(const std::string& name,
+                                                        ClusterOptions options);
 
   // Kills the coordinator with `signal` and waits for it to exit.
   void StopCoordinator(int signal);
@@ -33,10 +56,17 @@ class Cluster {
   // Starts it again on the same state file (and a new free port unless
   // `same_port`).
   absl::Status StartCoordinator(bool same_port = false);
-  absl::StatusOr<Subprocess*> StartWorker(std::vector<std::string> flags = {});
+  // A worker with `flags` (after --coordinator), run under `command_prefix`
+  // when one is given; its log is log_dir()/worker<N>.log.
+  absl::StatusOr<Subprocess*> StartWorker(
+      std::vector<std::string> flags = {},
+      const std::vector<std::string>& command_prefix = {});
 
-  std::string target() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::string target() const {
+    return options_.host + ":" + std::to_string(port_);
+  }
   const std::string& dir() const { return dir_; }
+  const std::string& log_dir() const { return options_.log_dir; }
   v1::UserService::Stub& users() { return *users_; }
   std::vector<std::unique_ptr<Subprocess>>& workers() { return workers_; }
 
@@ -53,10 +83,10 @@ class Cluster {
 
  private:
   Cluster() = default;
-  void Connect();
+  absl::Status Connect();
 
   std::string dir_;
-  std::vector<std::string> coordinator_flags_;
+  ClusterOptions options_;
   int port_ = 0;
   int coordinator_starts_ = 0;
   std::unique_ptr<Subprocess> coordinator_;

@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
 namespace ringleader::testing {
@@ -28,6 +29,7 @@ std::vector<SampleLine> ParseSampleLines(const std::string& log) {
       ok = ok && absl::SimpleAtoi(id, &v);
       s.ids.push_back(v);
     }
+    s.time = GlogTime(line).value_or(absl::InfinitePast());
     if (ok) out.push_back(std::move(s));
   }
   return out;
@@ -59,6 +61,38 @@ std::vector<PlanLine> ParsePlanLines(const std::string& log) {
   const std::regex re(
       "plans ([0-9]+) optimizer steps at world size ([0-9]+); learning-rate "
       "decay horizon ([0-9]+)");
+  for (const std::string& line :
+       std::vector<std::string>(absl::StrSplit(log, '\n'))) {
+    std::smatch m;
+    if (!std::regex_search(line, m, re)) continue;
+    out.push_back({std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3])});
+  }
+  return out;
+}
+
+std::optional<absl::Time> GlogTime(const std::string& line) {
+  // "I20261204 09:10:54.275192": severity, date, time to the microsecond.
+  // The date has no separators, which absl's greedy %Y cannot split.
+  constexpr size_t kLength = 25;
+  if (line.size() < kLength ||
+      std::string("IWEF").find(line[0]) == std::string::npos) {
+    return std::nullopt;
+  }
+  const std::string stamp =
+      absl::StrCat(line.substr(1, 4), "-", line.substr(5, 2), "-",
+                   line.substr(7, 2), line.substr(9, kLength - 9));
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime("%Y-%m-%d %H:%M:%E6S", stamp, absl::LocalTimeZone(), &t,
+                       &err)) {
+    return std::nullopt;
+  }
+  return t;
+}
+
+std::vector<RankLine> ParseRankLines(const std::string& log) {
+  std::vector<RankLine> out;
+  const std::regex re("generation ([0-9]+): rank ([0-9]+) of ([0-9]+)$");
   for (const std::string& line :
        std::vector<std::string>(absl::StrSplit(log, '\n'))) {
     std::smatch m;

@@ -2,8 +2,11 @@
 #define RINGLEADER_TESTS_INTEGRATION_WORKER_LOGS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "absl/time/time.h"
 
 namespace ringleader::testing {
 
@@ -12,7 +15,14 @@ namespace ringleader::testing {
 struct SampleLine {
   int64_t generation = 0, rank = 0, epoch = 0, step = 0;
   std::vector<int64_t> ids;
+  // When it was logged (InfinitePast if the line has no glog prefix).
+  absl::Time time = absl::InfinitePast();
 };
+
+// When a glog line ("I20261204 09:10:54.275192 123 file.cc:1] ...") was
+// logged, read in the local time zone as glog writes it; nullopt for a line
+// without that prefix.
+std::optional<absl::Time> GlogTime(const std::string& line);
 
 // The complete sample lines of a worker log (a killed process may leave
 // half a line at the end).
@@ -38,6 +48,15 @@ struct PlanLine {
 
 // Every plan line of a worker log, in log order.
 std::vector<PlanLine> ParsePlanLines(const std::string& log);
+
+// One "generation G: rank R of W" line: the rank a worker took in a
+// generation it joined.
+struct RankLine {
+  int64_t generation = 0, rank = 0, world_size = 0;
+};
+
+// Every rank line of a worker log, in log order.
+std::vector<RankLine> ParseRankLines(const std::string& log);
 
 }  // namespace ringleader::testing
 
