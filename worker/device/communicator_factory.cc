@@ -74,6 +74,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
   GlooCommunicator::Options options;
   options.interface_or_host = request.address;
   options.timeout = request.timeout;
+  options.lanes = request.buckets_in_flight;
   absl::StatusOr<std::unique_ptr<GlooCommunicator>> comm =
       GlooCommunicator::Create(&kv, request.rank, request.world_size, options);
   if (!comm.ok()) return comm.status();
