@@ -18,6 +18,13 @@ def human(n):
     return f"{n:g} TiB"
 
 
+def fmt_ratio(r):
+    """Median ratio and its range over repeats."""
+    if r is None:
+        return f"{'-':>17}"
+    return f"{r[0]:5.2f} ({r[1]:.2f}..{r[2]:.2f})"
+
+
 def table(rows, key, value, higher_is_better):
     """rows grouped by key(r) -> {K: [values per repeat]}, and ratios to K=1
     within each repeat."""
@@ -33,7 +40,7 @@ def table(rows, key, value, higher_is_better):
         for kk in ks:
             rs = [rep[kk] / rep[1] if higher_is_better else rep[1] / rep[kk]
                   for rep in reps.values() if kk in rep and 1 in rep and rep[1] > 0 and rep[kk] > 0]
-            ratio[kk] = statistics.median(rs) if rs else float("nan")
+            ratio[kk] = (statistics.median(rs), min(rs), max(rs)) if rs else None
         out[k] = (ks, med, ratio, len(reps))
     return out
 
@@ -51,19 +58,20 @@ def main(path):
     ar = [r for r in rows if r.get("part") == "allreduce"]
     if ar:
         buckets = ar[0].get("buckets", 1)
-        print(f"\nAll-reduce steps: {buckets} float32 all-reduces issued together, "
-              "then waited; 2 ranks over Gloo. Median step time (ms); speedup = "
-              "K=1's time / K's")
+        what = (f"{buckets} float32 all-reduces issued together, then waited"
+                if buckets > 1 else "one blocking float32 all-reduce at a time")
+        print(f"\nAll-reduce steps: {what}; 2 ranks over Gloo. Median step time "
+              "(ms); speedup = K=1's time / K's")
         t = table(ar, lambda r: (r["link"], r["bytes"]), lambda r: r["median_s"], False)
         ks = sorted({k for v in t.values() for k in v[0]})
         print(f"{'link':>6} {'bucket':>10} " +
               " ".join(f"{'K=' + str(k) + ' ms':>9}" for k in ks) + " " +
-              " ".join(f"{'x K=' + str(k):>7}" for k in ks if k != 1) + "  repeats")
+              " ".join(f"{'x K=' + str(k) + ' (range)':>17}" for k in ks if k != 1) + "  repeats")
         for (link, size) in sorted(t, key=lambda x: (x[0] != "lo", x[0], x[1])):
             _, med, ratio, n = t[(link, size)]
             print(f"{link:>6} {human(size):>10} " +
                   " ".join(f"{med[k] * 1e3:9.3f}" if k in med else f"{'-':>9}" for k in ks) + " " +
-                  " ".join(f"{ratio.get(k, float('nan')):7.2f}" for k in ks if k != 1) +
+                  " ".join(fmt_ratio(ratio.get(k)) for k in ks if k != 1) +
                   f"  {n}")
     tr = [r for r in rows if r.get("part") == "train" and r.get("samples_per_s")]
     if tr:
@@ -73,13 +81,13 @@ def main(path):
         ks = sorted({k for v in t.values() for k in v[0]})
         print(f"{'link':>6} {'model':>6} {'buckets':>8} " +
               " ".join(f"{'K=' + str(k):>8}" for k in ks) + " " +
-              " ".join(f"{'x K=' + str(k):>7}" for k in ks if k != 1) + "  repeats")
+              " ".join(f"{'x K=' + str(k) + ' (range)':>17}" for k in ks if k != 1) + "  repeats")
         for key in sorted(t, key=lambda x: (x[0] != "lo",) + x):
             _, med, ratio, n = t[key]
             link, model, bset = key
             print(f"{link:>6} {model:>6} {bset:>8} " +
                   " ".join(f"{med[k]:8.0f}" if k in med else f"{'-':>8}" for k in ks) + " " +
-                  " ".join(f"{ratio.get(k, float('nan')):7.2f}" for k in ks if k != 1) +
+                  " ".join(fmt_ratio(ratio.get(k)) for k in ks if k != 1) +
                   f"  {n}")
 
 
