@@ -6,6 +6,11 @@
 // the result is in the buffer, on the GPU too). Rank 0 prints one JSON object
 // per size (nccl-tests' definitions: algbw = bytes / time, busbw = algbw * 2 (n
 // - 1) / n).
+//
+// --buckets=N times what the DDP Reducer does in a step instead: N
+// all-reduces of the size on N buffers issued back to back, then waited for
+// (median_s is then the whole step's, algbw counts its N * bytes), with
+// --buckets_in_flight Gloo lanes (bench/inflight_bench.sh).
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -40,6 +45,14 @@ ABSL_FLAG(double, seconds_per_size, 1.0,
           "Timed iterations per size stop after about this long.");
 ABSL_FLAG(int, max_iters, 200, "At most this many timed iterations per size.");
 ABSL_FLAG(int, min_iters, 5, "At least this many timed iterations per size.");
+ABSL_FLAG(int, buckets, 1,
+          "All-reduces per timed step, issued together then waited for (the "
+          "Reducer's buckets); 1: one blocking all-reduce.");
+ABSL_FLAG(
+    int, buckets_in_flight, 1,
+    "Gloo lanes (DdpSpec.buckets_in_flight); other transports ignore it.");
+ABSL_FLAG(std::string, address, "127.0.0.1",
+          "Address Gloo binds and publishes (the worker's --address).");
 
 namespace ringleader {
 namespace {
@@ -77,6 +90,13 @@ int Run() {
   request.rank = gen->rank();
   request.world_size = gen->world_size();
   request.timeout = absl::Seconds(120);
+  request.address = absl::GetFlag(FLAGS_address);
+  request.buckets_in_flight = absl::GetFlag(FLAGS_buckets_in_flight);
+  const int buckets = absl::GetFlag(FLAGS_buckets);
+  if (buckets < 1 || request.buckets_in_flight < 1) {
+    std::cerr << "--buckets and --buckets_in_flight must be at least 1\n";
+    return 2;
+  }
   const std::string transport = absl::GetFlag(FLAGS_transport);
   if (transport != "shm" && transport != "gloo") {
     std::cerr << "--transport must be shm or gloo\n";
@@ -104,17 +124,28 @@ int Run() {
     }
     const size_t count = static_cast<size_t>(bytes / 4);
     // On the worker's device, as the reducer's buckets are.
-    torch::Tensor tensor = torch::ones(
-        {static_cast<int64_t>(count)},
-        torch::TensorOptions().dtype(torch::kFloat32).device(torch_device));
-    float* const data = tensor.data_ptr<float>();
+    std::vector<torch::Tensor> tensors;
+    for (int b = 0; b < buckets; ++b) {
+      tensors.push_back(torch::ones(
+          {static_cast<int64_t>(count)},
+          torch::TensorOptions().dtype(torch::kFloat32).device(torch_device)));
+    }
+    // One timed step: every bucket issued, then every one waited for.
+    auto step = [&]() -> absl::Status {
+      std::vector<std::unique_ptr<Work>> works;
+      for (torch::Tensor& t : tensors) {
+        works.push_back((*comm)->AllReduceSumAsync(t.data_ptr<float>(), count,
+                                                   DataType::kFloat32));
+      }
+      absl::Status first;
+      for (auto& w : works) first.Update(w->Wait());
+      return first;
+    };
     // Warm-up (connections, caches), and every rank agrees on the number of
     // timed iterations: rank 0's estimate, broadcast.
     absl::Time t0 = absl::Now();
     for (int i = 0; i < 2; ++i) {
-      if (absl::Status s =
-              (*comm)->AllReduceSum(data, count, DataType::kFloat32);
-          !s.ok()) {
+      if (absl::Status s = step(); !s.ok()) {
         std::cerr << s << "\n";
         return 1;
       }
@@ -132,9 +163,7 @@ int Run() {
     std::vector<double> times;
     for (int64_t i = 0; i < iters; ++i) {
       const absl::Time start = absl::Now();
-      if (absl::Status s =
-              (*comm)->AllReduceSum(data, count, DataType::kFloat32);
-          !s.ok()) {
+      if (absl::Status s = step(); !s.ok()) {
         std::cerr << s << "\n";
         return 1;
       }
@@ -142,15 +171,16 @@ int Run() {
     }
     std::sort(times.begin(), times.end());
     const double median = times[times.size() / 2];
-    const double algbw = static_cast<double>(bytes) / median / 1e9;
+    const double algbw = static_cast<double>(bytes) * buckets / median / 1e9;
     if (gen->rank() == 0) {
       std::printf(
           "{\"impl\": \"ringleader-%s\", \"world\": %d, \"bytes\": %lld, "
+          "\"buckets\": %d, \"buckets_in_flight\": %d, "
           "\"iters\": %lld, \"median_s\": %.9f, \"algbw_gbps\": %.6f, "
           "\"busbw_gbps\": %.6f}\n",
-          impl.c_str(), world, static_cast<long long>(bytes),
-          static_cast<long long>(iters), median, algbw,
-          algbw * 2.0 * (world - 1) / world);
+          impl.c_str(), world, static_cast<long long>(bytes), buckets,
+          request.buckets_in_flight, static_cast<long long>(iters), median,
+          algbw, algbw * 2.0 * (world - 1) / world);
       std::fflush(stdout);
     }
   }

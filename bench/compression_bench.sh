@@ -50,48 +50,11 @@ NETNS=
 cleanup() {
   kill $(jobs -p) 2>/dev/null || true
   wait 2>/dev/null || true
-  if [[ -n $NETNS ]]; then ip netns del "$NS_A" 2>/dev/null || true; ip netns del "$NS_B" 2>/dev/null || true; fi
+  delete_netns
   [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$TMP"
 }
 trap cleanup EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-
-# make_netns: two namespaces joined by a veth pair (deleted on exit).
-make_netns() {
-  [[ -n $NETNS ]] && return 0
-  [[ $EUID -eq 0 ]] || { echo "links other than lo need root (network namespaces)" >&2; exit 2; }
-  NETNS=1
-  ip netns add "$NS_A"
-  ip netns add "$NS_B"
-  ip link add "$NS_A" type veth peer name "$NS_B"
-  ip link set "$NS_A" netns "$NS_A"
-  ip link set "$NS_B" netns "$NS_B"
-  ip -n "$NS_A" addr add "$IP_A/30" dev "$NS_A"
-  ip -n "$NS_B" addr add "$IP_B/30" dev "$NS_B"
-  for ns in "$NS_A" "$NS_B"; do
-    ip -n "$ns" link set lo up
-    ip -n "$ns" link set "$ns" up
-  done
-}
-
-# set_link LINK: where the two "hosts" run (A_RUN, B_RUN: command prefixes)
-# and their addresses, with LINK's rate limit on both ends of the pair.
-set_link() {
-  if [[ $1 == lo ]]; then
-    A_RUN=() B_RUN=() ADDR_A=127.0.0.1 ADDR_B=127.0.0.1
-    return 0
-  fi
-  make_netns
-  A_RUN=(ip netns exec "$NS_A") B_RUN=(ip netns exec "$NS_B")
-  ADDR_A=$IP_A ADDR_B=$IP_B
-  for ns in "$NS_A" "$NS_B"; do
-    ip netns exec "$ns" tc qdisc del dev "$ns" root 2>/dev/null || true
-    if [[ $1 != veth ]]; then
-      ip netns exec "$ns" tc qdisc add dev "$ns" root tbf rate "$1" \
-        burst 256kb latency 50ms
-    fi
-  done
-}
 
 # probe_link LINK: the link's measured TCP rate, one JSON line.
 probe_link() {

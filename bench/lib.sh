@@ -77,3 +77,55 @@ example_spec() {
   "$PY" bench/example_job.py examples/$M/*.textproto "$1" --data "$TMP/$M" \
     --world "$2" --batch "$3" --epochs 1 --transport "$4" "${extra[@]}"
 }
+
+# Two emulated hosts for the benchmarks that run Gloo across a link: network
+# namespaces $NS_A and $NS_B (the caller names them after its pid) joined by a
+# veth pair, addresses $IP_A and $IP_B (from the benchmarking range
+# 198.18.0.0/15), no default route, nothing in the root namespace. The caller
+# sets NETNS= and calls delete_netns on exit.
+# make_netns: creates them, once (root only).
+make_netns() {
+  [[ -n $NETNS ]] && return 0
+  [[ $EUID -eq 0 ]] || { echo "links other than lo need root (network namespaces)" >&2; exit 2; }
+  NETNS=1
+  ip netns add "$NS_A"
+  ip netns add "$NS_B"
+  ip link add "$NS_A" type veth peer name "$NS_B"
+  ip link set "$NS_A" netns "$NS_A"
+  ip link set "$NS_B" netns "$NS_B"
+  ip -n "$NS_A" addr add "$IP_A/30" dev "$NS_A"
+  ip -n "$NS_B" addr add "$IP_B/30" dev "$NS_B"
+  for ns in "$NS_A" "$NS_B"; do
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set "$ns" up
+  done
+}
+
+# set_link LINK: where the two "hosts" run (A_RUN, B_RUN: command prefixes)
+# and their addresses (ADDR_A, ADDR_B). LINK: lo (both on 127.0.0.1, no
+# namespace), veth (the pair, no limit), or a rate (tc tbf on both ends of
+# the pair, e.g. 1gbit).
+set_link() {
+  if [[ $1 == lo ]]; then
+    A_RUN=() B_RUN=() ADDR_A=127.0.0.1 ADDR_B=127.0.0.1
+    return 0
+  fi
+  make_netns
+  A_RUN=(ip netns exec "$NS_A") B_RUN=(ip netns exec "$NS_B")
+  ADDR_A=$IP_A ADDR_B=$IP_B
+  for ns in "$NS_A" "$NS_B"; do
+    ip netns exec "$ns" tc qdisc del dev "$ns" root 2>/dev/null || true
+    if [[ $1 != veth ]]; then
+      ip netns exec "$ns" tc qdisc add dev "$ns" root tbf rate "$1" \
+        burst 256kb latency 50ms
+    fi
+  done
+}
+
+# delete_netns: removes make_netns's namespaces, if it made them.
+delete_netns() {
+  if [[ -n ${NETNS:-} ]]; then
+    ip netns del "$NS_A" 2>/dev/null || true
+    ip netns del "$NS_B" 2>/dev/null || true
+  fi
+}

@@ -482,6 +482,9 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
           "none|fp16|bf16: all-reduce gradient buckets in a 16-bit float "
           "(half the bytes; default none)")
       ->group(g_ddp);
+  AddValue(c, "--buckets_in_flight", &o->buckets_in_flight,
+           "Gloo: gradient all-reduces in flight at once, 1..8 (default 2)")
+      ->group(g_ddp);
   const std::string g_timeline = "Timeline";
   AddValue(c, "--timeline_dir", &o->timeline_dir,
            "Absolute directory where each rank writes "
@@ -562,6 +565,9 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
   if (o.gradient_compression) {
     spec->mutable_ddp()->set_gradient_compression(*o.gradient_compression);
   }
+  if (o.buckets_in_flight) {
+    spec->mutable_ddp()->set_buckets_in_flight(*o.buckets_in_flight);
+  }
   if (o.evaluate_every_epoch) {
     spec->set_evaluate_every_epoch(*o.evaluate_every_epoch);
   }
@@ -622,6 +628,7 @@ std::string FlagForField(absl::string_view field_path) {
       {"ddp.allreduce_after_backward", "--allreduce_after_backward"},
       {"ddp.cpu_transport", "--cpu_transport"},
       {"ddp.gradient_compression", "--gradient_compression"},
+      {"ddp.buckets_in_flight", "--buckets_in_flight"},
       {"evaluate_every_epoch", "--evaluate_every_epoch"},
       {"timeline_dir", "--timeline_dir"},
       {"timeline_steps", "--timeline_steps"},

@@ -82,6 +82,7 @@ struct SpecOverrides {
   std::optional<bool> allreduce_after_backward;
   std::optional<v1::CpuTransport> cpu_transport;
   std::optional<v1::GradientCompression> gradient_compression;
+  std::optional<int32_t> buckets_in_flight;
   std::optional<bool> evaluate_every_epoch;
   std::optional<std::string> timeline_dir;
   std::optional<int32_t> timeline_steps;

@@ -35,6 +35,7 @@ constexpr int64_t kMaxLastCallMs = 600000;             // 10 minutes
 constexpr int64_t kMaxRendezvousTimeoutMs = 86400000;  // 1 day
 constexpr int kMaxGradientAccumulation = 1024;
 constexpr int kMaxTimelineSteps = 100000;
+constexpr int kMaxBucketsInFlight = 8;  // DdpSpec.buckets_in_flight.
 constexpr size_t kMaxPathBytes = 4096;  // PATH_MAX.
 // The whole spec, serialized: every heartbeat that assigns the job carries
 // it, so a spec near a gRPC message limit would wedge every idle worker.
@@ -615,6 +616,10 @@ void CheckDdp(const v1::JobSpec& spec, SpecViolations* v) {
     if (value == 0) continue;  // The default.
     v->Check(InRange(field, value, kMinBucket, kMaxBucket));
   }
+  // Each lane is a full mesh (N-1 TCP connections) and a thread: a few hide
+  // the latency of a ring; more only cost sockets and threads.
+  v->Check(InRange("ddp.buckets_in_flight", spec.ddp().buckets_in_flight(), 0,
+                   kMaxBucketsInFlight));
   v->Check(DefinedEnum("ddp.cpu_transport", v1::CpuTransport_descriptor(),
                        spec.ddp().cpu_transport(),
                        /*allow_unspecified=*/true));

@@ -7,6 +7,7 @@
 #include "worker/device/communicator_factory.h"
 #include "worker/job_data.h"
 #include "worker/train/job_error.h"
+#include "worker/train/reducer_options.h"
 #include "worker/train/trainer.h"
 
 namespace ringleader {
@@ -116,6 +117,7 @@ CommunicatorRequest WorkerDaemon::CommunicatorRequestFor(
   request.world_size = gen.world_size();
   request.device = device_;
   request.cpu_transport = gen.spec().ddp().cpu_transport();
+  request.buckets_in_flight = BucketsInFlightFor(gen.spec().ddp());
   request.address = config_.address;
   request.timeout = config_.collective_timeout;
   request.cancelled = &aborted_;

@@ -42,7 +42,8 @@ constexpr char kFullFlags[] =
     "--rendezvous_timeout_ms=9000 --resume --grad_accum=2 "
     "--bucket_cap_bytes=4096 --first_bucket_bytes=1024 "
     "--allreduce_after_backward --cpu_transport=shm "
-    "--gradient_compression=bf16 --evaluate_every_epoch "
+    "--gradient_compression=bf16 --buckets_in_flight=3 "
+    "--evaluate_every_epoch "
     "--timeline_dir=/tl --timeline_steps=7 "
     "--train_inputs=/d/x.npy,/d/m.npy --train_targets=/d/y.npy "
     "--test_inputs=/d/tx.npy,/d/tm.npy --test_targets=/d/ty.npy "
@@ -93,6 +94,7 @@ TEST(SpecFlagsTest, EveryFlagSetsItsField) {
   EXPECT_TRUE(s.ddp().allreduce_after_backward());
   EXPECT_EQ(s.ddp().cpu_transport(), v1::CPU_TRANSPORT_SHM);
   EXPECT_EQ(s.ddp().gradient_compression(), v1::GRADIENT_COMPRESSION_BF16);
+  EXPECT_EQ(s.ddp().buckets_in_flight(), 3);
   EXPECT_TRUE(s.evaluate_every_epoch());
   EXPECT_EQ(s.timeline_dir(), "/tl");
   EXPECT_EQ(s.timeline_steps(), 7);

@@ -958,6 +958,16 @@ std::vector<Case> Cases() {
          s.mutable_ddp()->set_allreduce_after_backward(true);
        }),
        ""},
+      {"buckets in flight negative",
+       With([](S s) { s.mutable_ddp()->set_buckets_in_flight(-1); }),
+       "ddp.buckets_in_flight"},
+      {"buckets in flight too many",
+       With([](S s) { s.mutable_ddp()->set_buckets_in_flight(9); }),
+       "ddp.buckets_in_flight"},
+      {"buckets in flight default",
+       With([](S s) { s.mutable_ddp()->set_buckets_in_flight(0); }), ""},
+      {"buckets in flight max",
+       With([](S s) { s.mutable_ddp()->set_buckets_in_flight(8); }), ""},
       {"cpu transport unknown", With([](S s) {
          s.mutable_ddp()->set_cpu_transport(static_cast<v1::CpuTransport>(9));
        }),

@@ -65,10 +65,15 @@ class CommMultiProcessTest : public ::testing::TestWithParam<std::string> {
 
   void Spawn(int n, const std::vector<std::string>& extra) {
     for (int i = 0; i < n; ++i) {
-      std::vector<std::string> args = {
-          absl::StrCat("--coordinator=", target_),
-          absl::StrCat("--pid_tag=", i),
-          absl::StrCat("--transport=", GetParam())};
+      std::vector<std::string> args = {absl::StrCat("--coordinator=", target_),
+                                       absl::StrCat("--pid_tag=", i)};
+      // gloo_3lanes: Gloo with 3 buckets in flight (lanes).
+      if (GetParam() == std::string("gloo_3lanes")) {
+        args.push_back("--transport=gloo");
+        args.push_back("--lanes=3");
+      } else {
+        args.push_back(absl::StrCat("--transport=", GetParam()));
+      }
       args.insert(args.end(), extra.begin(), extra.end());
       auto child = ChildProcess::Start(RunfilePath("tests/worker/comm_peer"),
                                        args, &latch_);
@@ -138,7 +143,7 @@ TEST_P(CommMultiProcessTest, PeerExitFailsPendingAllReduce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, CommMultiProcessTest,
-                         ::testing::Values("gloo", "shm"),
+                         ::testing::Values("gloo", "gloo_3lanes", "shm"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

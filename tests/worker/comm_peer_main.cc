@@ -1,8 +1,9 @@
 // One simulated worker for the multi-process communicator tests: registers
 // with a real coordinator, joins the job's rendezvous, builds the
-// communicator named by --transport (GlooCommunicator or ShmCommunicator)
-// through GrpcKvClient and checks collectives with exact expected results.
-// Exits 0 when every check passed; prints what failed otherwise.
+// communicator named by --transport (GlooCommunicator, with --lanes, or
+// ShmCommunicator) through GrpcKvClient and checks collectives with exact
+// expected results. Exits 0 when every check passed; prints what failed
+// otherwise.
 //
 //   --mode=collectives  all-reduce (float32/float64/int64, several sizes),
 //                       broadcast from root 1, back-to-back async ops, a
@@ -50,6 +51,7 @@ ABSL_FLAG(std::string, transport, "gloo", "gloo | shm");
 ABSL_FLAG(int, shm_slot_bytes, 1 << 20, "ShmCommunicator slot size");
 ABSL_FLAG(int, bench_iters, 0, "timed 4 MiB float32 all-reduces to run");
 ABSL_FLAG(int, timeout_s, 30, "communicator timeout");
+ABSL_FLAG(int, lanes, 1, "Gloo lanes (DdpSpec.buckets_in_flight)");
 
 namespace ringleader {
 namespace {
@@ -177,7 +179,8 @@ absl::Status CheckBroadcast(Communicator* comm, int root, size_t bytes) {
   return absl::OkStatus();
 }
 
-// Issued back to back, waited in order: they run in issue order.
+// Issued back to back, waited in order: each matches its peers' (with lanes,
+// on the lane its sequence number picks) whatever order they complete in.
 absl::Status CheckAsyncBackToBack(Communicator* comm) {
   const int r = comm->rank(), w = comm->world_size();
   constexpr int kOps = 8;
@@ -249,6 +252,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> MakeComm(KvClient* kv,
   GlooCommunicator::Options options;
   options.timeout = timeout;
   options.comm_index = comm_index;
+  options.lanes = absl::GetFlag(FLAGS_lanes);
   auto comm =
       GlooCommunicator::Create(kv, j.gen.rank(), j.gen.world_size(), options);
   CHECK_OK_OR_RETURN(comm.status());

@@ -1,11 +1,16 @@
 // GlooCommunicator with its ranks as threads of this process, bootstrapped
 // through an in-memory KvClient: argument checks, a single rank, timeouts,
-// and Abort() against a collective whose peer never joins. The multi-process
-// tests with a real coordinator are in gloo_multiprocess_test.cc.
+// Abort() against a collective whose peer never joins, and several lanes
+// (buckets in flight) against one. The multi-process tests with a real
+// coordinator are in comm_multiprocess_test.cc.
 #include "worker/comm/gloo_communicator.h"
 
 #include <atomic>
+#include <cmath>
+#include <cstring>
+#include <functional>
 #include <memory>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -20,10 +25,19 @@ namespace {
 
 using Comm = std::unique_ptr<GlooCommunicator>;
 
-GlooCommunicator::Options Opts(absl::Duration timeout = absl::Seconds(30)) {
+GlooCommunicator::Options Opts(absl::Duration timeout = absl::Seconds(30),
+                               int lanes = 1) {
   GlooCommunicator::Options o;
   o.timeout = timeout;
+  o.lanes = lanes;
   return o;
+}
+
+// Runs `fn(rank)` on a thread per rank and joins them.
+void OnEveryRank(int world, const std::function<void(int)>& fn) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r) threads.emplace_back(fn, r);
+  for (auto& t : threads) t.join();
 }
 
 std::vector<Comm> CreateAll(KvClient* kv, int world,
@@ -41,6 +55,9 @@ TEST(GlooCommunicatorTest, RejectsBadArguments) {
       GlooCommunicator::Create(&kv, 0, 0, Opts()).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(
       GlooCommunicator::Create(&kv, 0, 1, Opts(absl::ZeroDuration()))
+          .status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      GlooCommunicator::Create(&kv, 0, 1, Opts(absl::Seconds(30), 0))
           .status()));
   GlooCommunicator::Options bad_host = Opts();
   bad_host.interface_or_host = "203.0.113.1";  // TEST-NET-3: not ours.
@@ -80,6 +97,29 @@ TEST(GlooCommunicatorTest, KeysLiveUnderTheCommunicatorIndex) {
     EXPECT_TRUE(absl::StartsWith(k, "gloo/7/")) << k;
   }
   EXPECT_FALSE(kv.Keys().empty());
+}
+
+TEST(GlooCommunicatorTest, EveryLaneHasKeysUnderTheCommunicatorIndex) {
+  MemoryKvClient kv;
+  GlooCommunicator::Options o = Opts(absl::Seconds(30), 3);
+  o.comm_index = 7;
+  std::vector<Comm> comms = CreateAll(&kv, 2, o);
+  ASSERT_EQ(comms.size(), 2u);
+  int lane0 = 0, lane1 = 0, lane2 = 0;
+  for (const std::string& k : kv.Keys()) {
+    EXPECT_TRUE(absl::StartsWith(k, "gloo/7/")) << k;
+    if (absl::StartsWith(k, "gloo/7/lane1/")) {
+      lane1++;
+    } else if (absl::StartsWith(k, "gloo/7/lane2/")) {
+      lane2++;
+    } else {
+      lane0++;
+    }
+  }
+  // One mesh per lane, each published the same way.
+  EXPECT_GT(lane0, 0);
+  EXPECT_EQ(lane1, lane0);
+  EXPECT_EQ(lane2, lane0);
 }
 
 TEST(GlooCommunicatorTest, TwoThreadRanksSumAndBroadcast) {
@@ -215,6 +255,195 @@ TEST(GlooCommunicatorTest, DestructorFailsPendingWorkThatOutlivesIt) {
   const absl::Time start = absl::Now();
   comms[0].reset();
   EXPECT_TRUE(absl::IsAborted(pending->Wait()));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+// Deterministic random floats of widely different magnitudes, so the order
+// of a sum shows in its last bits.
+std::vector<float> RandomFloats(int rank, int buffer, size_t n) {
+  std::mt19937 gen(static_cast<uint32_t>(1000 * rank + buffer));
+  std::normal_distribution<float> value(0.f, 1.f);
+  std::uniform_real_distribution<float> exponent(-4.f, 4.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = value(gen) * std::pow(10.f, exponent(gen));
+  return v;
+}
+
+// Each rank's buffers after issuing `sizes.size()` all-reduces back to back
+// (a broadcast in the middle, as a step's collectives interleave) and
+// waiting for all of them.
+std::vector<std::vector<std::vector<float>>> SumOnLanes(
+    int world, int lanes, const std::vector<size_t>& sizes) {
+  MemoryKvClient kv;
+  std::vector<Comm> comms =
+      CreateAll(&kv, world, Opts(absl::Seconds(60), lanes));
+  std::vector<std::vector<std::vector<float>>> out(world);
+  if (comms.size() != static_cast<size_t>(world)) return out;
+  OnEveryRank(world, [&](int r) {
+    ASSERT_TRUE(comms[r]);
+    std::vector<std::vector<float>>& bufs = out[r];
+    for (size_t b = 0; b < sizes.size(); ++b) {
+      bufs.push_back(RandomFloats(r, static_cast<int>(b), sizes[b]));
+    }
+    std::vector<float> root_says = RandomFloats(r, -1, 100);
+    std::vector<std::unique_ptr<Work>> works;
+    for (size_t b = 0; b < bufs.size(); ++b) {
+      works.push_back(comms[r]->AllReduceSumAsync(
+          bufs[b].data(), bufs[b].size(), DataType::kFloat32));
+      if (b == bufs.size() / 2) {
+        ASSERT_TRUE(comms[r]
+                        ->Broadcast(root_says.data(),
+                                    root_says.size() * sizeof(float), 2)
+                        .ok());
+        EXPECT_EQ(root_says, RandomFloats(2, -1, 100));
+      }
+    }
+    for (auto& w : works) EXPECT_TRUE(w->Wait().ok());
+  });
+  return out;
+}
+
+// Each all-reduce is bit-identical however many run beside it: a ring sums
+// each chunk in an order fixed by the ranks, not by other collectives.
+TEST(GlooCommunicatorTest, ThreeLanesSumBitIdenticallyToOne) {
+  constexpr int kWorld = 3;
+  std::vector<size_t> sizes;
+  for (size_t n : {1, 3, 100, 1000, 4099, 65536, 200003}) {
+    sizes.push_back(n);
+    sizes.push_back(n + 5);
+    sizes.push_back(7);
+  }
+  const auto one = SumOnLanes(kWorld, 1, sizes);
+  const auto three = SumOnLanes(kWorld, 3, sizes);
+  ASSERT_EQ(one.size(), static_cast<size_t>(kWorld));
+  ASSERT_EQ(three.size(), static_cast<size_t>(kWorld));
+  size_t order_showed = 0;  // Elements where the ring's order shows.
+  for (int r = 0; r < kWorld; ++r) {
+    ASSERT_EQ(one[r].size(), sizes.size());
+    ASSERT_EQ(three[r].size(), sizes.size());
+    for (size_t b = 0; b < sizes.size(); ++b) {
+      ASSERT_EQ(one[r][b].size(), sizes[b]);
+      ASSERT_EQ(three[r][b].size(), sizes[b]);
+      EXPECT_EQ(std::memcmp(one[r][b].data(), three[r][b].data(),
+                            sizes[b] * sizeof(float)),
+                0)
+          << "rank " << r << " buffer " << b;
+      // And it is the sum: close to the exact one, identical on every rank.
+      EXPECT_EQ(std::memcmp(three[r][b].data(), three[0][b].data(),
+                            sizes[b] * sizeof(float)),
+                0);
+      if (r != 0) continue;
+      std::vector<std::vector<float>> inputs;
+      for (int q = 0; q < kWorld; ++q) {
+        inputs.push_back(RandomFloats(q, static_cast<int>(b), sizes[b]));
+      }
+      for (size_t i = 0; i < sizes[b]; ++i) {
+        double exact = 0, magnitude = 0;
+        for (int q = 0; q < kWorld; ++q) {
+          exact += inputs[q][i];
+          magnitude += std::fabs(inputs[q][i]);
+        }
+        ASSERT_NEAR(three[0][b][i], exact, 1e-6 * magnitude) << b << " " << i;
+        const float in_rank_order =
+            (inputs[0][i] + inputs[1][i]) + inputs[2][i];
+        if (three[0][b][i] != in_rank_order) order_showed++;
+      }
+    }
+  }
+  // The data can tell summation orders apart, so equality above means
+  // something.
+  EXPECT_GT(order_showed, 0u);
+}
+
+// Abort() with every lane busy (the peer never joins): every lane's work in
+// flight and queued fails ABORTED, promptly.
+TEST(GlooCommunicatorTest, AbortFailsEveryLanesWorkInFlightAndQueued) {
+  MemoryKvClient kv;
+  std::vector<Comm> comms = CreateAll(&kv, 2, Opts(absl::Seconds(120), 3));
+  ASSERT_TRUE(comms[0] && comms[1]);
+  std::vector<std::vector<float>> bufs(9, std::vector<float>(1 << 14, 1.f));
+  std::vector<std::unique_ptr<Work>> works;  // 3 in flight, 6 queued.
+  for (auto& b : bufs) {
+    works.push_back(
+        comms[0]->AllReduceSumAsync(b.data(), b.size(), DataType::kFloat32));
+  }
+  absl::Time aborted_at;
+  std::thread aborter([&] {
+    aborted_at = absl::Now();
+    comms[0]->Abort();
+  });
+  std::vector<absl::Status> statuses;
+  for (auto& w : works) statuses.push_back(w->Wait());
+  const absl::Time done_at = absl::Now();
+  aborter.join();
+  for (const absl::Status& s : statuses) EXPECT_TRUE(absl::IsAborted(s)) << s;
+  EXPECT_LT(done_at - aborted_at, absl::Seconds(5));
+  EXPECT_TRUE(absl::IsAborted(
+      comms[0]->AllReduceSum(bufs[0].data(), 4, DataType::kFloat32)));
+  EXPECT_TRUE(absl::IsAborted(comms[0]->Broadcast(bufs[0].data(), 4, 0)));
+}
+
+// A peer that aborts (its generation ended) fails this rank's collectives on
+// every lane at once, not at the 120 s timeout.
+TEST(GlooCommunicatorTest, PeerAbortFailsEveryLaneAtOnce) {
+  MemoryKvClient kv;
+  std::vector<Comm> comms = CreateAll(&kv, 2, Opts(absl::Seconds(120), 2));
+  ASSERT_TRUE(comms[0] && comms[1]);
+  std::vector<float> a(1 << 14, 1.f), b(1 << 14, 1.f);
+  // Rank 1 never issues them: one blocks on each lane.
+  std::unique_ptr<Work> on_lane0 =
+      comms[0]->AllReduceSumAsync(a.data(), a.size(), DataType::kFloat32);
+  std::unique_ptr<Work> on_lane1 =
+      comms[0]->AllReduceSumAsync(b.data(), b.size(), DataType::kFloat32);
+  const absl::Time start = absl::Now();
+  comms[1]->Abort();
+  const absl::Status s0 = on_lane0->Wait();
+  const absl::Status s1 = on_lane1->Wait();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_FALSE(s0.ok());
+  EXPECT_FALSE(s1.ok());
+  EXPECT_FALSE(absl::IsAborted(s0)) << s0;  // This rank did not abort.
+}
+
+// One lane's timeout fails the other lane's collective too (it would never
+// complete: the mesh is in an unknown state), reporting the timeout; later
+// work fails fast.
+TEST(GlooCommunicatorTest, TimeoutOnOneLaneFailsEveryLane) {
+  MemoryKvClient kv;
+  std::vector<Comm> comms = CreateAll(&kv, 2, Opts(absl::Seconds(2), 2));
+  ASSERT_TRUE(comms[0] && comms[1]);
+  std::vector<float> a(1000, 1.f), b(1000, 1.f);
+  std::unique_ptr<Work> on_lane0 =
+      comms[0]->AllReduceSumAsync(a.data(), a.size(), DataType::kFloat32);
+  std::unique_ptr<Work> on_lane1 =
+      comms[0]->AllReduceSumAsync(b.data(), b.size(), DataType::kFloat32);
+  for (Work* w : {on_lane0.get(), on_lane1.get()}) {
+    const absl::Status s = w->Wait();
+    EXPECT_TRUE(absl::IsDeadlineExceeded(s)) << s;
+  }
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < 2; ++i) {
+    const absl::Status later =
+        comms[0]->AllReduceSum(a.data(), a.size(), DataType::kFloat32);
+    EXPECT_TRUE(absl::IsDeadlineExceeded(later)) << later;
+    EXPECT_TRUE(absl::StrContains(later.message(), "earlier")) << later;
+  }
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(400));
+}
+
+TEST(GlooCommunicatorTest, DestructorFailsEveryLanesPendingWork) {
+  MemoryKvClient kv;
+  std::vector<Comm> comms = CreateAll(&kv, 2, Opts(absl::Seconds(120), 3));
+  ASSERT_TRUE(comms[0] && comms[1]);
+  std::vector<std::vector<float>> bufs(5, std::vector<float>(1000, 1.f));
+  std::vector<std::unique_ptr<Work>> pending;
+  for (auto& b : bufs) {
+    pending.push_back(
+        comms[0]->AllReduceSumAsync(b.data(), b.size(), DataType::kFloat32));
+  }
+  const absl::Time start = absl::Now();
+  comms[0].reset();
+  for (auto& w : pending) EXPECT_TRUE(absl::IsAborted(w->Wait()));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
 }
 

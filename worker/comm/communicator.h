@@ -30,7 +30,9 @@ class Work {
 
 // Collectives over raw buffers of one device: host memory for Gloo, CUDA
 // device memory for NCCL. The DDP Reducer is written against this interface
-// only. Collectives must be issued in the same order on every rank.
+// only. Collectives must be issued in the same order on every rank. Work may
+// complete out of issue order (Gloo with several lanes runs collectives side
+// by side): a caller that needs an operation done waits for its own Work.
 // Implementations are thread-safe for Abort() against everything else; the
 // collectives themselves are issued from one thread.
 class Communicator {

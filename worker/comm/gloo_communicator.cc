@@ -91,16 +91,19 @@ void AllReduce(const std::shared_ptr<::gloo::Context>& context, void* data,
   ::gloo::allreduce(opts);
 }
 
-// The queued all-reduce of `count` elements of `type`, or nullopt for a type
-// this backend does not know.
-std::optional<OpQueue::Body> AllReduceBody(std::shared_ptr<::gloo::Context> ctx,
-                                           void* data, size_t count,
-                                           DataType type,
-                                           std::chrono::milliseconds timeout) {
+// A collective as it runs on one lane's mesh, with its tag.
+using LaneBody = std::function<absl::Status(
+    const std::shared_ptr<::gloo::Context>& context, uint32_t tag)>;
+
+// The all-reduce of `count` elements of `type`, or nullopt for a type this
+// backend does not know.
+std::optional<LaneBody> AllReduceBody(void* data, size_t count, DataType type,
+                                      std::chrono::milliseconds timeout) {
   auto body = [&](auto element,
-                  ::gloo::AllreduceOptions::Func reduce) -> OpQueue::Body {
+                  ::gloo::AllreduceOptions::Func reduce) -> LaneBody {
     using T = decltype(element);
-    return [ctx, data, count, timeout, reduce](uint32_t tag) {
+    return [data, count, timeout, reduce](
+               const std::shared_ptr<::gloo::Context>& ctx, uint32_t tag) {
       return RunCatching(
           [&] { AllReduce<T>(ctx, data, count, tag, timeout, reduce); });
     };
@@ -120,6 +123,36 @@ std::optional<OpQueue::Body> AllReduceBody(std::shared_ptr<::gloo::Context> ctx,
   return std::nullopt;
 }
 
+// Lane 0 keeps the one-lane prefix, so a one-lane communicator publishes
+// exactly what it always did; gloo's own keys ("rank_0", ...) cannot collide
+// with "lane<k>/...".
+std::string LanePrefix(int comm_index, int lane) {
+  if (lane == 0) return absl::StrCat("gloo/", comm_index, "/");
+  return absl::StrCat("gloo/", comm_index, "/lane", lane, "/");
+}
+
+// Connects one lane's full mesh through the KV store under `prefix`.
+absl::StatusOr<std::shared_ptr<::gloo::Context>> ConnectMesh(
+    KvClient* kv, const std::string& prefix, int rank, int world_size,
+    std::shared_ptr<::gloo::transport::Device> device, absl::Duration timeout) {
+  GlooKvStore store(kv, prefix, timeout);
+  auto context =
+      std::make_shared<::gloo::rendezvous::Context>(rank, world_size);
+  absl::Status s = RunCatching([&] {
+    context->setTimeout(ToMs(timeout));
+    context->connectFullMesh(store, device);
+  });
+  if (!s.ok()) {
+    // The store's own failure says more (ABORTED: the generation ended).
+    const absl::Status kv_error = store.first_error();
+    const absl::Status& why = kv_error.ok() ? s : kv_error;
+    return absl::Status(why.code(), absl::StrCat("gloo bootstrap of rank ",
+                                                 rank, "/", world_size, " (",
+                                                 prefix, "): ", why.message()));
+  }
+  return context;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GlooCommunicator>> GlooCommunicator::Create(
@@ -130,7 +163,10 @@ absl::StatusOr<std::unique_ptr<GlooCommunicator>> GlooCommunicator::Create(
   if (options.timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("gloo timeout must be positive");
   }
-  const std::chrono::milliseconds timeout = ToMs(options.timeout);
+  if (options.lanes < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gloo lanes must be at least 1, not ", options.lanes));
+  }
 
   // An existing interface name selects the interface; anything else is an
   // address or hostname to bind.
@@ -149,35 +185,31 @@ absl::StatusOr<std::unique_ptr<GlooCommunicator>> GlooCommunicator::Create(
         "gloo tcp device on '", options.interface_or_host, "': ", s.message()));
   }
 
-  GlooKvStore store(kv, absl::StrCat("gloo/", options.comm_index, "/"),
-                    options.timeout);
-  auto context =
-      std::make_shared<::gloo::rendezvous::Context>(rank, world_size);
-  s = RunCatching([&] {
-    context->setTimeout(timeout);
-    context->connectFullMesh(store, device);
-  });
-  if (!s.ok()) {
-    // The store's own failure says more (ABORTED: the generation ended).
-    const absl::Status kv_error = store.first_error();
-    const absl::Status& why = kv_error.ok() ? s : kv_error;
-    return absl::Status(why.code(),
-                        absl::StrCat("gloo bootstrap of rank ", rank, "/",
-                                     world_size, ": ", why.message()));
+  // Lanes share the device (one listening socket, one event loop, as
+  // c10d's ProcessGroupGloo threads share theirs); each lane's mesh has its
+  // own pairs. Every rank connects them in lane order.
+  std::vector<std::shared_ptr<::gloo::Context>> contexts;
+  for (int lane = 0; lane < options.lanes; ++lane) {
+    absl::StatusOr<std::shared_ptr<::gloo::Context>> context =
+        ConnectMesh(kv, LanePrefix(options.comm_index, lane), rank, world_size,
+                    device, options.timeout);
+    if (!context.ok()) return context.status();
+    contexts.push_back(*std::move(context));
   }
   return std::unique_ptr<GlooCommunicator>(new GlooCommunicator(
-      std::move(context), rank, world_size, std::move(options)));
+      std::move(contexts), rank, world_size, std::move(options)));
 }
 
-GlooCommunicator::GlooCommunicator(std::shared_ptr<::gloo::Context> context,
-                                   int rank, int world_size, Options options)
-    : context_(std::move(context)),
+GlooCommunicator::GlooCommunicator(
+    std::vector<std::shared_ptr<::gloo::Context>> contexts, int rank,
+    int world_size, Options options)
+    : contexts_(std::move(contexts)),
       rank_(rank),
       world_size_(world_size),
       options_(std::move(options)),
       // Peers blocked on this rank learn of a failure at once instead of at
-      // their timeout.
-      queue_([this] { FailPairs(); }) {}
+      // their timeout, on every lane.
+      queue_([this] { FailPairs(); }, static_cast<int>(contexts_.size())) {}
 
 GlooCommunicator::~GlooCommunicator() { Abort(); }
 
@@ -196,26 +228,35 @@ std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsyncThen(
           AllReduceDecidedLocally(data, count)) {
     return ready(*std::move(decided));
   }
-  std::optional<OpQueue::Body> body =
-      AllReduceBody(context_, data, count, type, ToMs(options_.timeout));
+  std::optional<LaneBody> body =
+      AllReduceBody(data, count, type, ToMs(options_.timeout));
   if (!body.has_value()) {
     return ready(absl::InvalidArgumentError("unknown data type"));
   }
-  return queue_.Enqueue(*std::move(body), std::move(on_done));
+  // The lanes (and their contexts) live as long as the queue that runs this.
+  return queue_.Enqueue(
+      [this, run = *std::move(body)](int lane, uint32_t seq) {
+        return run(contexts_[static_cast<size_t>(lane)], seq);
+      },
+      std::move(on_done));
 }
 
+// Round-robin like an all-reduce: a broadcast is synchronous, so nothing the
+// caller issues later can overtake it, and what it issued earlier uses other
+// buffers; which lane it takes only has to agree between ranks, and it does
+// (its sequence number).
 absl::Status GlooCommunicator::Broadcast(void* data, size_t bytes, int root) {
   if (std::optional<absl::Status> decided =
           BroadcastDecidedLocally(data, bytes, root, world_size_)) {
     return *decided;
   }
   const std::chrono::milliseconds timeout = ToMs(options_.timeout);
-  std::shared_ptr<::gloo::Context> ctx = context_;
   return queue_
       .Enqueue(
-          [ctx, data, bytes, root, timeout](uint32_t tag) {
+          [this, data, bytes, root, timeout](int lane, uint32_t tag) {
             return RunCatching([&] {
-              ::gloo::BroadcastOptions opts(ctx);
+              ::gloo::BroadcastOptions opts(
+                  contexts_[static_cast<size_t>(lane)]);
               opts.setOutput(static_cast<uint8_t*>(data), bytes);
               opts.setRoot(root);
               opts.setTag(tag);
@@ -233,6 +274,12 @@ void GlooCommunicator::Abort() {
 }
 
 void GlooCommunicator::FailPairs() noexcept {
+  for (const std::shared_ptr<::gloo::Context>& context : contexts_) {
+    FailPairs(*context);
+  }
+}
+
+void GlooCommunicator::FailPairs(::gloo::Context& context) noexcept {
   // Gloo's public API has no "fail this context". Pair::close() only closes
   // the sockets and leaves local waiters blocked until their timeout, and the
   // tcp::Pair header is not shipped by Debian's libgloo-dev. What gloo does
@@ -244,7 +291,7 @@ void GlooCommunicator::FailPairs() noexcept {
   for (int i = 0; i < world_size_; ++i) {
     if (i == rank_) continue;
     try {
-      auto buf = context_->createUnboundBuffer(&probe, sizeof(probe));
+      auto buf = context.createUnboundBuffer(&probe, sizeof(probe));
       buf->recv(i, ::gloo::Slot::build(kAbortSlotPrefix, 0));
       buf->waitRecv(nullptr, std::chrono::milliseconds(1));
       // A completed receive cannot happen (no peer sends on this slot); if it

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -23,24 +24,36 @@ namespace ringleader {
 // The CPU communicator: libgloo's TCP transport, its full mesh bootstrapped
 // through the coordinator's KV store (keys under "gloo/<comm_index>/").
 //
-// Collectives run in issue order on one background thread (OpQueue), so
-// the issuing thread goes on while they run.
+// Collectives run on background threads (OpQueue), so the issuing thread goes
+// on while they run. With one lane (the default) they run in issue order on
+// one thread. With `lanes` = K > 1 (DdpSpec.buckets_in_flight) there are K
+// independent full meshes (gloo contexts: each its own TCP connections to
+// every peer; lane k > 0 under "gloo/<comm_index>/lane<k>/"), each with its
+// own thread, and collective number `seq` of this communicator runs on lane
+// seq % K. Every rank issues the same collectives in the same order, so
+// matching collectives meet on the same lane; up to K run at once, which is
+// what a latency-bound ring (2(N-1) hops per all-reduce) needs to keep
+// several buckets moving. Each collective's result does not depend on the
+// others in flight: it is bit-identical to the one-lane result. Collectives
+// may complete out of issue order across lanes; a caller that needs one done
+// waits for it (Broadcast waits itself).
 //
 // Gloo has no abort, so Abort() fails every queued operation at once and
-// makes the one in flight fail by having gloo signal an error on each TCP pair
-// (what gloo itself does when a wait times out): blocked sends and receives
-// throw, and the peers see their connections close. Wait() still returns only
-// once gloo let go of the buffer, so a receive gloo does not wake (one whose
-// bytes are already streaming in) ends at the collective's timeout at worst.
-// Gloo exceptions never leave the worker thread; each becomes the operation's
-// absl::Status (ABORTED after Abort(), DEADLINE_EXCEEDED for gloo timeouts,
-// UNAVAILABLE for other I/O errors, INTERNAL for gloo assertions). After a
-// failed collective the mesh is in an unknown state, so later operations fail
-// fast with that first error.
+// makes those in flight fail by having gloo signal an error on each TCP pair
+// of every lane (what gloo itself does when a wait times out): blocked sends
+// and receives throw, and the peers see their connections close. Wait() still
+// returns only once gloo let go of the buffer, so a receive gloo does not wake
+// (one whose bytes are already streaming in) ends at the collective's timeout
+// at worst. Gloo exceptions never leave the worker threads; each becomes the
+// operation's absl::Status (ABORTED after Abort(), DEADLINE_EXCEEDED for gloo
+// timeouts, UNAVAILABLE for other I/O errors, INTERNAL for gloo assertions).
+// After a failed collective (on any lane) the meshes are in an unknown state:
+// every lane's pairs are failed the same way, so peers learn at once on every
+// lane, and later operations fail fast with that first error.
 //
 // Thread-safe: collectives may be issued from any thread (issue order is the
 // order of the calls), and Abort() may be called concurrently with anything
-// but destruction. The destructor aborts and joins the worker thread.
+// but destruction. The destructor aborts and joins every lane's thread.
 class GlooCommunicator final : public Communicator {
  public:
   struct Options {
@@ -51,6 +64,9 @@ class GlooCommunicator final : public Communicator {
     absl::Duration timeout = absl::Seconds(60);
     // Communicators of one generation are numbered so their keys differ.
     int comm_index = 0;
+    // Collectives in flight at once (DdpSpec.buckets_in_flight): one full
+    // mesh and one thread each. At least 1; every rank must use the same.
+    int lanes = 1;
   };
 
   // Blocks until all `world_size` ranks connected (or `timeout`). `kv` is
@@ -63,23 +79,26 @@ class GlooCommunicator final : public Communicator {
   int world_size() const override { return world_size_; }
   std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
                                           DataType type) override;
-  // `on_done` runs on the worker thread as the collective finishes (or on
+  // `on_done` runs on the lane's thread as the collective finishes (or on
   // the caller's / Abort()'s thread when it never ran).
   std::unique_ptr<Work> AllReduceSumAsyncThen(
       void* data, size_t count, DataType type,
       std::function<void()> on_done) override;
-  // Queued behind pending all-reduces (same order on every rank) and waited.
+  // Numbered with the all-reduces (same order on every rank) and waited.
   absl::Status Broadcast(void* data, size_t bytes, int root) override;
   void Abort() override;
 
  private:
-  GlooCommunicator(std::shared_ptr<::gloo::Context> context, int rank,
-                   int world_size, Options options);
-  // Makes every blocked send/recv on this rank's pairs throw, and closes
-  // the connections. Safe from any thread.
+  GlooCommunicator(std::vector<std::shared_ptr<::gloo::Context>> contexts,
+                   int rank, int world_size, Options options);
+  // Makes every blocked send/recv on this rank's pairs, on every lane,
+  // throw, and closes the connections. Safe from any thread.
   void FailPairs() noexcept;
+  // The same for one lane's mesh.
+  void FailPairs(::gloo::Context& context) noexcept;
 
-  const std::shared_ptr<::gloo::Context> context_;
+  // One full mesh per lane, indexed by lane.
+  const std::vector<std::shared_ptr<::gloo::Context>> contexts_;
   const int rank_;
   const int world_size_;
   const Options options_;

@@ -11,6 +11,7 @@ namespace ringleader {
 // Notification orders that write before every reader's return from Wait.
 struct OpQueue::Op {
   Body body;
+  uint32_t seq = 0;               // Set when queued.
   std::function<void()> on_done;  // Optional; runs before `done` fires.
   absl::Status status;
   absl::Notification done;
@@ -54,9 +55,15 @@ std::unique_ptr<Work> ReadyWork(absl::Status s, std::function<void()> on_done) {
   return std::make_unique<ReadyWorkImpl>(std::move(s));
 }
 
-OpQueue::OpQueue(std::function<void()> on_first_failure)
+OpQueue::OpQueue(std::function<void()> on_first_failure, int lanes)
     : on_first_failure_(std::move(on_first_failure)),
-      thread_([this] { Loop(); }) {}
+      lanes_(lanes < 1 ? 1 : lanes),
+      queues_(static_cast<size_t>(lanes_)) {
+  threads_.reserve(static_cast<size_t>(lanes_));
+  for (int lane = 0; lane < lanes_; ++lane) {
+    threads_.emplace_back([this, lane] { Loop(lane); });
+  }
+}
 
 OpQueue::~OpQueue() {
   Abort();
@@ -64,7 +71,7 @@ OpQueue::~OpQueue() {
     absl::MutexLock lock(&mu_);
     stop_ = true;
   }
-  thread_.join();
+  for (std::thread& t : threads_) t.join();
 }
 
 std::unique_ptr<Work> OpQueue::Enqueue(Body body,
@@ -75,7 +82,10 @@ std::unique_ptr<Work> OpQueue::Enqueue(Body body,
   {
     absl::MutexLock lock(&mu_);
     if (!aborted_) {
-      queue_.push_back(op);
+      // Numbered under the lock: issue order is sequence order, and so is
+      // each lane's FIFO order.
+      op->seq = next_seq_++;
+      queues_[static_cast<size_t>(LaneOf(op->seq, lanes_))].push_back(op);
       return std::make_unique<OpWork>(std::move(op));
     }
   }
@@ -84,16 +94,19 @@ std::unique_ptr<Work> OpQueue::Enqueue(Body body,
 }
 
 bool OpQueue::Abort() {
-  std::deque<std::shared_ptr<Op>> queued;
+  std::vector<std::deque<std::shared_ptr<Op>>> queued;
   {
     absl::MutexLock lock(&mu_);
     if (aborted_) return false;
     aborted_ = true;
-    queued.swap(queue_);
+    queued.resize(queues_.size());
+    for (size_t i = 0; i < queues_.size(); ++i) queued[i].swap(queues_[i]);
   }
   // Queued operations never touched their buffers: fail them now.
-  for (auto& op : queued) {
-    op->Finish(absl::AbortedError("communicator aborted"));
+  for (auto& lane : queued) {
+    for (auto& op : lane) {
+      op->Finish(absl::AbortedError("communicator aborted"));
+    }
   }
   return true;
 }
@@ -103,47 +116,61 @@ bool OpQueue::aborted() const {
   return aborted_;
 }
 
-void OpQueue::Loop() {
-  uint32_t next_seq = 0;
+absl::Status OpQueue::RefusalLocked() const {
+  if (aborted_) return absl::AbortedError("communicator aborted");
+  if (!broken_.ok()) {
+    return absl::Status(
+        broken_.code(),
+        absl::StrCat("an earlier collective failed: ", broken_.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OpQueue::RecordFailure(absl::Status s, bool* first) {
+  absl::MutexLock lock(&mu_);
+  if (aborted_) {
+    // Abort() stopped it: report why, with the backend's words after.
+    if (absl::IsAborted(s)) return s;
+    return absl::AbortedError(
+        absl::StrCat("communicator aborted (", s.message(), ")"));
+  }
+  if (broken_.ok()) {
+    broken_ = s;
+    *first = true;
+    return s;
+  }
+  // Another lane failed first and its backend stopped this one: the first
+  // failure is the cause worth reporting.
+  return absl::Status(
+      broken_.code(),
+      absl::StrCat("another collective failed first: ", broken_.message(),
+                   " (this one: ", s.message(), ")"));
+}
+
+void OpQueue::Loop(int lane) {
+  const size_t mine = static_cast<size_t>(lane);
   while (true) {
     std::shared_ptr<Op> op;
     absl::Status refused;
     {
       absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stop_ || !queue_.empty();
+      auto ready = [this, mine]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stop_ || !queues_[mine].empty();
       };
       mu_.Await(absl::Condition(&ready));
-      if (queue_.empty()) return;  // Stopping, and nothing left to finish.
-      op = std::move(queue_.front());
-      queue_.pop_front();
-      if (aborted_) {
-        refused = absl::AbortedError("communicator aborted");
-      } else if (!broken_.ok()) {
-        refused = absl::Status(
-            broken_.code(),
-            absl::StrCat("an earlier collective failed: ", broken_.message()));
-      }
+      // Stopping, and nothing left to finish.
+      if (queues_[mine].empty()) return;
+      op = std::move(queues_[mine].front());
+      queues_[mine].pop_front();
+      refused = RefusalLocked();
     }
     if (!refused.ok()) {
       op->Finish(std::move(refused));
       continue;
     }
-    absl::Status s = op->body(next_seq++);
+    absl::Status s = op->body(lane, op->seq);
     bool first_failure = false;
-    if (!s.ok()) {
-      absl::MutexLock lock(&mu_);
-      if (aborted_) {
-        // Abort() stopped it: report why, with the backend's words after.
-        if (!absl::IsAborted(s)) {
-          s = absl::AbortedError(
-              absl::StrCat("communicator aborted (", s.message(), ")"));
-        }
-      } else if (broken_.ok()) {
-        broken_ = s;
-        first_failure = true;
-      }
-    }
+    if (!s.ok()) s = RecordFailure(std::move(s), &first_failure);
     if (first_failure && on_first_failure_) on_first_failure_();
     op->Finish(std::move(s));
   }

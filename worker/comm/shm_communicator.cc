@@ -411,7 +411,7 @@ std::unique_ptr<Work> ShmCommunicator::AllReduceSumAsyncThen(
                      std::move(on_done));
   }
   return queue_.Enqueue(
-      [this, data, count, type](uint32_t) {
+      [this, data, count, type](int, uint32_t) {
         return AllReduceOnQueue(data, count, type);
       },
       std::move(on_done));
@@ -485,9 +485,11 @@ absl::Status ShmCommunicator::Broadcast(void* data, size_t bytes, int root) {
     return *decided;
   }
   return queue_
-      .Enqueue([this, data, bytes,
-                root](uint32_t) { return BroadcastOnQueue(data, bytes, root); },
-               nullptr)
+      .Enqueue(
+          [this, data, bytes, root](int, uint32_t) {
+            return BroadcastOnQueue(data, bytes, root);
+          },
+          nullptr)
       ->Wait();
 }
 

@@ -69,14 +69,19 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
     absl::StatusOr<std::unique_ptr<ShmCommunicator>> comm =
         ShmCommunicator::Create(&kv, request.rank, request.world_size, options);
     if (!comm.ok()) return comm.status();
+    LOG(INFO) << "collectives over shared memory";
     return std::unique_ptr<Communicator>(std::move(*comm));
   }
   GlooCommunicator::Options options;
   options.interface_or_host = request.address;
   options.timeout = request.timeout;
+  options.lanes = request.buckets_in_flight;
   absl::StatusOr<std::unique_ptr<GlooCommunicator>> comm =
       GlooCommunicator::Create(&kv, request.rank, request.world_size, options);
   if (!comm.ok()) return comm.status();
+  LOG(INFO) << "collectives over Gloo TCP from " << request.address << ", "
+            << options.lanes << (options.lanes == 1 ? " lane" : " lanes")
+            << " (buckets in flight)";
   return std::unique_ptr<Communicator>(std::move(*comm));
 }
 

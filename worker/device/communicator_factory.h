@@ -22,8 +22,10 @@ absl::Status CheckDevice(const std::string& device);
 absl::Status CheckBf16(const Device& device);
 
 // The communicator of one generation for the worker's device: Gloo over TCP
-// for the CPU (bootstrapped through the coordinator's KV store), NCCL on the
-// GPU (its unique id through the coordinator).
+// for the CPU (bootstrapped through the coordinator's KV store, with
+// `request.buckets_in_flight` lanes), shared memory when the ranks share a
+// host and the transport allows, NCCL on the GPU (its unique id through the
+// coordinator; one stream, whatever buckets_in_flight says).
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
     const CommunicatorRequest& request);
 

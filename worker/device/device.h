@@ -36,6 +36,10 @@ struct CommunicatorRequest {
   std::string address = "127.0.0.1";
   // Bounds the bootstrap and every collective.
   absl::Duration timeout = absl::Seconds(60);
+  // Gloo only: collectives in flight at once, one full mesh and thread each
+  // (DdpSpec.buckets_in_flight, resolved: at least 1). Shared memory and NCCL
+  // ignore it.
+  int buckets_in_flight = 1;
   // Turns true when the coordinator ended the generation: creation gives up.
   const std::atomic<bool>* cancelled = nullptr;
 };

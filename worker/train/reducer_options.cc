@@ -25,4 +25,9 @@ Reducer::Options ReducerOptionsFor(const v1::DdpSpec& ddp) {
   return options;
 }
 
+int BucketsInFlightFor(const v1::DdpSpec& ddp) {
+  return ddp.buckets_in_flight() > 0 ? ddp.buckets_in_flight()
+                                     : kDefaultBucketsInFlight;
+}
+
 }  // namespace ringleader

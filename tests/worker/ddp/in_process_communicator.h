@@ -20,8 +20,9 @@ namespace ringleader {
 // N ranks as threads of one process, summing through shared memory: the
 // process-group fake of c10d's reducer tests, for checking the Reducer's
 // bucketing and ordering. Each rank runs its collectives in issue order on
-// its own thread, like the real communicators. Float32, and the 16-bit
-// floats of compressed buckets, summed as the shared-memory communicator
+// its own thread, like the real communicators with one lane, or (for the
+// Reducer's indifference to completion order) newest first. Float32, and the
+// 16-bit floats of compressed buckets, summed as the shared-memory communicator
 // does: in float32 in rank order, rounded once.
 class InProcessGroup {
  public:
@@ -102,10 +103,25 @@ class InProcessGroup {
   std::map<int64_t, Op> ops_;
 };
 
+// The order a rank's collectives run and complete in.
+enum class CompletionOrder {
+  // Issue order, one at a time: the shared-memory transport, one Gloo lane.
+  kIssue,
+  // Held until the rank first waits for one, then run newest first, so the
+  // last issued completes first and the first last: the far end of what
+  // Gloo's lanes (DdpSpec.buckets_in_flight) allow. Every rank reverses the
+  // same way, so matching collectives still meet.
+  kReversedUntilWaited,
+};
+
 class InProcessCommunicator final : public Communicator {
  public:
-  InProcessCommunicator(InProcessGroup* group, int rank)
-      : group_(group), rank_(rank), thread_([this] { Loop(); }) {}
+  InProcessCommunicator(InProcessGroup* group, int rank,
+                        CompletionOrder order = CompletionOrder::kIssue)
+      : group_(group),
+        rank_(rank),
+        order_(order),
+        thread_([this] { Loop(); }) {}
   ~InProcessCommunicator() override {
     {
       absl::MutexLock lock(&mu_);
@@ -118,16 +134,28 @@ class InProcessCommunicator final : public Communicator {
 
   std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
                                           DataType type) override {
-    auto work = std::make_unique<SimpleWork>();
+    auto work = std::make_unique<SimpleWork>(this);
     SimpleWork* w = work.get();
     absl::MutexLock lock(&mu_);
     const int64_t seq = next_seq_++;
     types_.push_back(type);
-    queue_.push_back([this, seq, data, count, type, w] {
+    completed_.push_back(false);
+    IssueLocked([this, seq, data, count, type, w] {
       group_->AllReduce(seq, rank_, data, count, type);
+      MarkCompleted(seq);
       w->done.Notify();
     });
     return work;
+  }
+  // Per collective issued, whether it has completed.
+  std::vector<bool> completed() {
+    absl::MutexLock lock(&mu_);
+    return completed_;
+  }
+  // The sequence numbers of the collectives in the order they completed.
+  std::vector<int64_t> completion_order() {
+    absl::MutexLock lock(&mu_);
+    return completion_order_;
   }
   // The type of every all-reduce issued, in order.
   std::vector<DataType> types() {
@@ -140,11 +168,14 @@ class InProcessCommunicator final : public Communicator {
     {
       absl::MutexLock lock(&mu_);
       const int64_t seq = next_seq_++;
-      queue_.push_back([this, seq, data, bytes, root, &done] {
+      completed_.push_back(false);
+      IssueLocked([this, seq, data, bytes, root, &done] {
         group_->Broadcast(seq, rank_, root, data, bytes);
+        MarkCompleted(seq);
         done.Notify();
       });
     }
+    Release();
     done.WaitForNotification();
     return absl::OkStatus();
   }
@@ -152,12 +183,34 @@ class InProcessCommunicator final : public Communicator {
 
  private:
   struct SimpleWork : Work {
+    explicit SimpleWork(InProcessCommunicator* comm) : comm(comm) {}
+    InProcessCommunicator* const comm;
     absl::Notification done;
     absl::Status Wait() override {
+      comm->Release();
       done.WaitForNotification();
       return absl::OkStatus();
     }
   };
+  void IssueLocked(std::function<void()> fn)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (order_ == CompletionOrder::kIssue) {
+      queue_.push_back(std::move(fn));
+    } else {
+      held_.push_front(std::move(fn));  // Newest first.
+    }
+  }
+  // Lets every held collective run, newest first.
+  void Release() {
+    absl::MutexLock lock(&mu_);
+    for (auto& fn : held_) queue_.push_back(std::move(fn));
+    held_.clear();
+  }
+  void MarkCompleted(int64_t seq) {
+    absl::MutexLock lock(&mu_);
+    completed_[static_cast<size_t>(seq)] = true;
+    completion_order_.push_back(seq);
+  }
   void Loop() {
     while (true) {
       std::function<void()> fn;
@@ -175,8 +228,12 @@ class InProcessCommunicator final : public Communicator {
 
   InProcessGroup* const group_;
   const int rank_;
+  const CompletionOrder order_;
   absl::Mutex mu_;
   std::deque<std::function<void()>> queue_;
+  std::deque<std::function<void()>> held_;  // kReversedUntilWaited.
+  std::vector<bool> completed_;
+  std::vector<int64_t> completion_order_;
   int64_t next_seq_ = 0;
   std::vector<DataType> types_;
   bool stop_ = false;

@@ -67,7 +67,8 @@ std::vector<torch::Tensor> ReferenceGrads(int world, int micro_steps) {
 }
 
 std::vector<RankResult> RunRanks(int world, Reducer::Options options,
-                                 int micro_steps, int init_seed_rank1) {
+                                 int micro_steps, int init_seed_rank1,
+                                 CompletionOrder order) {
   InProcessGroup group(world);
   std::vector<RankResult> results(world);
   std::vector<torch::nn::Sequential> nets;
@@ -79,7 +80,7 @@ std::vector<RankResult> RunRanks(int world, Reducer::Options options,
   for (int r = 0; r < world; ++r) {
     threads.emplace_back([&, r] {
       torch::set_num_threads(1);
-      InProcessCommunicator comm(&group, r);
+      InProcessCommunicator comm(&group, r, order);
       auto net = nets[r];
       auto reducer = Reducer::Create(&comm, net->parameters(), options);
       if (!reducer.ok()) {
@@ -99,6 +100,7 @@ std::vector<RankResult> RunRanks(int world, Reducer::Options options,
         results[r].grads.push_back(p.grad().clone());
       results[r].stats = (*reducer)->stats();
       results[r].buckets = (*reducer)->plan().buckets.size();
+      results[r].completion_order = comm.completion_order();
     });
   }
   for (auto& t : threads) t.join();

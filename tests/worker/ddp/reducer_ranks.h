@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "tests/worker/ddp/in_process_communicator.h"
 #include "worker/ddp/reducer.h"
 
 namespace ringleader {
@@ -27,13 +28,18 @@ struct RankResult {
   Reducer::Stats stats;
   size_t buckets = 0;
   absl::Status status;
+  // Sequence numbers of the rank's collectives (broadcasts included) in the
+  // order they completed.
+  std::vector<int64_t> completion_order;
 };
 
 // Every rank, a thread, broadcasts rank 0's parameters (rank 1 and up start
 // from `init_seed_rank1`'s), then runs `micro_steps` backwards, the last one
-// synchronizing, through a Reducer with `options`.
-std::vector<RankResult> RunRanks(int world, Reducer::Options options,
-                                 int micro_steps, int init_seed_rank1 = 7);
+// synchronizing, through a Reducer with `options`, over communicators that
+// complete collectives in `order`.
+std::vector<RankResult> RunRanks(
+    int world, Reducer::Options options, int micro_steps,
+    int init_seed_rank1 = 7, CompletionOrder order = CompletionOrder::kIssue);
 
 // Every gradient within 1e-6 of the reference.
 void ExpectGradsNear(const std::vector<torch::Tensor>& a,

@@ -13,6 +13,7 @@ TEST(ReducerOptionsTest, ZeroValuesKeepDdpDefaults) {
   EXPECT_TRUE(o.overlap);
   EXPECT_EQ(o.compression, BucketCompression::kNone);
   EXPECT_EQ(o.timeline, nullptr);
+  EXPECT_EQ(BucketsInFlightFor(v1::DdpSpec()), kDefaultBucketsInFlight);
 }
 
 TEST(ReducerOptionsTest, EveryFieldIsTaken) {
@@ -30,6 +31,10 @@ TEST(ReducerOptionsTest, EveryFieldIsTaken) {
   EXPECT_EQ(ReducerOptionsFor(ddp).compression, BucketCompression::kBf16);
   ddp.set_gradient_compression(v1::GRADIENT_COMPRESSION_NONE);
   EXPECT_EQ(ReducerOptionsFor(ddp).compression, BucketCompression::kNone);
+  for (int k : {1, 3, 8}) {
+    ddp.set_buckets_in_flight(k);
+    EXPECT_EQ(BucketsInFlightFor(ddp), k);
+  }
 }
 
 }  // namespace
