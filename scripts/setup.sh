@@ -15,6 +15,7 @@ PACKAGES=(
   clang libclang-rt-dev
   openssl
   python3-yaml systemd
+  libnetfilter-queue-dev
 )
 
 SUDO=""
