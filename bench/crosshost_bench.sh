@@ -20,10 +20,13 @@
 #                    the ResNet, two for the GPT); skipped where the default
 #                    run all-reduced a single bucket no larger than SIZE;
 #   compression=C    ddp.gradient_compression (fp16, bf16);
-#   bucket=SIZE,inflight=N   ddp.buckets_in_flight = N, at SIZE buckets (so
-#                    that there are several to overlap); only when the
-#                    field is in proto/ringleader/v1/job.proto, else the
-#                    axis is skipped with a message.
+#   [bucket=SIZE,]inflight=N   ddp.buckets_in_flight = N (Gloo lanes), at
+#                    each of INFLIGHT_BUCKETS ("default": the default
+#                    buckets; skipped where the default run all-reduced one
+#                    bucket, nothing to overlap); only when the field is in
+#                    proto/ringleader/v1/job.proto, else the axis is skipped
+#                    with a message. Where it exists, "default" is the
+#                    field's default (0).
 # samples/s (tokens/s for the GPT): over the epoch after 20 warm-up steps
 # (train_watch.py for Ringleader, train_ddp.py for DDP). Ringleader jobs also
 # record rank 0's timeline: buckets and bytes all-reduced per step and the
@@ -33,9 +36,10 @@
 #   bench/crosshost_bench.sh [MODELS] [DELAYS]
 # Defaults: MODELS "mlp resnet gpt", DELAYS "0 2 20" (ms one way; 0 goes
 # through the delay line too), AXIS_DELAYS "2 20", REPEATS 2, WORKERS 2,
-# BUCKETS "256KiB 25MiB", COMPRESSIONS "fp16 bf16", INFLIGHT "2 4" (at
-# INFLIGHT_BUCKET 256KiB); per-rank batches 64 (MLP, as train_bench.sh's
-# global 128 on 2 ranks), 64 (ResNet) and 16 (GPT), the job files'; subsets
+# BUCKETS "256KiB 25MiB", COMPRESSIONS "fp16 bf16", INFLIGHT "1 2 4" at
+# INFLIGHT_BUCKETS "256KiB" (each may be empty: no such variants); per-rank
+# batches 64 (MLP, as train_bench.sh's global 128 on 2 ranks), 64 (ResNet)
+# and 16 (GPT), the job files'; subsets
 # for 100 steps (MLP_TRAIN 12800 samples) and 50 (RESNET_TRAIN 6400,
 # GPT_TRAIN_TOKENS 102401) per epoch at 2 workers, which keeps the default
 # run near 30 minutes on 2 busy cores. Needs root. Writes $RESULTS (default
@@ -47,10 +51,10 @@ DELAYS="${2:-${DELAYS:-0 2 20}}"
 AXIS_DELAYS="${AXIS_DELAYS:-2 20}"
 REPEATS="${REPEATS:-2}"
 WORKERS="${WORKERS:-2}"
-BUCKETS="${BUCKETS:-256KiB 25MiB}"
-COMPRESSIONS="${COMPRESSIONS:-fp16 bf16}"
-INFLIGHT="${INFLIGHT:-2 4}"
-INFLIGHT_BUCKET="${INFLIGHT_BUCKET:-256KiB}"
+BUCKETS="${BUCKETS-256KiB 25MiB}"
+COMPRESSIONS="${COMPRESSIONS-fp16 bf16}"
+INFLIGHT="${INFLIGHT-1 2 4}"
+INFLIGHT_BUCKETS="${INFLIGHT_BUCKETS-256KiB}"
 MLP_TRAIN="${MLP_TRAIN:-12800}" MLP_TEST="${MLP_TEST:-1000}"
 RESNET_TRAIN="${RESNET_TRAIN:-6400}" RESNET_TEST="${RESNET_TEST:-1000}"
 GPT_TRAIN_TOKENS="${GPT_TRAIN_TOKENS:-102401}" GPT_TEST_TOKENS="${GPT_TEST_TOKENS:-16385}"
@@ -119,7 +123,12 @@ axis_variants() {
   for x in $BUCKETS; do v+=("bucket=$x"); done
   for x in $COMPRESSIONS; do v+=("compression=$x"); done
   if [[ -n $INFLIGHT_OK ]]; then
-    for x in $INFLIGHT; do v+=("bucket=$INFLIGHT_BUCKET,inflight=$x"); done
+    local b
+    for b in $INFLIGHT_BUCKETS; do
+      for x in $INFLIGHT; do
+        if [[ $b == default ]]; then v+=("inflight=$x"); else v+=("bucket=$b,inflight=$x"); fi
+      done
+    done
   fi
   echo "${v[@]}"
 }
@@ -201,16 +210,23 @@ run_ringleader() {
   return 0
 }
 
-# same_as_default VARIANT: true when VARIANT is bucket=SIZE and the default
-# run at this delay all-reduced one bucket of at most SIZE bytes per step
-# (the bucket plan would be the same: nothing to measure).
+# same_as_default VARIANT: true when the default run at this delay
+# all-reduced one bucket per step and VARIANT cannot change that: bucket=SIZE
+# with SIZE at least that bucket's bytes (the same bucket plan), or
+# inflight=N at the default buckets (one bucket, nothing to overlap).
 same_as_default() {
-  [[ $1 == bucket=* ]] || return 1
+  local size=0
+  case $1 in
+    bucket=*,*) return 1 ;;
+    bucket=*) size=$(bytes "${1#bucket=}") ;;
+    inflight=*) ;;
+    *) return 1 ;;
+  esac
   "$PY" -c 'import json, sys
-r = json.loads(sys.argv[1])
+r, size = json.loads(sys.argv[1]), int(sys.argv[2])
 sys.exit(0 if r.get("buckets_per_step") == 1 and
-         0 < r.get("bytes_per_step", 0) <= int(sys.argv[2]) else 1)' \
-    "${DEFAULT_ROW:-{\}}" "$(bytes "${1#bucket=}")"
+         0 < r.get("bytes_per_step", 0) <= (size or float("inf")) else 1)' \
+    "${DEFAULT_ROW:-{\}}" "$size"
 }
 
 # run_ddp: PyTorch DDP, rank r on worker host r+1 (rank 0 the master, on a
@@ -302,8 +318,10 @@ cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
 print(json.dumps({"conditions": {"time": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                   "cpu": cpu, "cores": os.cpu_count(), "loadavg": os.getloadavg(),
                   "workers": int(sys.argv[1]), "delays_ms": sys.argv[2].split(),
-                  "repeats": int(sys.argv[3]), "inflight_axis": sys.argv[4] == "1"}}))' \
-  "$WORKERS" "$DELAYS" "$REPEATS" "${INFLIGHT_OK:-0}" >> "$OUT"
+                  "repeats": int(sys.argv[3]), "inflight_axis": sys.argv[4] == "1",
+                  "commit": sys.argv[5]}}))' \
+  "$WORKERS" "$DELAYS" "$REPEATS" "${INFLIGHT_OK:-0}" \
+  "$(git rev-parse HEAD 2>/dev/null || echo unknown)" >> "$OUT"
 REP=1 D=raw M=-
 probe_links raw
 DDP_PORT=29500
@@ -323,7 +341,7 @@ for REP in $(seq "$REPEATS"); do
       if [[ " $AXIS_DELAYS " == *" $D "* ]]; then
         for v in $(axis_variants); do
           if same_as_default "$v"; then
-            say "$v skipped: the default already all-reduces one bucket that size"
+            say "$v skipped: the default all-reduces one bucket, which $v does not change"
             continue
           fi
           run_ringleader "$v"
