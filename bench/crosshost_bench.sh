@@ -44,6 +44,8 @@
 # GPT_TRAIN_TOKENS 102401) per epoch at 2 workers, which keeps the default
 # run near 30 minutes on 2 busy cores. Needs root. Writes $RESULTS (default
 # bench/results/crosshost.jsonl), then the tables (crosshost_summary.py).
+# HOST_SYSCTLS (e.g. "net.ipv4.tcp_slow_start_after_idle=0") are set in
+# every host's namespace, for what-ifs about the hosts' TCP.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODELS="${1:-${MODELS:-mlp resnet gpt}}"
@@ -55,6 +57,7 @@ BUCKETS="${BUCKETS-256KiB 25MiB}"
 COMPRESSIONS="${COMPRESSIONS-fp16 bf16}"
 INFLIGHT="${INFLIGHT-1 2 4}"
 INFLIGHT_BUCKETS="${INFLIGHT_BUCKETS-256KiB}"
+HOST_SYSCTLS="${HOST_SYSCTLS:-}"
 MLP_TRAIN="${MLP_TRAIN:-12800}" MLP_TEST="${MLP_TEST:-1000}"
 RESNET_TRAIN="${RESNET_TRAIN:-6400}" RESNET_TEST="${RESNET_TEST:-1000}"
 GPT_TRAIN_TOKENS="${GPT_TRAIN_TOKENS:-102401}" GPT_TEST_TOKENS="${GPT_TEST_TOKENS:-16385}"
@@ -310,6 +313,9 @@ run_pair() {
 hosts=(c=1)
 for i in $(seq "$WORKERS"); do hosts+=("w$i=$((10 + i))"); done
 make_hosts "rlx$$" 198.18.214 "${hosts[@]}"
+for h in "${HOSTS[@]}"; do
+  for s in $HOST_SYSCTLS; do ip netns exec "${HOST_NS[$h]}" sysctl -qw "$s"; done
+done
 for M in $MODELS; do prepare_example "$M"; done
 : > "$OUT"
 "$PY" -c 'import json, os, sys, time
@@ -319,9 +325,9 @@ print(json.dumps({"conditions": {"time": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                   "cpu": cpu, "cores": os.cpu_count(), "loadavg": os.getloadavg(),
                   "workers": int(sys.argv[1]), "delays_ms": sys.argv[2].split(),
                   "repeats": int(sys.argv[3]), "inflight_axis": sys.argv[4] == "1",
-                  "commit": sys.argv[5]}}))' \
+                  "commit": sys.argv[5], "host_sysctls": sys.argv[6].split()}}))' \
   "$WORKERS" "$DELAYS" "$REPEATS" "${INFLIGHT_OK:-0}" \
-  "$(git rev-parse HEAD 2>/dev/null || echo unknown)" >> "$OUT"
+  "$(git rev-parse HEAD 2>/dev/null || echo unknown)" "$HOST_SYSCTLS" >> "$OUT"
 REP=1 D=raw M=-
 probe_links raw
 DDP_PORT=29500
@@ -329,14 +335,19 @@ for REP in $(seq "$REPEATS"); do
   for D in $DELAYS; do
     set_delay "$D"
     probe_links "$D"
-    for M in $MODELS; do
-      # Per-rank batches: train_bench.sh's MLP (128 over 2 ranks) and the
-      # example job files'.
-      TOKENS=1 GB=$((64 * WORKERS))
-      if [[ $M == gpt ]]; then
-        TOKENS=$(sed -n 's/^ *block_size: *//p' examples/gpt/*.textproto)
-        GB=$((16 * WORKERS))
-      fi
+  done
+  # Each model's delays back to back, so that its ratios to 0 ms compare
+  # jobs minutes apart on this shared machine, not a whole repeat apart.
+  for M in $MODELS; do
+    # Per-rank batches: train_bench.sh's MLP (128 over 2 ranks) and the
+    # example job files'.
+    TOKENS=1 GB=$((64 * WORKERS))
+    if [[ $M == gpt ]]; then
+      TOKENS=$(sed -n 's/^ *block_size: *//p' examples/gpt/*.textproto)
+      GB=$((16 * WORKERS))
+    fi
+    for D in $DELAYS; do
+      set_delay "$D"
       run_pair
       if [[ " $AXIS_DELAYS " == *" $D "* ]]; then
         for v in $(axis_variants); do

@@ -9,7 +9,8 @@
           that delay, against the default at 0 ms and against DDP at that
           delay, with rank 0's buckets and all-reduce wait per step.
 Every ratio is taken within one repeat (jobs minutes apart on one machine),
-then the median over repeats is shown; rates are medians over repeats. Runs
+then the median over repeats is shown with the range; rates are medians
+over repeats. Runs
 that failed (no rate) are listed and left out.
     crosshost_summary.py RESULTS.jsonl
 """
@@ -82,15 +83,26 @@ def index(runs):
     return by, failed
 
 
-def ratio(by, a, b):
-    """Per repeat: rate of key a (without repeat) over key b's; their median."""
-    reps = {k[3] for k in by}
+def ratios(by, a, b):
+    """Per repeat: rate of key a (without repeat) over key b's."""
     out = []
-    for rep in reps:
+    for rep in sorted({k[3] for k in by}):
         x, y = by.get(a + (rep,)), by.get(b + (rep,))
         if x and y:
             out.append(rate(x) / rate(y))
-    return median(out)
+    return out
+
+
+def ratio(by, a, b):
+    """The median over repeats of ratios(by, a, b), with their range when
+    there are several: "0.95 (0.90..1.01)"."""
+    if a == b:
+        return "1"
+    rs = ratios(by, a, b)
+    if not rs:
+        return "-"
+    text = f"{median(rs):.2f}"
+    return text if len(rs) == 1 else f"{text} ({min(rs):.2f}..{max(rs):.2f})"
 
 
 def rates(by, key):
@@ -122,8 +134,8 @@ def main_table(by, models, delays):
             rl, ddp = (m, d, "default"), (m, d, "ddp")
             rl0, ddp0 = (m, 0.0, "default"), (m, 0.0, "ddp")
             print(f"| {m} ({unit}) | {d:g} ms | {fmt(rates(by, rl))} | {fmt(rates(by, ddp))} "
-                  f"| {fmt(ratio(by, rl, ddp), 2)} | {fmt(ratio(by, rl, rl0), 2)} "
-                  f"| {fmt(ratio(by, ddp, ddp0), 2)} | {fmt(added_delays(by, rl, rl0), 1)} "
+                  f"| {ratio(by, rl, ddp)} | {ratio(by, rl, rl0)} "
+                  f"| {ratio(by, ddp, ddp0)} | {fmt(added_delays(by, rl, rl0), 1)} "
                   f"| {fmt(added_delays(by, ddp, ddp0), 1)} |")
 
 
@@ -144,9 +156,9 @@ def axes_table(by, models, delays):
             for v in variants:
                 key = (m, d, v)
                 print(f"| {m} | {d:g} ms | {v} | {fmt(rates(by, key))} "
-                      f"| {fmt(ratio(by, key, (m, d, 'default')), 2)} "
-                      f"| {fmt(ratio(by, key, (m, 0.0, 'default')), 2)} "
-                      f"| {fmt(ratio(by, key, (m, d, 'ddp')), 2)} "
+                      f"| {ratio(by, key, (m, d, 'default'))} "
+                      f"| {ratio(by, key, (m, 0.0, 'default'))} "
+                      f"| {ratio(by, key, (m, d, 'ddp'))} "
                       f"| {fmt(timeline(by, key, 'buckets_per_step'))} "
                       f"| {fmt(timeline(by, key, 'allreduce_wait_ms'), 1)} |")
 
