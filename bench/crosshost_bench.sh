@@ -35,7 +35,7 @@
 # one stream's rate), and the raw link (no delay line) is probed once.
 #   bench/crosshost_bench.sh [MODELS] [DELAYS]
 # Defaults: MODELS "mlp resnet gpt", DELAYS "0 2 20" (ms one way; 0 goes
-# through the delay line too), AXIS_DELAYS "2 20", REPEATS 2, WORKERS 2,
+# through the delay line too; "none" runs without it, to see its own cost), AXIS_DELAYS "2 20", REPEATS 2, WORKERS 2,
 # BUCKETS "256KiB 25MiB", COMPRESSIONS "fp16 bf16", INFLIGHT "1 2 4" at
 # INFLIGHT_BUCKETS "256KiB" (each may be empty: no such variants); per-rank
 # batches 64 (MLP, as train_bench.sh's global 128 on 2 ranks), 64 (ResNet)
@@ -67,7 +67,8 @@ PY=/usr/bin/python3
 need_root bench/crosshost_bench.sh
 [[ $WORKERS =~ ^[2-9]$ ]] || { echo "WORKERS must be 2..9, got '$WORKERS'" >&2; exit 2; }
 for d in $DELAYS $AXIS_DELAYS; do  # AXIS_DELAYS="" runs no axes
-  [[ $d =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "delays are ms >= 0, got '$d'" >&2; exit 2; }
+  [[ $d =~ ^([0-9]+([.][0-9]+)?|none)$ ]] ||
+    { echo "delays are ms >= 0 or none, got '$d'" >&2; exit 2; }
 done
 for m in $MODELS; do
   [[ $m =~ ^(mlp|resnet|gpt)$ ]] || { echo "unknown model $m (mlp, resnet, gpt)" >&2; exit 2; }
@@ -297,10 +298,12 @@ print(json.dumps(r))' "$TMP/netdelay-$h.log" "$h" "$REP" >> "$OUT" ||
   done
 }
 
-# set_delay D: every host's ingress through a fresh netdelay holding D ms.
+# set_delay D: every host's ingress through a fresh netdelay holding D ms
+# ("none": no delay line at all).
 set_delay() {
   local h
   stop_delays
+  [[ $1 == none ]] && return 0
   for h in "${HOSTS[@]}"; do start_delay "$h" "$1" "$TMP/netdelay-$h.log"; done
 }
 
@@ -333,6 +336,7 @@ probe_links raw
 DDP_PORT=29500
 for REP in $(seq "$REPEATS"); do
   for D in $DELAYS; do
+    [[ $D == none ]] && continue  # the raw probe above
     set_delay "$D"
     probe_links "$D"
   done

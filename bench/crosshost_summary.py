@@ -47,6 +47,17 @@ def load(path):
     return runs, probes, delays
 
 
+NO_LINE = -1.0  # delay "none": the hosts' links without the delay line
+
+
+def delay_of(r):
+    return NO_LINE if r["delay_ms"] == "none" else float(r["delay_ms"])
+
+
+def label(d):
+    return "none (no delay line)" if d == NO_LINE else f"{d:g} ms"
+
+
 def delay_key(d):
     return (1, 0.0) if d == "raw" else (0, float(d))
 
@@ -75,7 +86,7 @@ def index(runs):
     by, failed = {}, []
     for r in runs:
         name = "ddp" if r["impl"].startswith("pytorch-ddp") else r.get("variant", "default")
-        key = (r["model"], float(r["delay_ms"]), name, r["repeat"])
+        key = (r["model"], delay_of(r), name, r["repeat"])
         if r.get("failed") or not rate(r):
             failed.append(key)
             continue
@@ -133,7 +144,7 @@ def main_table(by, models, delays):
         for d in delays:
             rl, ddp = (m, d, "default"), (m, d, "ddp")
             rl0, ddp0 = (m, 0.0, "default"), (m, 0.0, "ddp")
-            print(f"| {m} ({unit}) | {d:g} ms | {fmt(rates(by, rl))} | {fmt(rates(by, ddp))} "
+            print(f"| {m} ({unit}) | {label(d)} | {fmt(rates(by, rl))} | {fmt(rates(by, ddp))} "
                   f"| {ratio(by, rl, ddp)} | {ratio(by, rl, rl0)} "
                   f"| {ratio(by, ddp, ddp0)} | {fmt(added_delays(by, rl, rl0), 1)} "
                   f"| {fmt(added_delays(by, ddp, ddp0), 1)} |")
@@ -155,7 +166,7 @@ def axes_table(by, models, delays):
                 continue
             for v in variants:
                 key = (m, d, v)
-                print(f"| {m} | {d:g} ms | {v} | {fmt(rates(by, key))} "
+                print(f"| {m} | {label(d)} | {v} | {fmt(rates(by, key))} "
                       f"| {ratio(by, key, (m, d, 'default'))} "
                       f"| {ratio(by, key, (m, 0.0, 'default'))} "
                       f"| {ratio(by, key, (m, d, 'ddp'))} "
@@ -167,7 +178,7 @@ def main(path):
     runs, probes, delays = load(path)
     by, failed = index(runs)
     models = list(dict.fromkeys(r["model"] for r in runs))
-    run_delays = sorted({float(r["delay_ms"]) for r in runs})
+    run_delays = sorted({delay_of(r) for r in runs})
     print("Links (from worker 1 to worker 2):\n")
     links_table(probes, delays)
     print("\nRingleader and PyTorch DDP (medians over repeats; ratios within a repeat):\n")
@@ -176,7 +187,7 @@ def main(path):
     axes_table(by, models, run_delays)
     if failed:
         print("\nFailed runs (left out): " +
-              ", ".join(f"{m} {d:g} ms {v} repeat {rep}" for m, d, v, rep in failed))
+              ", ".join(f"{m} {label(d)} {v} repeat {rep}" for m, d, v, rep in failed))
 
 
 if __name__ == "__main__":
