@@ -2,6 +2,7 @@
 plus the link, the compression and what rank 0's timeline says of steps 21 to
 200 (after warm-up; the timeline keeps the first 200):
   bytes_per_step     gradient bytes all-reduced per optimizer step;
+  buckets_per_step   all-reduces (buckets) per optimizer step;
   allreduce_wait_ms  mean time a step waited, after backward, for its last
                      buckets (communication not hidden behind backward);
   step_ms            mean wall time of a step, from its first event (data
@@ -26,9 +27,10 @@ def timeline_stats(trace_dir):
     steps = {}
     for e in events:
         s = steps.setdefault(e["args"]["step"],
-                             {"bytes": 0, "wait": 0, "lo": e["ts"], "hi": 0})
+                             {"bytes": 0, "buckets": 0, "wait": 0, "lo": e["ts"], "hi": 0})
         if e["name"] == "allreduce":
             s["bytes"] += e["args"].get("bytes", 0)
+            s["buckets"] += 1
         if e["name"] == "allreduce_wait":
             s["wait"] += e["dur"]
         if e.get("cat") == "compute":
@@ -39,6 +41,7 @@ def timeline_stats(trace_dir):
     return {
         "timeline_steps": len(steps),
         "bytes_per_step": statistics.median(s["bytes"] for s in steps.values()),
+        "buckets_per_step": statistics.median(s["buckets"] for s in steps.values()),
         "allreduce_wait_ms": statistics.mean(s["wait"] for s in steps.values()) / 1e3,
         "step_ms": statistics.mean(s["hi"] - s["lo"] for s in steps.values()) / 1e3,
     }

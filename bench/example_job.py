@@ -11,8 +11,11 @@ writes OUT: SRC with its data and model paths moved from SRC's directory (the
 directory of model.torchscript_path) to DIR, batch_size B per rank, min_workers =
 max_workers = W, epochs E, progress every 10 steps (at most every 100 ms), no export,
 evaluate_every_epoch as in SRC, ddp.cpu_transport T (auto, shm or gloo), with
---precision fp32|bf16 that precision, and with --recipe NAME the training recipe of a
-modern DDP script in place of SRC's optimizer, schedule and clipping (RECIPES).
+--precision fp32|bf16 that precision, with --recipe NAME the training recipe of a
+modern DDP script in place of SRC's optimizer, schedule and clipping (RECIPES), with
+--ddp FIELD=VALUE (repeatable) more DdpSpec fields (bucket_cap_bytes=1048576,
+gradient_compression=GRADIENT_COMPRESSION_FP16, ...), and with --timeline DIR each
+rank's timeline of its first 200 steps written there (timeline_dir).
 
 The reader is a small protobuf text-format parser, enough for these files: messages,
 scalar fields, lists, strings and comments (no Python protobuf is needed).
@@ -157,26 +160,39 @@ def _drop_field(text, name):
     return "".join(out)
 
 
+def ddp_field(text):
+    """FIELD=VALUE (a DdpSpec field) as text-format "FIELD: VALUE"."""
+    name, sep, value = text.partition("=")
+    if not sep or not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or not value \
+            or not re.fullmatch(r'[A-Za-z0-9_.+-]+|"[^"\\]*"', value):
+        raise argparse.ArgumentTypeError(f"--ddp wants FIELD=VALUE, got {text!r}")
+    return f"{name}: {value}"
+
+
 def rewrite(src_text, data_dir, world, batch, epochs=None, transport="auto", precision=None,
-            recipe=None):
+            recipe=None, ddp_fields=(), timeline_dir=None):
     spec = parse(src_text)
     old_dir = os.path.dirname(spec["model"]["torchscript_path"])
     text = src_text.replace(old_dir + "/", data_dir.rstrip("/") + "/")
     dropped = (("batch_size", "min_workers", "max_workers", "export", "progress_every_steps",
                 "progress_min_interval_ms", "ddp", "name") + (("epochs",) if epochs else ())
                + (("precision",) if precision else ())
-               + (("optimizer", "lr_schedule", "clip_grad_norm") if recipe else ()))
+               + (("optimizer", "lr_schedule", "clip_grad_norm") if recipe else ())
+               + (("timeline_dir", "timeline_steps") if timeline_dir else ()))
     for name in dropped:
         text = _drop_field(text, name)
     text += (f'name: "train-bench"\nbatch_size: {batch}\nmin_workers: {world}\n'
              f"max_workers: {world}\nprogress_every_steps: 10\nprogress_min_interval_ms: 100\n"
-             f"ddp {{ cpu_transport: CPU_TRANSPORT_{transport.upper()} }}\n")
+             f"ddp {{ cpu_transport: CPU_TRANSPORT_{transport.upper()} "
+             + "".join(f"{f} " for f in ddp_fields) + "}\n")
     if epochs:
         text += f"epochs: {epochs}\n"
     if precision:
         text += "precision: " + {"fp32": "PRECISION_FP32", "bf16": "PRECISION_BF16_MIXED"}[precision] + "\n"
     if recipe:
         text += RECIPES[recipe]
+    if timeline_dir:
+        text += f'timeline_dir: "{timeline_dir}"\ntimeline_steps: 200\n'
     parse(text)  # still well-formed
     return text
 
@@ -194,10 +210,13 @@ def main(argv):
     p.add_argument("--precision", choices=["fp32", "bf16"], help="default: as in SRC")
     p.add_argument("--recipe", choices=sorted(RECIPES),
                    help="optimizer, lr_schedule and clip_grad_norm (default: as in SRC)")
+    p.add_argument("--ddp", type=ddp_field, action="append", default=[],
+                   metavar="FIELD=VALUE", help="a DdpSpec field (repeatable)")
+    p.add_argument("--timeline", metavar="DIR", help="timeline_dir (absolute)")
     args = p.parse_args(argv)
     with open(args.src) as f:
         text = rewrite(f.read(), args.data, args.world, args.batch, args.epochs or None,
-                       args.transport, args.precision, args.recipe)
+                       args.transport, args.precision, args.recipe, args.ddp, args.timeline)
     with open(args.out, "w") as f:
         f.write(text)
 

@@ -6,7 +6,8 @@
 # other builds use. Sets BIN to their directory.
 build_opt() {
   local opt=(-c opt --symlink_prefix=/)
-  bazel build "${opt[@]}" "$@" >/dev/null 2>&1
+  bazel build "${opt[@]}" "$@" >/dev/null 2>&1 ||
+    { echo "bazel build -c opt $* failed (run it to see why)" >&2; return 1; }
   BIN="$(bazel info "${opt[@]}" bazel-bin 2>/dev/null)"
 }
 
@@ -43,13 +44,33 @@ run_job() {
 
 # The example workloads (examples/resnet, examples/gpt) for the benchmarks
 # that train them; need $PY, $TMP and the subset sizes $RESNET_TRAIN,
-# $RESNET_TEST, $GPT_TRAIN_TOKENS, $GPT_TEST_TOKENS.
-# prepare_example M: examples/M/prepare.py into $TMP/M, cut to the subset.
+# $RESNET_TEST, $GPT_TRAIN_TOKENS, $GPT_TEST_TOKENS (and for mlp
+# $MLP_TRAIN, $MLP_TEST).
+# prepare_example M: examples/M/prepare.py into $TMP/M, cut to the subset;
+# for mlp, the first samples of Fashion-MNIST's IDX files (the built-in
+# MLP's dataset) into $TMP/mlp.
 prepare_example() {
   local dir="$TMP/$1"
   [[ -d $dir ]] && return 0
   mkdir -p "$dir"
   case $1 in
+    mlp)
+      "$PY" - "$dir" "$MLP_TRAIN" "$MLP_TEST" <<'PY'
+import gzip, sys
+out, counts = sys.argv[1], {"train": int(sys.argv[2]), "t10k": int(sys.argv[3])}
+for split, n in counts.items():
+    for kind, dims in (("images-idx3", 3), ("labels-idx1", 1)):
+        name = f"{split}-{kind}-ubyte.gz"
+        raw = gzip.open(f"/usr/share/datasets/fashion-mnist/{name}").read()
+        head = 4 + 4 * dims
+        per = 1
+        for i in range(1, dims):
+            per *= int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big")
+        n = min(n, int.from_bytes(raw[4:8], "big"))
+        with gzip.open(f"{out}/{name}", "wb", compresslevel=1) as f:
+            f.write(raw[:4] + n.to_bytes(4, "big") + raw[8:head] + raw[head:head + n * per])
+PY
+      ;;
     resnet)
       "$PY" examples/resnet/prepare.py --out "$dir" --limit-train "$RESNET_TRAIN" \
         --limit-test "$RESNET_TEST" >"$dir/prepare.log" ;;

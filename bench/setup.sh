@@ -1,10 +1,20 @@
 #!/bin/bash
 # What the benchmarks need beyond scripts/setup.sh: matplotlib for the plots
-# (Debian's, for /usr/bin/python3). Run as root (or with sudo).
+# (Debian's, for /usr/bin/python3); for the cross-host benchmark
+# (bench/crosshost_bench.sh) the namespace, bridge and packet-filter tools:
+# iproute2 (ip, bridge), iptables (its NFQUEUE target feeds bench/netdelay;
+# this kernel has no nft `queue` statement) and util-linux's unshare and
+# chrt. Run as root (or with sudo).
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
-if ! /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+missing=()
+/usr/bin/python3 -c "import matplotlib" 2>/dev/null || missing+=(python3-matplotlib)
+for p in iproute2 iptables util-linux; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if ((${#missing[@]})); then
   $SUDO apt-get update
-  $SUDO apt-get install -y python3-matplotlib
+  $SUDO apt-get install -y "${missing[@]}"
 fi

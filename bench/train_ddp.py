@@ -15,8 +15,8 @@ step, gradient clipping after the all-reduce, bf16 autocast).
 
 Either way: the same global batch, DistributedSampler (shuffle, the job's
 seed, each rank global_batch / world samples per step), DDP's default
-buckets (25 MiB) and broadcast_buffers, Gloo on 127.0.0.1, one intra-op
-thread per rank. Trains --epochs epochs and evaluates on the test split
+buckets (25 MiB; --bucket_cap_mb) and broadcast_buffers, Gloo on 127.0.0.1,
+one intra-op thread per rank. Trains --epochs epochs and evaluates on the test split
 after each (each rank its DistributedSampler shard, sums pooled with
 all_reduce), as a training script's validation loop does. Prints one JSON
 line: training samples/s (and tokens/s for a language model) over the first
@@ -25,6 +25,11 @@ test accuracy (classification) or test loss, and the seconds from the first
 step to the first evaluation at or above 85% accuracy.
     /usr/bin/python3 bench/train_ddp.py --model mlp --world 2 --global_batch 128
     /usr/bin/python3 bench/train_ddp.py --model gpt --job JOB --world 2 --global_batch 32
+Across hosts (bench/crosshost_bench.sh), one rank per process as torchrun
+starts them: --rank R --master ADDR:PORT on every host (rank 0 listens on
+ADDR:PORT; GLOO_SOCKET_IFNAME names each host's interface), rank 0 prints.
+--fashion_dir: another Fashion-MNIST directory (a subset in the same IDX
+files) for --model mlp / cnn.
 """
 import argparse
 import gzip
@@ -97,12 +102,13 @@ class NhwcCnn(Cnn):
 def fashion_mnist(args):
     """(model, train set, test set, task, job, tokens per sample) of --model
     mlp / cnn; the job: train_bench.sh's write_spec's optimizer, as a dict."""
-    images = torch.from_numpy(idx(f"{DATA}/train-images-idx3-ubyte.gz").copy()).float().div_(255)
+    data = args.fashion_dir
+    images = torch.from_numpy(idx(f"{data}/train-images-idx3-ubyte.gz").copy()).float().div_(255)
     images = images.sub_(0.2860).div_(0.3530).unsqueeze(1)
-    labels = torch.from_numpy(idx(f"{DATA}/train-labels-idx1-ubyte.gz").astype(np.int64))
-    test_images = torch.from_numpy(idx(f"{DATA}/t10k-images-idx3-ubyte.gz").copy()).float().div_(255)
+    labels = torch.from_numpy(idx(f"{data}/train-labels-idx1-ubyte.gz").astype(np.int64))
+    test_images = torch.from_numpy(idx(f"{data}/t10k-images-idx3-ubyte.gz").copy()).float().div_(255)
     test_images = test_images.sub_(0.2860).div_(0.3530).unsqueeze(1)
-    test_labels = torch.from_numpy(idx(f"{DATA}/t10k-labels-idx1-ubyte.gz").astype(np.int64))
+    test_labels = torch.from_numpy(idx(f"{data}/t10k-labels-idx1-ubyte.gz").astype(np.int64))
     torch.manual_seed(1)
     net = Mlp() if args.model == "mlp" else NhwcCnn() if args.nhwc else Cnn()
     train = Samples(len(images), lambda ids: (images[ids], labels[ids]))
@@ -225,7 +231,7 @@ class Run:
         self.bf16 = recipe.bf16(job)
         if self.bf16:
             recipe.register_fp32_norms()
-        self.model = nn.parallel.DistributedDataParallel(net)
+        self.model = nn.parallel.DistributedDataParallel(net, bucket_cap_mb=args.bucket_cap_mb)
         self.opt = recipe.make_optimizer(self.model.parameters(), job["optimizer"])
         self.lr = float(job["optimizer"]["learning_rate"])
         self.schedule = job.get("lr_schedule", {})
@@ -300,9 +306,9 @@ class Run:
         return acc, (sums[1] / sums[2]).item()
 
 
-def run(rank, args, port):
+def run(rank, args, master):
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
+    dist.init_process_group("gloo", init_method=f"tcp://{master}",
                             rank=rank, world_size=args.world)
     r = Run(rank, args)
     dist.barrier()
@@ -353,6 +359,10 @@ def main():
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--impl", default="pytorch-ddp", help="name in the output")
     p.add_argument("--repeat", type=int, default=1, help="the benchmark's repeat, in the output")
+    p.add_argument("--bucket_cap_mb", type=float, default=25, help="DDP's bucket cap")
+    p.add_argument("--fashion_dir", default=DATA, help="mlp / cnn: the IDX files' directory")
+    p.add_argument("--rank", type=int, help="run this one rank here (with --master)")
+    p.add_argument("--master", help="with --rank: rank 0's ADDR:PORT")
     p.add_argument("--nhwc", action="store_true",
                    help="CNN: channels-last activations and ReLU after pooling, "
                         "as Ringleader's worker runs it on CPU")
@@ -365,10 +375,18 @@ def main():
         args.seed = int(example_job.load(args.job).get("seed", 0))
         args.widths = [int(v) for v in args.widths.split(",")]
         args.blocks = [int(v) for v in args.blocks.split(",")]
+    if not args.bucket_cap_mb > 0:
+        p.error("--bucket_cap_mb must be positive")
+    if args.rank is not None:
+        if not 0 <= args.rank < args.world or not args.master:
+            p.error("--rank R needs 0 <= R < --world and --master ADDR:PORT")
+        run(args.rank, args, args.master)
+        return
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    mp.start_processes(run, args=(args, port), nprocs=args.world, start_method="spawn")
+    mp.start_processes(run, args=(args, f"127.0.0.1:{port}"), nprocs=args.world,
+                       start_method="spawn")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ PACKAGES=(
   openssl
   python3-yaml systemd
   iproute2 nftables
+  libnetfilter-queue-dev
 )
 
 SUDO=""
