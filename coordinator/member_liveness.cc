@@ -52,8 +52,25 @@ void MemberLiveness::Heard(const std::string& worker_id, int64_t generation,
   if (job == job_of_.end()) return;
   Generation& g = generations_[job->second];
   if (g.number != generation) return;
+  if (now - LatestHeard(g) > options_.lease) ExcuseSilence(g, now);
   g.last_heard[worker_id] = std::max(g.last_heard[worker_id], now);
   AddStep(g, step, now);
+}
+
+absl::Time MemberLiveness::LatestHeard(const Generation& g) {
+  absl::Time latest = absl::InfinitePast();
+  for (const auto& [worker, heard] : g.last_heard) {
+    latest = std::max(latest, heard);
+  }
+  return latest;
+}
+
+void MemberLiveness::ExcuseSilence(Generation& g, absl::Time now) {
+  // The first member heard after every member went silent: our link is back.
+  // The others' calls are in their retry backoff or on a channel they are
+  // opening, so the outage is not held against them; each gets
+  // silent_member_limit from now, as if it had been heard now.
+  for (auto& [worker, heard] : g.last_heard) heard = std::max(heard, now);
 }
 
 void MemberLiveness::AddStep(Generation& g, int64_t step, absl::Time now) {
@@ -88,10 +105,7 @@ MemberLiveness::Verdict MemberLiveness::Judge(const std::string& worker_id,
   if (replaced) {
     return StepEvidence(g) > heard->second ? Verdict::kKeep : Verdict::kGone;
   }
-  absl::Time latest = absl::InfinitePast();
-  for (const auto& [worker, heard] : g.last_heard) {
-    latest = std::max(latest, heard);
-  }
+  const absl::Time latest = LatestHeard(g);
   if (now - latest > options_.lease) {
     // Nobody in the generation is heard: our link, most likely.
     return now - latest <= options_.silent_generation_limit ? Verdict::kKeep

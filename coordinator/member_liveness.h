@@ -8,6 +8,8 @@
 //
 // - Every member silent at once: the coordinator suspects its own link, not
 //   the workers, and keeps the generation for `silent_generation_limit`.
+//   When the first member is heard again, the silence is forgiven: the
+//   others get `silent_member_limit` from then to get through.
 // - Some members still heard: a silent member whose peers' optimizer steps
 //   advance is alive, because no step completes without every rank's
 //   gradients. Ranks run in lockstep, so when the generation's highest
@@ -80,6 +82,10 @@ class MemberLiveness {
   // InfinitePast.
   static absl::Time StepEvidence(const Generation& g);
   static void AddStep(Generation& g, int64_t step, absl::Time now);
+  static absl::Time LatestHeard(const Generation& g);
+  // Every member counts as heard at `now` (when the first one is heard
+  // after all went silent).
+  static void ExcuseSilence(Generation& g, absl::Time now);
 
   const Options options_;
   mutable absl::Mutex mu_;

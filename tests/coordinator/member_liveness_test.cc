@@ -86,12 +86,24 @@ TEST_F(MemberLivenessTest, AReplacedMemberIsGoneUnlessItsPeersStep) {
             Verdict::kKeep);
 }
 
-TEST_F(MemberLivenessTest, OneMemberHeardEndsTheOutageSuspicion) {
-  // Everybody silent for a minute, then a and b come back and c does not:
-  // c is judged as a silent member again, from its own last contact.
+TEST_F(MemberLivenessTest, TheOutageIsNotHeldAgainstTheLateOnes) {
+  // Everybody silent for a minute (our link), then a and b come back first:
+  // c, whose calls are still in their backoff, is not judged by its contact
+  // a minute ago but gets the silent-member limit from the end of the
+  // outage (a 60 s coordinator partition ended its generation at the heal).
   live_.Heard("a", 1, 4, At(absl::Seconds(60)));
   live_.Heard("b", 1, 4, At(absl::Seconds(60)));
-  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(61))), Verdict::kGone);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(61))), Verdict::kKeep);
+  // Its peers stuck at step 4: it is gone a limit after the outage ended.
+  for (int s = 61; s <= 95; ++s) PeersAt("c", absl::Seconds(s), 4);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(90))), Verdict::kKeep);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(91))), Verdict::kGone);
+}
+
+TEST_F(MemberLivenessTest, AfterTheOutageTheStepsKeepTheLateOneAsBefore) {
+  live_.Heard("a", 1, 400, At(absl::Seconds(60)));
+  for (int s = 61; s <= 200; ++s) PeersAt("c", absl::Seconds(s), 400 + s);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(200))), Verdict::kKeep);
 }
 
 TEST_F(MemberLivenessTest, OtherGenerationsReportsAreNotEvidence) {

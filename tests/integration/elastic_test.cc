@@ -86,8 +86,20 @@ TEST(ElasticTest, ANewWorkerJoinsAtTheNextCheckpointWithoutARestart) {
   absl::Time started{}, resized{}, grown{};
   int64_t started_at_step = -1;
   std::set<int64_t> world_sizes;
+  int64_t overshoots = 0;  // Snapshots whose step passed the planned total.
+  std::string overshoot;
   for (int n = 0; n < 1000000 && stream->Read(&snap); ++n) {
     last = snap;
+    // `ringctl watch` shows step/total_steps: across the resize the total is
+    // replanned at the new world size and must never fall below the step.
+    if (snap.progress().total_steps() > 0 &&
+        snap.progress().step() > snap.progress().total_steps()) {
+      if (overshoots++ == 0) {
+        overshoot = absl::StrCat(snap.progress().step(), "/",
+                                 snap.progress().total_steps(), " at world ",
+                                 snap.world_size());
+      }
+    }
     if (snap.state() == v1::JOB_STATE_RUNNING) {
       world_sizes.insert(snap.world_size());
     }
@@ -118,6 +130,10 @@ TEST(ElasticTest, ANewWorkerJoinsAtTheNextCheckpointWithoutARestart) {
   EXPECT_EQ(last.world_size(), 3);
   EXPECT_EQ(last.generation(), 2);  // One resize, nothing else.
   EXPECT_EQ(world_sizes, (std::set<int64_t>{2, 3}));
+  EXPECT_EQ(overshoots, 0) << "first: " << overshoot;
+  // The plan made at world 3 is exactly the steps the job ended with.
+  EXPECT_EQ(last.progress().step(), last.progress().total_steps());
+  EXPECT_GT(last.progress().total_steps(), 0);
   ASSERT_NE(grown, absl::Time());
   ASSERT_NE(resized, absl::Time());
   // The newcomer waits at most for the next commit (30 steps) and the
