@@ -24,6 +24,7 @@ void MemberLiveness::StartGeneration(const std::string& job_id, int64_t number,
     g.last_heard[m] = now;
     job_of_[m] = job_id;
   }
+  g.latest = now;
 }
 
 void MemberLiveness::EndGeneration(const std::string& job_id, int64_t number) {
@@ -41,7 +42,10 @@ void MemberLiveness::Forget(const std::string& worker_id) {
   auto job = job_of_.find(worker_id);
   if (job == job_of_.end()) return;
   auto it = generations_.find(job->second);
-  if (it != generations_.end()) it->second.last_heard.erase(worker_id);
+  if (it != generations_.end()) {
+    it->second.last_heard.erase(worker_id);
+    it->second.latest = LatestHeard(it->second);
+  }
   job_of_.erase(job);
 }
 
@@ -52,8 +56,9 @@ void MemberLiveness::Heard(const std::string& worker_id, int64_t generation,
   if (job == job_of_.end()) return;
   Generation& g = generations_[job->second];
   if (g.number != generation) return;
-  if (now - LatestHeard(g) > options_.lease) ExcuseSilence(g, now);
+  if (now - g.latest > options_.lease) ExcuseSilence(g, now);
   g.last_heard[worker_id] = std::max(g.last_heard[worker_id], now);
+  g.latest = std::max(g.latest, now);
   AddStep(g, step, now);
 }
 
@@ -105,7 +110,7 @@ MemberLiveness::Verdict MemberLiveness::Judge(const std::string& worker_id,
   if (replaced) {
     return StepEvidence(g) > heard->second ? Verdict::kKeep : Verdict::kGone;
   }
-  const absl::Time latest = LatestHeard(g);
+  const absl::Time latest = g.latest;
   if (now - latest > options_.lease) {
     // Nobody in the generation is heard: our link, most likely.
     return now - latest <= options_.silent_generation_limit ? Verdict::kKeep

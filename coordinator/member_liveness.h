@@ -76,12 +76,16 @@ class MemberLiveness {
   struct Generation {
     int64_t number = 0;
     absl::flat_hash_map<std::string, absl::Time> last_heard;
+    // The latest of last_heard (kept, not scanned: Heard runs on every
+    // heartbeat of every member).
+    absl::Time latest = absl::InfinitePast();
     std::deque<StepMark> marks;  // Increasing steps; only the last few.
   };
   // The latest time every member is known alive from the steps, or
   // InfinitePast.
   static absl::Time StepEvidence(const Generation& g);
   static void AddStep(Generation& g, int64_t step, absl::Time now);
+  // Generation::latest from scratch (after a member leaves).
   static absl::Time LatestHeard(const Generation& g);
   // Every member counts as heard at `now` (when the first one is heard
   // after all went silent).
