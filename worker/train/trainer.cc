@@ -191,6 +191,12 @@ absl::StatusOr<ResumePoint> Trainer::Resume() {
   return ResumeFromOffered(gen_, *model_, *optimizer_, *env_.comm, device_);
 }
 
+int64_t Trainer::SampleOffsetAfter(int64_t b, int64_t start_offset) const {
+  return std::min<int64_t>(
+      start_offset + (b + 1) * gen_.spec().batch_size() * gen_.world_size(),
+      env_.data->train->size());
+}
+
 void Trainer::MarkStepBoundary(int64_t epoch, int64_t b, int64_t num_batches,
                                int64_t start_offset) {
   if (!boundary_.has_value()) return;
@@ -199,9 +205,7 @@ void Trainer::MarkStepBoundary(int64_t epoch, int64_t b, int64_t num_batches,
     boundary_->epoch_sample_offset = 0;
   } else {
     boundary_->position = {epoch, step_};
-    boundary_->epoch_sample_offset = std::min<int64_t>(
-        start_offset + (b + 1) * gen_.spec().batch_size() * gen_.world_size(),
-        env_.data->train->size());
+    boundary_->epoch_sample_offset = SampleOffsetAfter(b, start_offset);
   }
   const std::vector<NamedTensor> buffers = model_->NamedBuffers();
   for (size_t i = 0; i < buffers.size() && i < boundary_buffers_.size(); ++i) {
@@ -414,10 +418,8 @@ absl::Status Trainer::AfterStep(int64_t epoch, int64_t b, int64_t num_batches,
       b + 1 >= num_batches) {
     return absl::OkStatus();
   }
-  const int64_t offset = std::min<int64_t>(
-      start_offset + (b + 1) * spec.batch_size() * gen_.world_size(),
-      env_.data->train->size());
-  return checkpointer_->Save({epoch, step_}, offset);
+  return checkpointer_->Save({epoch, step_},
+                             SampleOffsetAfter(b, start_offset));
 }
 
 absl::StatusOr<MetricSums> Trainer::EvaluateTestSplit() {

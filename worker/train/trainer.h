@@ -95,6 +95,10 @@ class Trainer {
   // From the members' memory when one keeps a state as new as the newest
   // offered checkpoint, else from that checkpoint (or a fresh start).
   absl::StatusOr<ResumePoint> Resume();
+  // The samples of the epoch consumed after micro-batch `b` of a shard that
+  // started at `start_offset`, every rank's counted (a prefix of the
+  // epoch's permutation): where a checkpoint or a kept state resumes.
+  int64_t SampleOffsetAfter(int64_t b, int64_t start_offset) const;
   // After the optimizer step that ends micro-batch `b` of `epoch`: what a
   // generation that ends now keeps (the buffers as the step left them).
   void MarkStepBoundary(int64_t epoch, int64_t b, int64_t num_batches,

@@ -114,7 +114,7 @@ struct Replica {
 
 // The parameters and AdamW's per-parameter state, to compare replicas bit
 // for bit (the archive itself names tensors by their addresses).
-std::vector<at::Tensor> Bytes(Replica& r) {
+std::vector<at::Tensor> State(Replica& r) {
   std::vector<at::Tensor> out;
   for (const at::Tensor& p : r.model->Parameters()) {
     out.push_back(p.detach().clone());
@@ -139,7 +139,7 @@ bool Equal(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
 
 struct Outcome {
   absl::StatusOr<std::optional<ResumePoint>> point = std::nullopt;
-  std::vector<at::Tensor> bytes;
+  std::vector<at::Tensor> state;
 };
 
 std::vector<Outcome> Recover(const std::vector<KeptState>& kept,
@@ -158,7 +158,7 @@ std::vector<Outcome> Recover(const std::vector<KeptState>& kept,
       out[r].point =
           RecoverFromPeers("job", kept[r], newest_offered, *fresh.model,
                            *fresh.opt, *comms[r], c10::Device("cpu"));
-      out[r].bytes = Bytes(fresh);
+      out[r].state = State(fresh);
     });
   }
   for (std::thread& t : threads) t.join();
@@ -173,8 +173,8 @@ TEST(PeerRecoveryTest, EveryRankLoadsTheNewestStateBitForBit) {
   ahead.Train(6);
   const std::vector<KeptState> kept = {behind.Keep(5, 320), ahead.Keep(6, 384),
                                        KeptState()};
-  const std::vector<at::Tensor> expected = Bytes(ahead);
-  ASSERT_FALSE(Equal(expected, Bytes(behind)));
+  const std::vector<at::Tensor> expected = State(ahead);
+  ASSERT_FALSE(Equal(expected, State(behind)));
   ASSERT_EQ(expected.size(), 16u);  // 4 parameters, each with its moments.
   std::vector<Outcome> out = Recover(kept, /*newest_offered=*/4);
   for (int r = 0; r < 3; ++r) {
@@ -183,7 +183,7 @@ TEST(PeerRecoveryTest, EveryRankLoadsTheNewestStateBitForBit) {
     ASSERT_TRUE(out[r].point->has_value());
     EXPECT_EQ((*out[r].point)->position.step, 6);
     EXPECT_EQ((*out[r].point)->epoch_sample_offset, 384);
-    EXPECT_TRUE(Equal(out[r].bytes, expected));
+    EXPECT_TRUE(Equal(out[r].state, expected));
   }
 }
 
@@ -196,7 +196,7 @@ TEST(PeerRecoveryTest, ANewerCheckpointLeavesTheModelsAlone) {
     ASSERT_TRUE(out[r].point.ok()) << out[r].point.status();
     EXPECT_FALSE(out[r].point->has_value());
     Replica fresh(100 + r);
-    EXPECT_TRUE(Equal(out[r].bytes, Bytes(fresh)));
+    EXPECT_TRUE(Equal(out[r].state, State(fresh)));
   }
 }
 
