@@ -344,6 +344,17 @@ std::string FormatJobsTable(const std::vector<v1::Job>& jobs) {
                      rows);
 }
 
+std::string FormatJoined(const v1::JobProgress& p) {
+  std::vector<std::string> parts;
+  for (const v1::RankProgress& r : p.ranks()) {
+    if (r.join_to_first_step_ms() <= 0) continue;
+    parts.push_back(
+        absl::StrFormat("rank %d first step %.1fs after its assignment",
+                        r.rank(), r.join_to_first_step_ms() / 1000.0));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
 std::string FormatJobDetail(const v1::Job& job, absl::Time now) {
   const v1::JobSpec& spec = job.spec();
   const v1::JobProgress& p = job.progress();
@@ -377,6 +388,8 @@ std::string FormatJobDetail(const v1::Job& job, absl::Time now) {
   kv.emplace_back("SAMPLES/S", FormatSamplesPerSec(p.samples_per_sec()));
   if (p.has_final_metrics()) kv.emplace_back("FINAL", FormatFinalMetrics(p));
   AddEvaluations(p, &kv);
+  const std::string joined = FormatJoined(p);
+  if (!joined.empty()) kv.emplace_back("JOINED", joined);
   const v1::CheckpointRecord& ck = job.last_checkpoint();
   if (ck.checkpoint_id() != 0) {
     kv.emplace_back(

@@ -43,6 +43,9 @@ std::string FormatLoss(const v1::JobProgress& progress);
 // The global gradient norm before clipping, 4 significant digits: "1.234",
 // "0.0001234"; "-" when none was reported yet (0).
 std::string FormatGradNorm(const v1::JobProgress& progress);
+// The ranks whose workers joined with the current generation: how long
+// each took from its assignment to its first step ("" when none).
+std::string FormatJoined(const v1::JobProgress& progress);
 
 // "1534.2"; "-" when zero.
 std::string FormatSamplesPerSec(double samples_per_sec);

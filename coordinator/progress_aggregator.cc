@@ -20,6 +20,9 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
   p.set_report_time_ms(now_ms);
   p.set_finished(report.finished());
   p.set_total_steps(report.total_steps());
+  if (report.join_to_first_step_ms() > 0) {
+    p.set_join_to_first_step_ms(report.join_to_first_step_ms());
+  }
   if (report.grad_norm() != 0) grad_norms_[report.rank()] = report.grad_norm();
   if (report.eval_epoch() > 0) {
     p.set_eval_epoch(report.eval_epoch());

@@ -88,6 +88,9 @@ absl::Status CheckCommitNumbers(const v1::JobSpec& spec, int64_t train_size,
                  train_size < 0 ? kMaxStepsUnknownSize : train_size);
 }
 
+// A week: longer than any rendezvous waits.
+constexpr int64_t kMaxJoinToFirstStepMs = int64_t{7} * 24 * 3600 * 1000;
+
 absl::Status CheckProgressNumbers(const v1::JobSpec& spec, int64_t train_size,
                                   const v1::ReportProgressRequest& r) {
   constexpr absl::string_view kWhat = "progress report";
@@ -96,7 +99,9 @@ absl::Status CheckProgressNumbers(const v1::JobSpec& spec, int64_t train_size,
        {std::make_tuple("epoch", r.epoch(), int64_t{spec.epochs()}),
         std::make_tuple("eval_epoch", r.eval_epoch(), int64_t{spec.epochs()}),
         std::make_tuple("step", r.step(), max_steps),
-        std::make_tuple("total_steps", r.total_steps(), max_steps)}) {
+        std::make_tuple("total_steps", r.total_steps(), max_steps),
+        std::make_tuple("join_to_first_step_ms", r.join_to_first_step_ms(),
+                        kMaxJoinToFirstStepMs)}) {
     if (absl::Status s = InRange(kWhat, field, value, 0, hi); !s.ok()) {
       return s;
     }

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "worker/device/communicator_factory.h"
@@ -141,6 +143,10 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
       (int64_t{assignment.spec().max_restarts()} + 1) *
       (int64_t{assignment.spec().max_workers()} + 1);
   int32_t restarts = -1;
+  // Until its first generation: the first step reports how long it took
+  // from the heartbeat that brought the assignment (a replacement's first
+  // heartbeats bring it when its job waits for workers).
+  absl::Time joined_at = absl::Now();
   // This rank's training state when a generation ends under it: the next
   // generation recovers from the members' memory (peer_recovery.h).
   KeptState kept;
@@ -187,6 +193,7 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
       env.aborted = &aborted_;
       env.metrics = config_.metrics;
       if (config_.recover_from_peers) env.kept = &kept;
+      env.joined_at = std::exchange(joined_at, absl::InfinitePast());
       s = Trainer(env, job_id, *gen).Run();
       absl::MutexLock lock(&mu_);
       comm_ = nullptr;

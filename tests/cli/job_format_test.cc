@@ -401,5 +401,19 @@ TEST(FormatWorkersTableTest, AgeOfLastHeartbeat) {
             "w-2  cpu-b  cpu     IDLE   -        -\n");
 }
 
+TEST(FormatJobDetailTest, NewcomersSayHowLongTheyTookToTheirFirstStep) {
+  v1::Job job = SampleJob();
+  EXPECT_EQ(FormatJobDetail(job, kNow).find("JOINED"), std::string::npos);
+  v1::RankProgress* r = job.mutable_progress()->add_ranks();
+  r->set_rank(2);
+  r->set_join_to_first_step_ms(1850);
+  job.mutable_progress()->add_ranks()->set_rank(0);  // In the job before.
+  EXPECT_NE(FormatJobDetail(job, kNow).find(
+                "JOINED      rank 2 first step 1.9s after its "
+                "assignment\n"),
+            std::string::npos)
+      << FormatJobDetail(job, kNow);
+}
+
 }  // namespace
 }  // namespace ringleader::cli

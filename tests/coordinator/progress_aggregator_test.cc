@@ -250,5 +250,22 @@ TEST(ProgressAggregatorTest, GradNormIsTheRanksMeanAndOutlivesAGeneration) {
   EXPECT_DOUBLE_EQ(q.grad_norm(), 0.5);
 }
 
+TEST(ProgressAggregatorTest, ANewcomersJoinTimeStaysOnItsRank) {
+  ProgressAggregator agg;
+  v1::ReportProgressRequest r;
+  r.set_rank(1);
+  r.set_step(3);
+  r.set_join_to_first_step_ms(1800);
+  agg.Add(r, "w-1", 0);
+  r.set_step(13);
+  r.clear_join_to_first_step_ms();  // A report that does not say it again.
+  agg.Add(r, "w-1", 0);
+  v1::TaskSpec task;
+  v1::JobProgress p;
+  agg.Combine(2, task, &p);
+  ASSERT_EQ(p.ranks_size(), 1);
+  EXPECT_EQ(p.ranks(0).join_to_first_step_ms(), 1800);
+}
+
 }  // namespace
 }  // namespace ringleader

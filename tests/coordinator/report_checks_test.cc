@@ -124,5 +124,17 @@ TEST(ReportChecksTest, CommitsLieInsideTheCheckpointDir) {
       CheckCommitNumbers(no_dir, kTrainSize, Commit("/ckpt/job/s.ckpt", 10))));
 }
 
+TEST(ReportChecksTest, AJoinTimeIsAtMostAWeek) {
+  v1::ReportProgressRequest r = Report(1, 5);
+  r.set_join_to_first_step_ms(2500);
+  EXPECT_TRUE(CheckProgressNumbers(Spec(), kTrainSize, r).ok());
+  for (int64_t bad : {int64_t{-1}, int64_t{8} * 24 * 3600 * 1000}) {
+    r.set_join_to_first_step_ms(bad);
+    EXPECT_TRUE(Refused(CheckProgressNumbers(Spec(), kTrainSize, r),
+                        "join_to_first_step_ms"))
+        << bad;
+  }
+}
+
 }  // namespace
 }  // namespace ringleader

@@ -146,6 +146,20 @@ TEST(ElasticTest, ANewWorkerJoinsAtTheNextCheckpointWithoutARestart) {
             << absl::FormatDuration(grown - resized)
             << " after the old one ended at a checkpoint\n";
 
+  // The newcomer, and only it, reports how long it took from its assignment
+  // to its first step (rendezvous at the next commit and the state
+  // transfer from a live peer included).
+  int64_t join_ms = 0, joined = 0;
+  for (const v1::RankProgress& r : last.progress().ranks()) {
+    if (r.join_to_first_step_ms() > 0) {
+      ++joined;
+      join_ms = r.join_to_first_step_ms();
+    }
+  }
+  EXPECT_EQ(joined, 1);
+  std::cout << "the newcomer's first step came " << join_ms
+            << " ms after its assignment\n";
+
   // All three ranks resumed at the checkpoint where generation 1 ended.
   std::vector<int64_t> resumed = ParseResumeSteps(log2);
   ASSERT_EQ(resumed.size(), 1u) << log2.substr(0, 4000);

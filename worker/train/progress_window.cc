@@ -43,6 +43,7 @@ v1::ReportProgressRequest ProgressWindow::Header(int64_t epoch,
   r.set_total_steps(total_steps_);
   r.set_train_size(train_size_);
   r.set_grad_norm(grad_norm_);
+  r.set_join_to_first_step_ms(join_to_first_step_ms_);
   return r;
 }
 

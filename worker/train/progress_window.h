@@ -7,6 +7,7 @@
 // may replace another in flight), and at the end the final train loss and
 // the test metrics' sums.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -30,6 +31,11 @@ class ProgressWindow {
   // The global gradient norm of the latest step measured; every later
   // report carries it.
   void SetGradNorm(double norm) { grad_norm_ = norm; }
+  // How long this rank's worker took from joining the job to its first
+  // step; every later report carries it.
+  void SetJoinToFirstStep(absl::Duration d) {
+    join_to_first_step_ms_ = std::max<int64_t>(1, absl::ToInt64Milliseconds(d));
+  }
 
   // The report of the window ending at `now`, which starts the next one.
   v1::ReportProgressRequest Take(int64_t epoch, int64_t step, absl::Time now);
@@ -56,8 +62,9 @@ class ProgressWindow {
   int64_t batches_ = 0;
   int64_t samples_ = 0;
   int64_t steps_ = 0;
-  double grad_norm_ = 0;    // 0: none measured yet.
-  int64_t eval_epoch_ = 0;  // 0: no evaluation yet.
+  double grad_norm_ = 0;               // 0: none measured yet.
+  int64_t join_to_first_step_ms_ = 0;  // 0: not a newcomer, or no step yet.
+  int64_t eval_epoch_ = 0;             // 0: no evaluation yet.
   MetricSums eval_;
 };
 

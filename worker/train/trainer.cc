@@ -42,6 +42,7 @@ namespace ringleader {
 Trainer::Trainer(TrainerEnv env, std::string job_id,
                  v1::JoinRendezvousResponse generation)
     : env_(env),
+      joined_at_(env_.joined_at),
       job_id_(std::move(job_id)),
       gen_(std::move(generation)),
       device_(env_.device) {}
@@ -213,6 +214,15 @@ void Trainer::MarkStepBoundary(int64_t epoch, int64_t b, int64_t num_batches,
   }
 }
 
+void Trainer::NoteFirstStep() {
+  const absl::Duration took = absl::Now() - joined_at_;
+  joined_at_ = absl::InfinitePast();
+  window_->SetJoinToFirstStep(took);
+  LOG(INFO) << "rank " << gen_.rank() << " joined job " << job_id_
+            << ": first step (" << step_ << ") " << absl::FormatDuration(took)
+            << " after its first heartbeat or the job's assignment";
+}
+
 void Trainer::Keep() {
   if (env_.kept == nullptr || !boundary_.has_value()) return;
   // Parameters and optimizer state are as the last completed step left
@@ -330,6 +340,7 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
     if (absl::Status s = OptimizerStep(epoch, report); !s.ok()) return s;
     ++step_;
     MarkStepBoundary(epoch, b, num_batches, e->shard.start_offset());
+    if (joined_at_ != absl::InfinitePast()) NoteFirstStep();
     env_.client->SetStep(step_);
     if (absl::Status s =
             AfterStep(epoch, b, num_batches, e->loader->num_samples(),

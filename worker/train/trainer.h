@@ -59,6 +59,10 @@ struct TrainerEnv {
   // ABORTED. Null: nothing kept, nothing to keep (every rank of a
   // generation still takes part in the exchange).
   KeptState* kept = nullptr;
+  // When this rank's worker joined the job, if this is its first
+  // generation of it (InfinitePast: it was in the job before): the first
+  // step reports how long it took from there.
+  absl::Time joined_at = absl::InfinitePast();
 };
 
 // Trains one generation of a job on one rank, the way a DDP training script
@@ -105,6 +109,9 @@ class Trainer {
                         int64_t start_offset);
   // Into env_.kept, when the generation ends under this rank.
   void Keep();
+  // A newcomer's first step: how long it took from joining, logged and
+  // reported.
+  void NoteFirstStep();
   absl::Status RunEpoch(int64_t epoch);
   // `position`: the batch's first sample's in the epoch's permutation,
   // which seeds its dropout (a resumed run at the same world size draws the
@@ -128,6 +135,8 @@ class Trainer {
   void FlushTimeline();
 
   const TrainerEnv env_;
+  // env_.joined_at until the first step noted it.
+  absl::Time joined_at_;
   const std::string job_id_;
   const v1::JoinRendezvousResponse gen_;
   const c10::Device device_;

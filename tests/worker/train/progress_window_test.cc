@@ -75,5 +75,17 @@ TEST(ProgressWindowTest, FinalReportCarriesTestSums) {
   EXPECT_EQ(f.test_metrics(1).count(), 100);
 }
 
+TEST(ProgressWindowTest, ANewcomersJoinTimeIsOnEveryLaterReport) {
+  const absl::Time t0 = absl::FromUnixSeconds(0);
+  ProgressWindow w("j", 1, 0, 10, 640, t0);
+  EXPECT_EQ(w.Take(0, 1, t0).join_to_first_step_ms(), 0);
+  w.SetJoinToFirstStep(absl::Milliseconds(2345));
+  EXPECT_EQ(w.Take(0, 2, t0 + absl::Seconds(1)).join_to_first_step_ms(), 2345);
+  EXPECT_EQ(w.Final(1, 5, 0.1, MetricSums()).join_to_first_step_ms(), 2345);
+  // Under a millisecond still says "joined".
+  w.SetJoinToFirstStep(absl::Microseconds(10));
+  EXPECT_EQ(w.Take(0, 3, t0 + absl::Seconds(2)).join_to_first_step_ms(), 1);
+}
+
 }  // namespace
 }  // namespace ringleader
