@@ -2,23 +2,30 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "worker/train/checkpoint_file.h"
+#include "worker/train/checkpoint_snapshot.h"
 
 namespace ringleader {
 
-absl::Status SaveCheckpoint(const std::string& path, const Model& model,
-                            torch::optim::Optimizer& optimizer,
-                            const CheckpointPosition& pos) {
+namespace {
+
+// The archive both paths write: "model", "optimizer", "epoch", "step".
+absl::Status WriteArchive(
+    const std::string& path,
+    const std::function<absl::Status(torch::serialize::OutputArchive&)>& model,
+    const std::function<void(torch::serialize::OutputArchive&)>& optimizer,
+    const CheckpointPosition& pos) {
   try {
     torch::serialize::OutputArchive archive;
     torch::serialize::OutputArchive model_archive;
-    if (absl::Status s = model.Save(model_archive); !s.ok()) return s;
+    if (absl::Status s = model(model_archive); !s.ok()) return s;
     archive.write("model", model_archive);
     torch::serialize::OutputArchive optim_archive;
-    optimizer.save(optim_archive);
+    optimizer(optim_archive);
     archive.write("optimizer", optim_archive);
     archive.write("epoch", torch::tensor(pos.epoch));
     archive.write("step", torch::tensor(pos.step));
@@ -29,6 +36,28 @@ absl::Status SaveCheckpoint(const std::string& path, const Model& model,
     return absl::InternalError(absl::StrCat("cannot serialize checkpoint: ",
                                             e.what_without_backtrace()));
   }
+}
+
+}  // namespace
+
+absl::Status SaveCheckpoint(const std::string& path, const Model& model,
+                            torch::optim::Optimizer& optimizer,
+                            const CheckpointPosition& pos) {
+  return WriteArchive(
+      path, [&](torch::serialize::OutputArchive& a) { return model.Save(a); },
+      [&](torch::serialize::OutputArchive& a) { optimizer.save(a); }, pos);
+}
+
+absl::Status SaveCheckpoint(const std::string& path,
+                            const CheckpointSnapshot& snapshot) {
+  return WriteArchive(
+      path,
+      [&](torch::serialize::OutputArchive& a) {
+        snapshot.SaveModel(a);
+        return absl::OkStatus();
+      },
+      [&](torch::serialize::OutputArchive& a) { snapshot.SaveOptimizer(a); },
+      snapshot.position());
 }
 
 absl::StatusOr<CheckpointPosition> LoadCheckpoint(

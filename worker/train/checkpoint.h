@@ -28,6 +28,11 @@ struct CheckpointPosition {
 absl::Status SaveCheckpoint(const std::string& path, const Model& model,
                             torch::optim::Optimizer& optimizer,
                             const CheckpointPosition& position);
+class CheckpointSnapshot;
+// The same file from a snapshot of the state (checkpoint_snapshot.h), on any
+// thread: what a background write calls.
+absl::Status SaveCheckpoint(const std::string& path,
+                            const CheckpointSnapshot& snapshot);
 // Loads into `model` and, unless null, `optimizer`. DATA_LOSS for a torn
 // file or one that does not fit the model.
 absl::StatusOr<CheckpointPosition> LoadCheckpoint(
