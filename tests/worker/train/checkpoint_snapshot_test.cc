@@ -19,7 +19,8 @@ v1::OptimizerSpec Spec(v1::OptimizerKind kind) {
   v1::OptimizerSpec s;
   s.set_kind(kind);
   s.set_learning_rate(0.01);
-  s.set_momentum(0.9);  // SGD's momentum buffers.
+  // SGD's momentum buffers; Adam's and AdamW's moments.
+  if (kind == v1::OPTIMIZER_KIND_SGD) s.set_momentum(0.9);
   s.set_weight_decay(0.1);
   s.set_no_decay_bias_and_norm(kind == v1::OPTIMIZER_KIND_ADAMW);
   return s;
