@@ -73,7 +73,7 @@ SPEC
       {
         echo "checkpoint_dir: \"$CKPT/$M\""
         echo "checkpoint_every_steps: $EVERY"
-        [[ $2 == sync ]] && echo "checkpoint_synchronous: true"
+        if [[ $2 == sync ]]; then echo "checkpoint_synchronous: true"; fi
       } >> "$1" ;;
   esac
 }
@@ -89,7 +89,7 @@ run_mode() {
   run_job "$run/job.textproto" 1 "$run/watch.jsonl" "$run/worker"
   kill "$COORD" 2>/dev/null; wait "$COORD" 2>/dev/null || true
   local gb=$MLP_BATCH
-  [[ $M != mlp ]] && gb=$PER_RANK
+  if [[ $M != mlp ]]; then gb=$PER_RANK; fi
   "$PY" bench/train_watch.py "$run/watch.jsonl" "$1" "$M" 1 "$gb" 1 "$REP" |
     "$PY" -c 'import json, re, sys
 r = json.loads(sys.stdin.read())
@@ -124,7 +124,9 @@ for REP in $(seq "$REPEATS"); do
   ms=($MODES) order=()
   for ((i = 0; i < ${#ms[@]}; ++i)); do order+=("${ms[(i + REP - 1) % ${#ms[@]}]}"); done
   for M in $MODELS; do
-    [[ $M != mlp ]] && PER_RANK=$(sed -n 's/^batch_size: *//p' examples/$M/*.textproto)
+    if [[ $M != mlp ]]; then
+      PER_RANK=$(sed -n 's/^batch_size: *//p' examples/$M/*.textproto)
+    fi
     for MODE in "${order[@]}"; do run_mode "$MODE"; done
   done
 done
