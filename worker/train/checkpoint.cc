@@ -14,8 +14,7 @@ namespace ringleader {
 namespace {
 
 // The archive both paths write: "model", "optimizer", "epoch", "step".
-absl::Status WriteArchive(
-    const std::string& path,
+absl::StatusOr<std::string> SerializeArchive(
     const std::function<absl::Status(torch::serialize::OutputArchive&)>& model,
     const std::function<void(torch::serialize::OutputArchive&)>& optimizer,
     const CheckpointPosition& pos) {
@@ -31,39 +30,59 @@ absl::Status WriteArchive(
     archive.write("step", torch::tensor(pos.step));
     std::ostringstream out;
     archive.save_to(out);
-    return WriteCheckpointFile(path, out.str());
+    return std::move(out).str();
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("cannot serialize checkpoint: ",
                                             e.what_without_backtrace()));
   }
 }
 
+absl::Status WriteArchive(const std::string& path,
+                          const absl::StatusOr<std::string>& payload) {
+  if (!payload.ok()) return payload.status();
+  return WriteCheckpointFile(path, *payload);
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> SerializeCheckpoint(
+    const Model& model, torch::optim::Optimizer& optimizer,
+    const CheckpointPosition& pos) {
+  return SerializeArchive(
+      [&](torch::serialize::OutputArchive& a) { return model.Save(a); },
+      [&](torch::serialize::OutputArchive& a) { optimizer.save(a); }, pos);
+}
 
 absl::Status SaveCheckpoint(const std::string& path, const Model& model,
                             torch::optim::Optimizer& optimizer,
                             const CheckpointPosition& pos) {
-  return WriteArchive(
-      path, [&](torch::serialize::OutputArchive& a) { return model.Save(a); },
-      [&](torch::serialize::OutputArchive& a) { optimizer.save(a); }, pos);
+  return WriteArchive(path, SerializeCheckpoint(model, optimizer, pos));
 }
 
 absl::Status SaveCheckpoint(const std::string& path,
                             const CheckpointSnapshot& snapshot) {
-  return WriteArchive(
-      path,
-      [&](torch::serialize::OutputArchive& a) {
-        snapshot.SaveModel(a);
-        return absl::OkStatus();
-      },
-      [&](torch::serialize::OutputArchive& a) { snapshot.SaveOptimizer(a); },
-      snapshot.position());
+  return WriteArchive(path, SerializeArchive(
+                                [&](torch::serialize::OutputArchive& a) {
+                                  snapshot.SaveModel(a);
+                                  return absl::OkStatus();
+                                },
+                                [&](torch::serialize::OutputArchive& a) {
+                                  snapshot.SaveOptimizer(a);
+                                },
+                                snapshot.position()));
 }
 
 absl::StatusOr<CheckpointPosition> LoadCheckpoint(
     const std::string& path, Model& model, torch::optim::Optimizer* optimizer) {
   absl::StatusOr<std::string> payload = ReadCheckpointFile(path);
   if (!payload.ok()) return payload.status();
+  return LoadCheckpointPayload(*payload, absl::StrCat("checkpoint ", path),
+                               model, optimizer);
+}
+
+absl::StatusOr<CheckpointPosition> LoadCheckpointPayload(
+    absl::string_view payload, absl::string_view what, Model& model,
+    torch::optim::Optimizer* optimizer) {
   try {
     // Tensors are mapped onto the model's device, so a checkpoint written on
     // one device (cuda:0, or the CPU) resumes on any other.
@@ -71,7 +90,7 @@ absl::StatusOr<CheckpointPosition> LoadCheckpoint(
     c10::optional<torch::Device> device;
     if (!params.empty()) device = params.front().device();
     torch::serialize::InputArchive archive;
-    archive.load_from(payload->data(), payload->size(), device);
+    archive.load_from(payload.data(), payload.size(), device);
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
     if (absl::Status s = model.Load(model_archive); !s.ok()) return s;
@@ -85,9 +104,8 @@ absl::StatusOr<CheckpointPosition> LoadCheckpoint(
     archive.read("step", step);
     return CheckpointPosition{epoch.item<int64_t>(), step.item<int64_t>()};
   } catch (const c10::Error& e) {
-    return absl::DataLossError(
-        absl::StrCat("checkpoint ", path,
-                     " does not fit this job: ", e.what_without_backtrace()));
+    return absl::DataLossError(absl::StrCat(
+        what, " does not fit this job: ", e.what_without_backtrace()));
   }
 }
 
