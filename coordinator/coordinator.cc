@@ -994,9 +994,17 @@ absl::StatusOr<v1::CommitCheckpointResponse> Coordinator::CommitCheckpoint(
   out.set_checkpoint_id(committed->checkpoint_id());
   // Workers waiting to join a smaller generation get in here, where the
   // generation loses no work; after the last epoch only evaluation is left.
+  // A commit written in the background arrives after the ranks trained past
+  // it: ending there would throw those steps away, so rank 0 is told instead
+  // and writes its next checkpoint on the training thread, where it ends.
   absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
   if (job.ok() && committed->epoch() < job->spec().epochs()) {
-    out.set_generation_ended(rendezvous_.Grow(r.job_id(), r.generation()));
+    if (r.trained_past()) {
+      out.set_scale_up_pending(
+          rendezvous_.WantsToGrow(r.job_id(), r.generation()));
+    } else {
+      out.set_generation_ended(rendezvous_.Grow(r.job_id(), r.generation()));
+    }
   }
   return out;
 }

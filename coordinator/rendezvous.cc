@@ -285,6 +285,19 @@ void Rendezvous::OnRoundTimeout(const std::string& job_id) {
   for (auto& fn : out) fn();
 }
 
+bool Rendezvous::Growable(const JobState& job, int64_t generation) {
+  const int32_t size = static_cast<int32_t>(job.live.members.size());
+  return job.live_valid && job.live.number == generation &&
+         size < job.config.max_workers && !job.waiters.empty();
+}
+
+bool Rendezvous::WantsToGrow(const std::string& job_id,
+                             int64_t generation) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  return it != jobs_.end() && Growable(it->second, generation);
+}
+
 bool Rendezvous::Grow(const std::string& job_id, int64_t generation) {
   std::vector<Completion> out;
   {
@@ -292,11 +305,8 @@ bool Rendezvous::Grow(const std::string& job_id, int64_t generation) {
     auto it = jobs_.find(job_id);
     if (it == jobs_.end()) return false;
     JobState& job = it->second;
+    if (!Growable(job, generation)) return false;
     const int32_t size = static_cast<int32_t>(job.live.members.size());
-    if (!job.live_valid || job.live.number != generation ||
-        size >= job.config.max_workers || job.waiters.empty()) {
-      return false;
-    }
     const std::string reason = absl::StrCat(
         "scale-up: ", job.waiters.size(), " worker(s) waiting to join ", size,
         " member(s), max_workers ", job.config.max_workers);

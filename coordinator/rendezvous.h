@@ -112,6 +112,9 @@ class Rendezvous {
   // max_workers members and workers wait to join: a scale-up. Returns true
   // if it ended (the resized hook has then run).
   bool Grow(const std::string& job_id, int64_t generation);
+  // Whether Grow would end generation `generation` now (a commit written in
+  // the background is answered with this instead of ending it there).
+  bool WantsToGrow(const std::string& job_id, int64_t generation) const;
 
   // OK if `generation` is the live generation of `job_id` and `rank` is one of
   // its ranks; ABORTED for an older or ended generation, FAILED_PRECONDITION
@@ -187,6 +190,8 @@ class Rendezvous {
   void FormLocked(const std::string& job_id, JobState& job,
                   std::vector<Completion>& out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A live generation `generation` with room and workers waiting.
+  static bool Growable(const JobState& job, int64_t generation);
   void EndLiveLocked(const std::string& job_id, JobState& job,
                      const std::string& reason, std::vector<Completion>& out,
                      bool resized = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

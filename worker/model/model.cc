@@ -186,9 +186,15 @@ int64_t Model::NumParameters() const {
   return n;
 }
 
+void WriteNamedTensors(const std::vector<NamedTensor>& params,
+                       const std::vector<NamedTensor>& buffers,
+                       torch::serialize::OutputArchive& archive) {
+  WriteTree(BuildTree(params, buffers), archive);
+}
+
 absl::Status Model::Save(torch::serialize::OutputArchive& archive) const {
   try {
-    WriteTree(BuildTree(NamedParameters(), NamedBuffers()), archive);
+    WriteNamedTensors(NamedParameters(), NamedBuffers(), archive);
   } catch (const std::exception& e) {
     return TorchErrorToStatus(absl::StatusCode::kInternal,
                               absl::StrCat("saving ", Describe()), e);

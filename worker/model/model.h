@@ -45,6 +45,13 @@ struct NamedTensor {
   at::Tensor tensor;
 };
 
+// `params` and `buffers` into `archive` as Model::Save lays them out (a
+// checkpoint snapshot's copies are written this way, off the training
+// thread). May throw c10::Error.
+void WriteNamedTensors(const std::vector<NamedTensor>& params,
+                       const std::vector<NamedTensor>& buffers,
+                       torch::serialize::OutputArchive& archive);
+
 // Not thread-safe: a model belongs to one training thread. at::Tensor is
 // torch::Tensor.
 class Model {

@@ -2,23 +2,29 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "worker/train/checkpoint_file.h"
+#include "worker/train/checkpoint_snapshot.h"
 
 namespace ringleader {
 
-absl::StatusOr<std::string> SerializeCheckpoint(
-    const Model& model, torch::optim::Optimizer& optimizer,
+namespace {
+
+// The archive both paths write: "model", "optimizer", "epoch", "step".
+absl::StatusOr<std::string> SerializeArchive(
+    const std::function<absl::Status(torch::serialize::OutputArchive&)>& model,
+    const std::function<void(torch::serialize::OutputArchive&)>& optimizer,
     const CheckpointPosition& pos) {
   try {
     torch::serialize::OutputArchive archive;
     torch::serialize::OutputArchive model_archive;
-    if (absl::Status s = model.Save(model_archive); !s.ok()) return s;
+    if (absl::Status s = model(model_archive); !s.ok()) return s;
     archive.write("model", model_archive);
     torch::serialize::OutputArchive optim_archive;
-    optimizer.save(optim_archive);
+    optimizer(optim_archive);
     archive.write("optimizer", optim_archive);
     archive.write("epoch", torch::tensor(pos.epoch));
     archive.write("step", torch::tensor(pos.step));
@@ -31,13 +37,39 @@ absl::StatusOr<std::string> SerializeCheckpoint(
   }
 }
 
+absl::Status WriteArchive(const std::string& path,
+                          const absl::StatusOr<std::string>& payload) {
+  if (!payload.ok()) return payload.status();
+  return WriteCheckpointFile(path, *payload);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SerializeCheckpoint(
+    const Model& model, torch::optim::Optimizer& optimizer,
+    const CheckpointPosition& pos) {
+  return SerializeArchive(
+      [&](torch::serialize::OutputArchive& a) { return model.Save(a); },
+      [&](torch::serialize::OutputArchive& a) { optimizer.save(a); }, pos);
+}
+
 absl::Status SaveCheckpoint(const std::string& path, const Model& model,
                             torch::optim::Optimizer& optimizer,
                             const CheckpointPosition& pos) {
-  absl::StatusOr<std::string> payload =
-      SerializeCheckpoint(model, optimizer, pos);
-  if (!payload.ok()) return payload.status();
-  return WriteCheckpointFile(path, *payload);
+  return WriteArchive(path, SerializeCheckpoint(model, optimizer, pos));
+}
+
+absl::Status SaveCheckpoint(const std::string& path,
+                            const CheckpointSnapshot& snapshot) {
+  return WriteArchive(path, SerializeArchive(
+                                [&](torch::serialize::OutputArchive& a) {
+                                  snapshot.SaveModel(a);
+                                  return absl::OkStatus();
+                                },
+                                [&](torch::serialize::OutputArchive& a) {
+                                  snapshot.SaveOptimizer(a);
+                                },
+                                snapshot.position()));
 }
 
 absl::StatusOr<CheckpointPosition> LoadCheckpoint(

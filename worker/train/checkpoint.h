@@ -29,6 +29,11 @@ struct CheckpointPosition {
 absl::Status SaveCheckpoint(const std::string& path, const Model& model,
                             torch::optim::Optimizer& optimizer,
                             const CheckpointPosition& position);
+class CheckpointSnapshot;
+// The same file from a snapshot of the state (checkpoint_snapshot.h), on any
+// thread: what a background write calls.
+absl::Status SaveCheckpoint(const std::string& path,
+                            const CheckpointSnapshot& snapshot);
 // The archive SaveCheckpoint writes, in memory (a survivor's state sent to
 // its peers when a generation ends: worker/train/peer_recovery.h).
 absl::StatusOr<std::string> SerializeCheckpoint(

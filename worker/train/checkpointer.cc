@@ -2,11 +2,14 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
+#include "worker/train/checkpoint_snapshot.h"
 #include "worker/train/int64_all_reduce.h"
 #include "worker/train/job_error.h"
 #include "worker/train/resume.h"
@@ -84,7 +87,28 @@ Checkpointer::Checkpointer(CommitQueue::Send send, std::string job_id,
   queue_ = std::make_unique<CommitQueue>(
       std::move(send),
       [this](const v1::CommitCheckpointRequest& c,
-             const v1::CommitCheckpointResponse&) { Prune(c); });
+             const v1::CommitCheckpointResponse& r) { Committed(c, r); });
+  writer_ = std::make_unique<CheckpointWriter>();
+}
+
+Checkpointer::~Checkpointer() {
+  // The write in flight ends before the queue it hands its commit to.
+  writer_.reset();
+  if (saves_ > 0) {
+    LOG(INFO) << "checkpoints: " << saves_ << " saves "
+              << (spec_.checkpoint_synchronous() ? "(synchronous)"
+                                                 : "(background)")
+              << " blocked training for "
+              << absl::ToDoubleMilliseconds(blocked_) << " ms, "
+              << absl::ToDoubleMilliseconds(blocked_ / saves_)
+              << " ms per save";
+  }
+}
+
+void Checkpointer::Committed(const v1::CommitCheckpointRequest& committed,
+                             const v1::CommitCheckpointResponse& answer) {
+  if (answer.scale_up_pending()) scale_up_pending_ = true;
+  Prune(committed);
 }
 
 void Checkpointer::Prune(const v1::CommitCheckpointRequest& committed) const {
@@ -97,14 +121,9 @@ void Checkpointer::Prune(const v1::CommitCheckpointRequest& committed) const {
   }
 }
 
-absl::Status Checkpointer::Save(const CheckpointPosition& position,
-                                int64_t offset) {
-  const std::string path =
-      CheckpointPath(spec_.checkpoint_dir(), spec_.name(), position.step);
-  if (absl::Status s = SaveCheckpoint(path, *model_, *optimizer_, position);
-      !s.ok()) {
-    return s;
-  }
+v1::CommitCheckpointRequest Checkpointer::Commit(
+    const CheckpointPosition& position, int64_t offset,
+    bool trained_past) const {
   v1::CommitCheckpointRequest c;
   c.set_job_id(job_id_);
   c.set_generation(generation_);
@@ -112,24 +131,94 @@ absl::Status Checkpointer::Save(const CheckpointPosition& position,
   c.set_epoch(position.epoch);
   c.set_step(position.step);
   c.set_epoch_sample_offset(offset);
-  c.set_path(path);
+  c.set_path(
+      CheckpointPath(spec_.checkpoint_dir(), spec_.name(), position.step));
   c.set_resumed_checkpoint_id(resumed_checkpoint_id_);
   c.set_train_size(train_size_);
+  c.set_trained_past(trained_past);
+  return c;
+}
+
+absl::Status Checkpointer::Save(const CheckpointPosition& position,
+                                int64_t offset) {
+  const absl::Time start = absl::Now();
+  const absl::Status s =
+      spec_.checkpoint_synchronous() || scale_up_pending_.load()
+          ? SaveNow(position, offset)
+          : SaveInBackground(position, offset);
+  blocked_ += absl::Now() - start;
+  ++saves_;
+  return s;
+}
+
+absl::Status Checkpointer::SaveNow(const CheckpointPosition& position,
+                                   int64_t offset) {
+  // A background write still going queues its commit first: commits stay in
+  // step order.
+  if (absl::Status s = writer_->WaitIdle(absl::InfiniteDuration()); !s.ok()) {
+    return s;
+  }
+  // Answered for this commit, not trained_past: the coordinator ends the
+  // generation here if workers still wait, and says so if one comes later.
+  scale_up_pending_ = false;
+  v1::CommitCheckpointRequest c =
+      Commit(position, offset, /*trained_past=*/false);
+  if (absl::Status s = SaveCheckpoint(c.path(), *model_, *optimizer_, position);
+      !s.ok()) {
+    return s;
+  }
+  const std::string path = c.path();
   if (!queue_->Push(std::move(c), kCommitAnswerWait).has_value()) {
     LOG(WARNING) << "the coordinator has not answered the commit of " << path
                  << " within " << kCommitAnswerWait
                  << "; training goes on and the commit is delivered later ("
                  << queue_->pending() << " queued)";
   }
-  return queue_->Verdict();
+  return Verdict();
+}
+
+absl::Status Checkpointer::SaveInBackground(const CheckpointPosition& position,
+                                            int64_t offset) {
+  // At most one snapshot in flight: the training thread waits for the
+  // previous write before copying the state again, which bounds the memory
+  // checkpoints take at one extra copy of the state (and the disk's backlog
+  // at one file). With checkpoints further apart than a write takes, it
+  // does not wait.
+  if (absl::Status s = writer_->WaitIdle(absl::InfiniteDuration()); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = Verdict(); !s.ok()) return s;
+  absl::StatusOr<CheckpointSnapshot> snapshot =
+      CheckpointSnapshot::Take(*model_, *optimizer_, position);
+  if (!snapshot.ok()) return snapshot.status();
+  auto held = std::make_shared<CheckpointSnapshot>(*std::move(snapshot));
+  auto commit = std::make_shared<v1::CommitCheckpointRequest>(
+      Commit(position, offset, /*trained_past=*/true));
+  CommitQueue* queue = queue_.get();
+  if (absl::Status s = writer_->Submit(
+          [held, path = commit->path()] { return SaveCheckpoint(path, *held); },
+          // Queued without waiting for the answer: its verdict is read at
+          // the next step boundary.
+          [queue, commit] { queue->Push(*commit, absl::ZeroDuration()); });
+      !s.ok()) {
+    return s;
+  }
+  return Verdict();
 }
 
 absl::Status Checkpointer::Verdict() const {
-  return queue_ == nullptr ? absl::OkStatus() : queue_->Verdict();
+  if (queue_ == nullptr) return absl::OkStatus();
+  // A failed write ends training as it did when the training thread wrote:
+  // the same error, returned from the trainer.
+  if (absl::Status s = writer_->status(); !s.ok()) return s;
+  return queue_->Verdict();
 }
 
 absl::Status Checkpointer::Drain(absl::Duration timeout) {
-  return queue_ == nullptr ? absl::OkStatus() : queue_->Drain(timeout);
+  if (queue_ == nullptr) return absl::OkStatus();
+  const absl::Time deadline = absl::Now() + timeout;
+  if (absl::Status s = writer_->WaitIdle(timeout); !s.ok()) return s;
+  return queue_->Drain(std::max(absl::ZeroDuration(), deadline - absl::Now()));
 }
 
 }  // namespace ringleader

@@ -2,13 +2,14 @@
 #define RINGLEADER_WORKER_TRAIN_CHECKPOINTER_H_
 
 // A generation's checkpoints: where it resumes from (the same committed
-// checkpoint on every rank) and, on rank 0, saving, committing (queued:
-// training goes on while the coordinator is away) and pruning as it
-// trains.
+// checkpoint on every rank) and, on rank 0, saving (written by a background
+// thread from a snapshot of the state), committing (queued: training goes on
+// while the coordinator is away) and pruning as it trains.
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@
 #include "worker/comm/communicator.h"
 #include "worker/model/model.h"
 #include "worker/train/checkpoint.h"
+#include "worker/train/checkpoint_writer.h"
 #include "worker/train/commit_queue.h"
 
 namespace torch::optim {
@@ -57,9 +59,21 @@ absl::StatusOr<ResumePoint> ResumeFromOffered(
 // later ones queue behind it), so an outage costs training one such pause.
 inline constexpr absl::Duration kCommitAnswerWait = absl::Seconds(2);
 
-// Rank 0's checkpoints: saved by the training thread, committed through a
-// CommitQueue, the files of older commits pruned once a newer commit was
-// acknowledged. Not thread-safe (the queue is).
+// Rank 0's checkpoints: snapshotted by the training thread and written by a
+// CheckpointWriter (or, with JobSpec.checkpoint_synchronous, written by the
+// training thread), committed through a CommitQueue in order, the files of
+// older commits pruned once a newer commit was acknowledged. Not
+// thread-safe (the queue and the writer are).
+//
+// A scale-up at a checkpoint: the coordinator ends a generation for waiting
+// workers at a commit, and the ranks stop there, losing nothing. A commit
+// written in the background reaches the coordinator after the ranks trained
+// on, so it is marked trained_past: the coordinator does not end the
+// generation at it (the steps since would be thrown away) but answers
+// scale_up_pending, and the next checkpoint is written on the training
+// thread and its answer awaited, as every checkpoint was before: the ranks
+// stop exactly there. A newcomer waits one checkpoint interval longer; in
+// exchange, no checkpoint without a newcomer blocks training for its write.
 class Checkpointer {
  public:
   // `send` commits one checkpoint (CoordinatorClient::CommitCheckpoint).
@@ -70,28 +84,45 @@ class Checkpointer {
                const v1::JoinRendezvousResponse& generation, Model* model,
                torch::optim::Optimizer* optimizer,
                int64_t resumed_checkpoint_id, int64_t train_size);
+  // Waits for the write in flight; logs what checkpoints cost training.
+  ~Checkpointer();
 
   // Whether this rank writes checkpoints: rank 0 of a job with a directory.
   bool enabled() const { return enabled_; }
 
-  // Saves at `position` (atomically) and queues its commit with the epoch's
-  // sample offset; waits up to kCommitAnswerWait for the answer when no
-  // older commit is still on its way. Returns Verdict(): ABORTED when the
-  // coordinator ended the generation at this checkpoint (or an earlier
-  // one) for a scale-up, where nothing is lost, a commit's refusal; OK when
-  // the commit is accepted or still on its way.
+  // Checkpoints the state at `position`, with the epoch's sample offset.
+  // In the background (the default): waits for the previous checkpoint's
+  // write if it is still going (so at most one snapshot is held: the memory
+  // bound is one extra copy of the state), copies the state and returns;
+  // the writer writes the file and then queues its commit. Synchronously
+  // (checkpoint_synchronous, or a scale-up pending): writes the file here
+  // and queues its commit, waiting up to kCommitAnswerWait for the answer
+  // when no older commit is still on its way. Returns Verdict(): ABORTED
+  // when the coordinator ended the generation at this checkpoint (or an
+  // earlier one) for a scale-up, where nothing is lost, a commit's refusal,
+  // a failed write's error; OK when the commit is accepted or on its way.
   absl::Status Save(const CheckpointPosition& position, int64_t offset);
-  // What the answers so far say (CommitQueue::Verdict): the trainer checks
-  // it at each step, so that an answer that came late still stops it.
+  // What the writes and answers so far say: the trainer checks it at each
+  // step, so that a write that failed or an answer that came late stops it.
   absl::Status Verdict() const;
-  // Waits up to `timeout` until every commit was answered (before the
-  // job's final report); the verdict, or DEADLINE_EXCEEDED.
+  // Waits up to `timeout` until the write in flight ended and every commit
+  // was answered (before the job's final report); the verdict, or
+  // DEADLINE_EXCEEDED.
   absl::Status Drain(absl::Duration timeout);
 
  private:
+  absl::Status SaveNow(const CheckpointPosition& position, int64_t offset);
+  absl::Status SaveInBackground(const CheckpointPosition& position,
+                                int64_t offset);
+  v1::CommitCheckpointRequest Commit(const CheckpointPosition& position,
+                                     int64_t offset, bool trained_past) const;
+  // Runs on the queue's thread after each acknowledged commit.
+  void Committed(const v1::CommitCheckpointRequest& committed,
+                 const v1::CommitCheckpointResponse& answer);
   // Deletes files of commits older than the last kKeepCheckpoints
   // acknowledged ones (PruneCheckpointFiles): never a file whose commit is
-  // still queued, since those have larger steps than `committed`.
+  // still queued or being written, since those have larger steps than
+  // `committed`.
   void Prune(const v1::CommitCheckpointRequest& committed) const;
 
   const std::string job_id_;
@@ -102,8 +133,15 @@ class Checkpointer {
   torch::optim::Optimizer* const optimizer_;
   const int64_t resumed_checkpoint_id_;
   const int64_t train_size_;
-  // Null when not enabled. Last: its thread stops first.
+  // An answer said workers wait to join: the next save is synchronous.
+  std::atomic<bool> scale_up_pending_{false};
+  // What checkpoints cost the training thread (logged at the end).
+  int64_t saves_ = 0;
+  absl::Duration blocked_;
+  // Null when not enabled. The queue's thread stops last: the writer's
+  // thread queues commits into it, and stops first.
   std::unique_ptr<CommitQueue> queue_;
+  std::unique_ptr<CheckpointWriter> writer_;
 };
 
 }  // namespace ringleader

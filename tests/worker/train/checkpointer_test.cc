@@ -1,7 +1,10 @@
 // Rank 0's checkpoints while the coordinator is away: each file is saved
 // and its commit queued, training goes on, and old files are pruned only
 // relative to commits the coordinator acknowledged, never a file whose
-// commit is still queued.
+// commit is still queued. Written on the training thread
+// (checkpoint_synchronous) and in the background: commits in order, each
+// after its file, a failed write as the verdict, a scale-up stopping
+// training at a checkpoint the training thread wrote.
 #include "worker/train/checkpointer.h"
 
 #include <torch/torch.h>
@@ -9,9 +12,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "worker/model/builtin_models.h"
 #include "worker/model/optimizer.h"
@@ -55,6 +60,9 @@ class Coordinator {
       v1::CommitCheckpointResponse r;
       r.set_checkpoint_id(c.step());
       r.set_generation_ended(c.step() == end_at_);
+      r.set_scale_up_pending(c.trained_past() && c.step() >= pend_from_);
+      // The file is on disk when its commit arrives.
+      files_present_ = files_present_ && std::filesystem::exists(c.path());
       return r;
     };
   }
@@ -66,6 +74,16 @@ class Coordinator {
     absl::MutexLock lock(&mu_);
     end_at_ = step;
   }
+  // Workers wait to join from `step` on: a trained_past commit is answered
+  // scale_up_pending.
+  void PendFrom(int64_t step) {
+    absl::MutexLock lock(&mu_);
+    pend_from_ = step;
+  }
+  bool files_present() {
+    absl::MutexLock lock(&mu_);
+    return files_present_;
+  }
   std::vector<v1::CommitCheckpointRequest> received() {
     absl::MutexLock lock(&mu_);
     return received_;
@@ -75,13 +93,17 @@ class Coordinator {
   absl::Mutex mu_;
   bool open_ ABSL_GUARDED_BY(mu_) = true;
   int64_t end_at_ ABSL_GUARDED_BY(mu_) = -1;
+  int64_t pend_from_ ABSL_GUARDED_BY(mu_) = INT64_MAX;
+  bool files_present_ ABSL_GUARDED_BY(mu_) = true;
   std::vector<v1::CommitCheckpointRequest> received_ ABSL_GUARDED_BY(mu_);
 };
 
 class CheckpointerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = FreshDir("checkpointer");
+  void SetUp() override { Make(/*synchronous=*/true); }
+  void Make(bool synchronous) {
+    dir_ = FreshDir(synchronous ? "checkpointer" : "checkpointer-bg");
+    gen_.mutable_spec()->set_checkpoint_synchronous(synchronous);
     gen_.set_generation(2);
     gen_.set_rank(0);
     gen_.set_world_size(2);
@@ -158,6 +180,97 @@ TEST_F(CheckpointerTest, AScaleUpAnsweredLateIsTheVerdict) {
   coordinator_.SetOpen(true);
   EXPECT_TRUE(absl::IsAborted(checkpointer_->Drain(kWait)));
   EXPECT_TRUE(absl::IsAborted(checkpointer_->Verdict()));
+}
+
+class BackgroundCheckpointerTest : public CheckpointerTest {
+ protected:
+  void SetUp() override { Make(/*synchronous=*/false); }
+};
+
+TEST_F(BackgroundCheckpointerTest, CommitsInOrderEachAfterItsFile) {
+  for (int64_t step : {10, 20, 30, 40, 50}) {
+    ASSERT_TRUE(checkpointer_->Save({0, step}, step * 16).ok());
+  }
+  ASSERT_TRUE(checkpointer_->Drain(kWait).ok());
+  std::vector<int64_t> steps;
+  for (const v1::CommitCheckpointRequest& c : coordinator_.received()) {
+    steps.push_back(c.step());
+    EXPECT_TRUE(c.trained_past());
+    EXPECT_EQ(c.epoch_sample_offset(), c.step() * 16);
+  }
+  EXPECT_EQ(steps, (std::vector<int64_t>{10, 20, 30, 40, 50}));
+  EXPECT_TRUE(coordinator_.files_present());
+  // Pruned relative to the acknowledged commits, as when written in place.
+  EXPECT_EQ(Steps(dir_), (std::set<int64_t>{30, 40, 50}));
+}
+
+TEST_F(BackgroundCheckpointerTest, NoFileIsPrunedWhileItsCommitIsQueued) {
+  ASSERT_TRUE(checkpointer_->Save({0, 10}, 160).ok());
+  ASSERT_TRUE(checkpointer_->Drain(kWait).ok());
+  coordinator_.SetOpen(false);
+  for (int64_t step : {20, 30, 40, 50}) {
+    ASSERT_TRUE(checkpointer_->Save({0, step}, step * 16).ok());
+  }
+  EXPECT_TRUE(
+      absl::IsDeadlineExceeded(checkpointer_->Drain(absl::Milliseconds(10))));
+  // Each save waits for the previous write: all but the last are on disk;
+  // a long enough Drain shows the last one too.
+  coordinator_.SetOpen(true);
+  ASSERT_TRUE(checkpointer_->Drain(kWait).ok());
+  EXPECT_EQ(Steps(dir_), (std::set<int64_t>{30, 40, 50}));
+  EXPECT_EQ(coordinator_.received().size(), 5u);
+}
+
+// Where a synchronous write's error goes (Save's status, the trainer's
+// return), a background write's error goes too: the first Save or Verdict
+// after it, and Drain.
+TEST_F(BackgroundCheckpointerTest, AnUnwritableDirectoryIsTheVerdict) {
+  // Not a directory: even root cannot create a file under it.
+  const std::string not_a_dir = dir_ + "/plain-file";
+  { std::ofstream(not_a_dir) << "x"; }
+  gen_.mutable_spec()->set_checkpoint_dir(not_a_dir);
+  checkpointer_ =
+      std::make_unique<Checkpointer>(coordinator_.Send(), "job-1", gen_,
+                                     model_.get(), optimizer_.get(), 7, 640);
+  const absl::Status first = checkpointer_->Save({0, 10}, 160);
+  const absl::Status drained = checkpointer_->Drain(kWait);
+  EXPECT_EQ(drained.code(), absl::StatusCode::kInternal) << drained;
+  EXPECT_THAT(std::string(drained.message()),
+              ::testing::HasSubstr("cannot create " + not_a_dir));
+  EXPECT_TRUE(first.ok() || first == drained) << first;
+  EXPECT_EQ(checkpointer_->Verdict(), drained);
+  EXPECT_EQ(checkpointer_->Save({0, 20}, 320), drained);
+  EXPECT_TRUE(coordinator_.received().empty());  // Nothing committed.
+
+  // The synchronous path fails with the same error.
+  gen_.mutable_spec()->set_checkpoint_synchronous(true);
+  Checkpointer sync(coordinator_.Send(), "job-1", gen_, model_.get(),
+                    optimizer_.get(), 7, 640);
+  const absl::Status s = sync.Save({0, 10}, 160);
+  EXPECT_EQ(s.code(), drained.code());
+  EXPECT_THAT(std::string(s.message()),
+              ::testing::HasSubstr("cannot create " + not_a_dir));
+}
+
+// Training stops exactly at a checkpoint for a scale-up: the commit written
+// in the background is only told that workers wait, and the next checkpoint
+// is written and answered on the training thread, where the generation
+// ends.
+TEST_F(BackgroundCheckpointerTest,
+       AScaleUpEndsAtTheNextCheckpointWrittenInPlace) {
+  coordinator_.PendFrom(20);
+  coordinator_.EndGenerationAt(30);
+  ASSERT_TRUE(checkpointer_->Save({0, 10}, 160).ok());
+  ASSERT_TRUE(checkpointer_->Save({0, 20}, 320).ok());
+  // Answered scale_up_pending by the time the write and commit are done.
+  ASSERT_TRUE(checkpointer_->Drain(kWait).ok());
+  const absl::Status s = checkpointer_->Save({0, 30}, 480);
+  EXPECT_TRUE(absl::IsAborted(s)) << s;
+  const std::vector<v1::CommitCheckpointRequest> got = coordinator_.received();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_TRUE(got[0].trained_past());
+  EXPECT_TRUE(got[1].trained_past());
+  EXPECT_FALSE(got[2].trained_past());
 }
 
 TEST(CheckpointerDisabledTest, OtherRanksHaveNoQueue) {
