@@ -31,6 +31,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -42,6 +43,9 @@
 
 ABSL_FLAG(int, repeats, 3, "Kills per configuration.");
 ABSL_FLAG(int64_t, kill_at_step, 60, "Kill once the job passed this step.");
+ABSL_FLAG(std::string, only, "",
+          "Run only the configurations whose name contains this (e.g. "
+          "sigstop-default); the others are left out of the JSON.");
 ABSL_FLAG(std::string, results_dir, "",
           "Where failure_detection.json goes (default: "
           "<workspace>/bench/results).");
@@ -175,6 +179,7 @@ int Main(const char* argv0) {
             << machine << ", load " << load << ")\n";
   for (size_t ci = 0; ci < configs.size(); ++ci) {
     const Config& c = configs[ci];
+    if (!absl::StrContains(c.name, absl::GetFlag(FLAGS_only))) continue;
     std::vector<double> rec, ends, reports;
     for (int rep = 0; rep < absl::GetFlag(FLAGS_repeats); ++rep) {
       Run r = RunOnce(c, rep);
@@ -206,7 +211,7 @@ int Main(const char* argv0) {
         c.name, med, worst, target, med < target ? "met" : "MISSED",
         worst < target ? "met" : "MISSED");
     absl::StrAppend(
-        &json, ci == 0 ? "\n" : ",\n",
+        &json, json.back() == '[' ? "\n" : ",\n",
         absl::StrFormat("    {\"name\": \"%s\", \"signal\": \"%s\", "
                         "\"lease_ms\": %d, "
                         "\"heartbeat_ms\": %d, \"recovery_median_s\": %.3f, "
