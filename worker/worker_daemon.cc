@@ -8,6 +8,7 @@
 #include "worker/device/communicator_factory.h"
 #include "worker/job_data.h"
 #include "worker/train/job_error.h"
+#include "worker/train/kept_state.h"
 #include "worker/train/reducer_options.h"
 #include "worker/train/trainer.h"
 
@@ -141,6 +142,9 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
       (int64_t{assignment.spec().max_restarts()} + 1) *
       (int64_t{assignment.spec().max_workers()} + 1);
   int32_t restarts = -1;
+  // This rank's training state when a generation ends under it: the next
+  // generation recovers from the members' memory (peer_recovery.h).
+  KeptState kept;
   for (int64_t g = 0; g < max_generations && !stop_; ++g) {
     absl::StatusOr<v1::JoinRendezvousResponse> gen =
         client_->Join(job_id, config_.rendezvous_timeout);
@@ -185,6 +189,7 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
       env.device = config_.device;
       env.aborted = &aborted_;
       env.metrics = config_.metrics;
+      if (config_.recover_from_peers) env.kept = &kept;
       s = Trainer(env, job_id, *gen).Run();
       absl::MutexLock lock(&mu_);
       comm_ = nullptr;

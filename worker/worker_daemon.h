@@ -30,6 +30,9 @@ struct WorkerConfig {
   std::string address = "127.0.0.1";
   absl::Duration rendezvous_timeout = absl::Minutes(10);
   absl::Duration collective_timeout = absl::Seconds(60);
+  // Keep the training state when a generation ends and recover the next
+  // from the members' memory (worker/train/peer_recovery.h).
+  bool recover_from_peers = true;
   absl::Duration unreachable_timeout = absl::Minutes(5);
   // Exit after this many jobs (0: serve forever); used by tests.
   int max_jobs = 0;

@@ -44,6 +44,11 @@ ABSL_FLAG(int, max_jobs, 0,
           "when the last one finished (succeeded), else 1, so that a "
           "supervisor restarts a worker that lost its job.");
 ABSL_FLAG(int, collective_timeout_s, 60, "Timeout of one collective.");
+ABSL_FLAG(bool, recover_from_peers, true,
+          "When a generation ends, keep this rank's training state in memory "
+          "and recover the next generation from the newest state a member "
+          "kept, not from the last checkpoint file (false: disk only, as a "
+          "comparison; costs one copy of the model and optimizer state).");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on at /metrics (port 0 picks "
           "a free port); empty: off. Suggested: 0.0.0.0:9465 (+ GPU index).");
@@ -72,6 +77,7 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"Coordinator", {"coordinator", "tls_ca", "tls_cert", "tls_key"}},
       {"Device and threads", {"device", "threads", "keep_freed_memory"}},
       {"Collectives", {"address", "collective_timeout_s"}},
+      {"Recovery", {"recover_from_peers"}},
       {"Lifetime", {"max_jobs"}},
       {"Metrics", {"metrics_listen", "metrics_port_file"}},
   };
@@ -125,6 +131,7 @@ int main(int argc, char** argv) {
   config.max_jobs = absl::GetFlag(FLAGS_max_jobs);
   config.collective_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_collective_timeout_s));
+  config.recover_from_peers = absl::GetFlag(FLAGS_recover_from_peers);
   const int threads = absl::GetFlag(FLAGS_threads);
   if (threads < 1 || threads > 256) {
     std::cerr << "ringleader-worker: --threads must be in 1..256\n";

@@ -2,11 +2,12 @@
 // a cosine schedule with warmup and a floor, and gradient clipping, survives
 // a worker's SIGKILL and a world-size change exactly, with real coordinator
 // and worker processes: a job of 2..3 workers starts on three; one is killed
-// after a committed checkpoint; the two survivors resume from the last
-// committed checkpoint at world size 2 (AdamW's moments from the checkpoint,
-// the schedule's position from its step, the decay horizon planned again
-// for the rest of the job at 2) and finish. The final parameters equal those
-// of one process that replays the same global batches with the same
+// after a committed checkpoint; the two survivors recover at world size 2
+// from the newest step one of them completed, from their own memory, not
+// from the checkpoint file (issue 19: AdamW's moments from the state a
+// survivor kept, the schedule's position from its step, the decay horizon
+// planned again for the rest of the job at 2) and finish. The final parameters
+// equal those of one process that replays the same global batches with the same
 // schedule: 3 ranks' batches up to the checkpoint, then 2 ranks'.
 //
 // Tolerance 1e-5, as the other exactness tests (ddp_parity_test,
@@ -104,7 +105,8 @@ TEST(RecipeResumeTest, KilledWorkerResumesAtAnotherWorldSizeExactly) {
   EXPECT_EQ(done->world_size(), 2);
   EXPECT_GT(done->progress().grad_norm(), 0);
 
-  // Both survivors resumed from the same committed checkpoint, once.
+  // Both survivors recovered from the same survivor's memory, once, at a
+  // step past the last checkpoint (the kill lands between checkpoints).
   const std::string log2 = ReadFileOrEmpty((*cluster)->dir() + "/worker2.log");
   const std::vector<ResumeLine> r0 = ParseResumeLines(log0);
   const std::vector<ResumeLine> r2 = ParseResumeLines(log2);
@@ -113,7 +115,8 @@ TEST(RecipeResumeTest, KilledWorkerResumesAtAnotherWorldSizeExactly) {
   const ResumeLine at = r0[0];
   EXPECT_EQ(r2[0].step, at.step);
   EXPECT_EQ(r2[0].offset, at.offset);
-  EXPECT_EQ(at.step % kEvery, 0);
+  EXPECT_TRUE(at.from_memory);
+  EXPECT_TRUE(r2[0].from_memory);
   EXPECT_GE(at.step, 2 * kEvery);
 
   // The plans: 3 epochs of 200 at world 3; then the steps made plus the
@@ -132,7 +135,8 @@ TEST(RecipeResumeTest, KilledWorkerResumesAtAnotherWorldSizeExactly) {
   }
   EXPECT_EQ(done->progress().total_steps(), replanned);
   EXPECT_EQ(done->last_checkpoint().step(), replanned);
-  std::cout << "killed a worker at world 3; resumed at world 2 from step "
+  std::cout << "killed a worker at world 3; recovered from memory at world "
+               "2 at step "
             << at.step << " (epoch " << at.epoch << ", offset " << at.offset
             << "), decay horizon 600 -> " << replanned << "\n";
 

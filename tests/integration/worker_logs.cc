@@ -37,15 +37,22 @@ std::vector<SampleLine> ParseSampleLines(const std::string& log) {
 
 std::vector<ResumeLine> ParseResumeLines(const std::string& log) {
   std::vector<ResumeLine> out;
-  const std::regex re(
+  const std::regex file(
       "resumes from checkpoint ([0-9]+) \\(.*\\) at epoch ([0-9]+) step "
       "([0-9]+) offset ([0-9]+)");
+  const std::regex memory(
+      "recovers from rank [0-9]+'s memory at epoch ([0-9]+) step ([0-9]+) "
+      "offset ([0-9]+)");
   for (const std::string& line :
        std::vector<std::string>(absl::StrSplit(log, '\n'))) {
     std::smatch m;
-    if (!std::regex_search(line, m, re)) continue;
-    out.push_back({std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3]),
-                   std::stoll(m[4])});
+    if (std::regex_search(line, m, file)) {
+      out.push_back({std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3]),
+                     std::stoll(m[4]), false});
+    } else if (std::regex_search(line, m, memory)) {
+      out.push_back(
+          {0, std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3]), true});
+    }
   }
   return out;
 }

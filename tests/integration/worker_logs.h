@@ -32,9 +32,12 @@ std::vector<SampleLine> ParseSampleLines(const std::string& log);
 // where a generation resumed.
 struct ResumeLine {
   int64_t checkpoint_id = 0, epoch = 0, step = 0, offset = 0;
+  // Recovered from a peer's memory (checkpoint_id 0), not from a file.
+  bool from_memory = false;
 };
 
-// Every resume line of a worker log, in log order.
+// Every resume line of a worker log, in log order: "resumes from checkpoint
+// ..." and "recovers from rank R's memory ...".
 std::vector<ResumeLine> ParseResumeLines(const std::string& log);
 
 // The optimizer step of each resume line, in log order.

@@ -9,9 +9,9 @@
 
 namespace ringleader {
 
-absl::Status SaveCheckpoint(const std::string& path, const Model& model,
-                            torch::optim::Optimizer& optimizer,
-                            const CheckpointPosition& pos) {
+absl::StatusOr<std::string> SerializeCheckpoint(
+    const Model& model, torch::optim::Optimizer& optimizer,
+    const CheckpointPosition& pos) {
   try {
     torch::serialize::OutputArchive archive;
     torch::serialize::OutputArchive model_archive;
@@ -24,17 +24,33 @@ absl::Status SaveCheckpoint(const std::string& path, const Model& model,
     archive.write("step", torch::tensor(pos.step));
     std::ostringstream out;
     archive.save_to(out);
-    return WriteCheckpointFile(path, out.str());
+    return std::move(out).str();
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat("cannot serialize checkpoint: ",
                                             e.what_without_backtrace()));
   }
 }
 
+absl::Status SaveCheckpoint(const std::string& path, const Model& model,
+                            torch::optim::Optimizer& optimizer,
+                            const CheckpointPosition& pos) {
+  absl::StatusOr<std::string> payload =
+      SerializeCheckpoint(model, optimizer, pos);
+  if (!payload.ok()) return payload.status();
+  return WriteCheckpointFile(path, *payload);
+}
+
 absl::StatusOr<CheckpointPosition> LoadCheckpoint(
     const std::string& path, Model& model, torch::optim::Optimizer* optimizer) {
   absl::StatusOr<std::string> payload = ReadCheckpointFile(path);
   if (!payload.ok()) return payload.status();
+  return LoadCheckpointPayload(*payload, absl::StrCat("checkpoint ", path),
+                               model, optimizer);
+}
+
+absl::StatusOr<CheckpointPosition> LoadCheckpointPayload(
+    absl::string_view payload, absl::string_view what, Model& model,
+    torch::optim::Optimizer* optimizer) {
   try {
     // Tensors are mapped onto the model's device, so a checkpoint written on
     // one device (cuda:0, or the CPU) resumes on any other.
@@ -42,7 +58,7 @@ absl::StatusOr<CheckpointPosition> LoadCheckpoint(
     c10::optional<torch::Device> device;
     if (!params.empty()) device = params.front().device();
     torch::serialize::InputArchive archive;
-    archive.load_from(payload->data(), payload->size(), device);
+    archive.load_from(payload.data(), payload.size(), device);
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
     if (absl::Status s = model.Load(model_archive); !s.ok()) return s;
@@ -56,9 +72,8 @@ absl::StatusOr<CheckpointPosition> LoadCheckpoint(
     archive.read("step", step);
     return CheckpointPosition{epoch.item<int64_t>(), step.item<int64_t>()};
   } catch (const c10::Error& e) {
-    return absl::DataLossError(
-        absl::StrCat("checkpoint ", path,
-                     " does not fit this job: ", e.what_without_backtrace()));
+    return absl::DataLossError(absl::StrCat(
+        what, " does not fit this job: ", e.what_without_backtrace()));
   }
 }
 

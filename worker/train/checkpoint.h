@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "worker/model/model.h"
 
 namespace torch::optim {
@@ -28,6 +29,16 @@ struct CheckpointPosition {
 absl::Status SaveCheckpoint(const std::string& path, const Model& model,
                             torch::optim::Optimizer& optimizer,
                             const CheckpointPosition& position);
+// The archive SaveCheckpoint writes, in memory (a survivor's state sent to
+// its peers when a generation ends: worker/train/peer_recovery.h).
+absl::StatusOr<std::string> SerializeCheckpoint(
+    const Model& model, torch::optim::Optimizer& optimizer,
+    const CheckpointPosition& position);
+// Loads an archive from SerializeCheckpoint; `what` names it in errors.
+// DATA_LOSS when it does not fit the model.
+absl::StatusOr<CheckpointPosition> LoadCheckpointPayload(
+    absl::string_view payload, absl::string_view what, Model& model,
+    torch::optim::Optimizer* optimizer);
 // Loads into `model` and, unless null, `optimizer`. DATA_LOSS for a torn
 // file or one that does not fit the model.
 absl::StatusOr<CheckpointPosition> LoadCheckpoint(

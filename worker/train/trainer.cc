@@ -26,6 +26,7 @@
 #include "worker/train/job_error.h"
 #include "worker/train/lr_schedule.h"
 #include "worker/train/model_probe.h"
+#include "worker/train/peer_recovery.h"
 #include "worker/train/precision.h"
 #include "worker/train/progress_reporter.h"
 #include "worker/train/progress_schedule.h"
@@ -68,6 +69,7 @@ absl::Status Trainer::Run() {
   // the timeline records them all, however training ended.
   reducer_.reset();
   FlushTimeline();
+  if (absl::IsAborted(s)) Keep();
   if (IsJobError(s)) {
     LOG(ERROR) << "job " << job_id_ << " cannot go on: " << s.message();
     ReportJobError(*env_.client, job_id_, gen_.generation(), gen_.rank(), s);
@@ -115,13 +117,15 @@ absl::Status Trainer::SetUpReplicas() {
       !s.ok()) {
     return IsJobError(s) ? s : Broken(s);
   }
-  absl::StatusOr<ResumePoint> resumed =
-      ResumeFromOffered(gen_, *model_, *optimizer_, *env_.comm, device_);
+  absl::StatusOr<ResumePoint> resumed = Resume();
   if (!resumed.ok()) return Broken(resumed.status());
   resumed_epoch_ = resumed->position.epoch;
   step_ = resumed->position.step;
   resumed_checkpoint_id_ = resumed->checkpoint_id;
-  if (resumed->checkpoint_id != 0) {
+  const bool fresh = resumed->position.step == 0 &&
+                     resumed->position.epoch == 0 &&
+                     resumed->epoch_sample_offset == 0;
+  if (!fresh) {
     shard_resume_ = {resumed->position.epoch, resumed->epoch_sample_offset};
   }
   // The same on every rank: they resumed from the same checkpoint.
@@ -162,11 +166,73 @@ absl::Status Trainer::SetUpReplicas() {
     return Broken(CollectiveFailed(s));
   }
   reducer_->ZeroGrad();
+  for (const at::Tensor& b : buffers) boundary_buffers_.push_back(b.clone());
   absl::StatusOr<std::unique_ptr<BufferSync>> sync =
       BufferSync::Create(env_.comm, std::move(buffers));
   if (!sync.ok()) return sync.status();
   buffers_ = *std::move(sync);
+  // The replicas agree from here: a generation that ends now keeps this.
+  boundary_.emplace();
+  boundary_->job_id = job_id_;
+  boundary_->position = resumed->position;
+  boundary_->epoch_sample_offset = resumed->epoch_sample_offset;
   return absl::OkStatus();
+}
+
+absl::StatusOr<ResumePoint> Trainer::Resume() {
+  const int64_t newest_offered =
+      gen_.resume_candidates_size() > 0 ? gen_.resume_candidates(0).step() : -1;
+  static const KeptState kNothingKept;
+  absl::StatusOr<std::optional<ResumePoint>> peers = RecoverFromPeers(
+      job_id_, env_.kept != nullptr ? *env_.kept : kNothingKept, newest_offered,
+      *model_, *optimizer_, *env_.comm, device_);
+  if (!peers.ok()) return peers.status();
+  if (peers->has_value()) return **peers;
+  return ResumeFromOffered(gen_, *model_, *optimizer_, *env_.comm, device_);
+}
+
+void Trainer::MarkStepBoundary(int64_t epoch, int64_t b, int64_t num_batches,
+                               int64_t start_offset) {
+  if (!boundary_.has_value()) return;
+  if (b + 1 >= num_batches) {
+    boundary_->position = {epoch + 1, step_};
+    boundary_->epoch_sample_offset = 0;
+  } else {
+    boundary_->position = {epoch, step_};
+    boundary_->epoch_sample_offset = std::min<int64_t>(
+        start_offset + (b + 1) * gen_.spec().batch_size() * gen_.world_size(),
+        env_.data->train->size());
+  }
+  const std::vector<NamedTensor> buffers = model_->NamedBuffers();
+  for (size_t i = 0; i < buffers.size() && i < boundary_buffers_.size(); ++i) {
+    boundary_buffers_[i].copy_(buffers[i].tensor);
+  }
+}
+
+void Trainer::Keep() {
+  if (env_.kept == nullptr || !boundary_.has_value()) return;
+  // Parameters and optimizer state are as the last completed step left
+  // them (a step is applied only after all its all-reduces completed); the
+  // buffers go back to that step's end.
+  torch::NoGradGuard no_grad;
+  const std::vector<NamedTensor> buffers = model_->NamedBuffers();
+  for (size_t i = 0; i < buffers.size() && i < boundary_buffers_.size(); ++i) {
+    buffers[i].tensor.copy_(boundary_buffers_[i]);
+  }
+  absl::StatusOr<std::string> payload =
+      SerializeCheckpoint(*model_, *optimizer_, boundary_->position);
+  if (!payload.ok()) {
+    LOG(WARNING) << "rank " << gen_.rank()
+                 << " cannot keep its state: " << payload.status();
+    return;
+  }
+  boundary_->payload = *std::move(payload);
+  *env_.kept = *std::move(boundary_);
+  boundary_.reset();
+  LOG(INFO) << "rank " << gen_.rank() << " keeps its state at epoch "
+            << env_.kept->position.epoch << " step " << env_.kept->position.step
+            << " offset " << env_.kept->epoch_sample_offset << " ("
+            << env_.kept->payload.size() << " bytes)";
 }
 
 absl::Status Trainer::Train() {
@@ -259,6 +325,7 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
     const bool report = schedule_->Due(step_ + 1, absl::Now());
     if (absl::Status s = OptimizerStep(epoch, report); !s.ok()) return s;
     ++step_;
+    MarkStepBoundary(epoch, b, num_batches, e->shard.start_offset());
     env_.client->SetStep(step_);
     if (absl::Status s =
             AfterStep(epoch, b, num_batches, e->loader->num_samples(),

@@ -1,12 +1,15 @@
 #ifndef RINGLEADER_WORKER_TRAIN_TRAINER_H_
 #define RINGLEADER_WORKER_TRAIN_TRAINER_H_
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -16,6 +19,8 @@
 #include "worker/comm/communicator.h"
 #include "worker/coordinator_client.h"
 #include "worker/job_data.h"
+#include "worker/train/checkpointer.h"
+#include "worker/train/kept_state.h"
 #include "worker/train/metric_sums.h"
 #include "worker/worker_metrics.h"
 
@@ -49,6 +54,11 @@ struct TrainerEnv {
   const std::atomic<bool>* aborted = nullptr;
   // Step time, samples/s, all-reduce bytes and time, progress; may be null.
   WorkerMetrics* metrics = nullptr;
+  // The state this rank kept when the job's previous generation ended under
+  // it (peer_recovery.h); replaced with this generation's when it ends
+  // ABORTED. Null: nothing kept, nothing to keep (every rank of a
+  // generation still takes part in the exchange).
+  KeptState* kept = nullptr;
 };
 
 // Trains one generation of a job on one rank, the way a DDP training script
@@ -82,6 +92,15 @@ class Trainer {
   absl::Status Train();
   absl::Status BuildModelAndTask();
   absl::Status SetUpReplicas();
+  // From the members' memory when one keeps a state as new as the newest
+  // offered checkpoint, else from that checkpoint (or a fresh start).
+  absl::StatusOr<ResumePoint> Resume();
+  // After the optimizer step that ends micro-batch `b` of `epoch`: what a
+  // generation that ends now keeps (the buffers as the step left them).
+  void MarkStepBoundary(int64_t epoch, int64_t b, int64_t num_batches,
+                        int64_t start_offset);
+  // Into env_.kept, when the generation ends under this rank.
+  void Keep();
   absl::Status RunEpoch(int64_t epoch);
   // `position`: the batch's first sample's in the epoch's permutation,
   // which seeds its dropout (a resumed run at the same world size draws the
@@ -135,6 +154,12 @@ class Trainer {
   int64_t resumed_checkpoint_id_ = 0;
   // Where the generation resumed, for its shard plans (epoch -1: fresh).
   ShardResume shard_resume_;
+  // Where a generation that ends now would be kept; set once the replicas
+  // agree on a state (before that, a failed setup keeps the old KeptState).
+  std::optional<KeptState> boundary_;
+  // The model's buffers at the last step boundary: the next step's forward
+  // changes them before its all-reduces can fail.
+  std::vector<at::Tensor> boundary_buffers_;
   absl::Time step_start_;
 };
 
