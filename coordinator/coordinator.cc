@@ -90,7 +90,7 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
       kv_(timers, options.kv_limits),
       barriers_(timers),
       liveness_({options.lease, options.silent_member_limit,
-                 options.silent_generation_limit}) {
+                 options.silent_generation_limit, options.hung_wait}) {
   rendezvous_.SetFormedHook(
       [this](const std::string& job_id, const Rendezvous::Generation& gen) {
         OnGenerationFormed(job_id, gen);
@@ -432,7 +432,9 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
   absl::StatusOr<v1::WorkerInfo> worker = workers_.Heartbeat(r.worker_id());
   if (!worker.ok()) return worker.status();
   if (r.job_id() == worker->job_id() && r.generation() > 0) {
-    liveness_.Heard(r.worker_id(), r.generation(), r.step(), clock_->Now());
+    liveness_.Heard(
+        r.worker_id(), r.generation(), r.step(), clock_->Now(),
+        absl::Milliseconds(std::max<int64_t>(r.collective_wait_ms(), 0)));
   }
   return Directive(*worker, r);
 }

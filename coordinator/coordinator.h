@@ -44,6 +44,9 @@ struct CoordinatorOptions {
   // silent_generation_limit (coordinator/member_liveness.h).
   absl::Duration silent_member_limit = absl::Seconds(30);
   absl::Duration silent_generation_limit = absl::Minutes(5);
+  // A silent member is gone at once when its heard peers all report being
+  // blocked in a collective for this long (it is hung).
+  absl::Duration hung_wait = absl::Seconds(1);
   // Waits (join, barrier, KV) without a timeout get this one; none waits
   // longer than max_wait.
   absl::Duration default_wait = absl::Minutes(5);

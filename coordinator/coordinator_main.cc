@@ -40,6 +40,11 @@ ABSL_FLAG(absl::Duration, silent_generation_limit, absl::Minutes(5),
           "When no member of a generation is heard at all, the coordinator "
           "suspects its own link and keeps the generation this long (at "
           "least --lease_ms).");
+ABSL_FLAG(absl::Duration, hung_wait, absl::Seconds(1),
+          "A generation member whose lease lapsed is gone at once when every "
+          "peer the coordinator hears reports being blocked in a collective "
+          "for this long: it is hung (a SIGSTOP, a wedged device) with its "
+          "connections open. Longer than any wait for a live, slow peer.");
 ABSL_FLAG(int64_t, heartbeat_ms, 1000, "Heartbeat interval told to workers.");
 ABSL_FLAG(int32_t, max_message_bytes, 16 << 20,
           "Largest gRPC message accepted.");
@@ -83,7 +88,7 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"State", {"state", "retain_finished_jobs", "retain_finished_for"}},
       {"Failure detection",
        {"lease_ms", "heartbeat_ms", "silent_member_limit",
-        "silent_generation_limit"}},
+        "silent_generation_limit", "hung_wait"}},
       {"Security", {"tls_cert", "tls_key", "tls_client_ca", "auth_token_file"}},
       {"Metrics", {"metrics_listen"}},
   };
@@ -170,6 +175,8 @@ int main(int argc, char** argv) {
   config.options.silent_generation_limit = std::max(
       absl::GetFlag(FLAGS_silent_generation_limit), config.options.lease);
   config.options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
+  config.options.hung_wait =
+      std::max(absl::GetFlag(FLAGS_hung_wait), absl::Milliseconds(1));
   config.options.sweep_interval =
       std::min(absl::Milliseconds(200), absl::Milliseconds(lease_ms) / 4);
 

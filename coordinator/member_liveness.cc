@@ -45,12 +45,14 @@ void MemberLiveness::Forget(const std::string& worker_id) {
   if (it != generations_.end()) {
     it->second.last_heard.erase(worker_id);
     it->second.latest = LatestHeard(it->second);
+    it->second.blocked.erase(worker_id);
   }
   job_of_.erase(job);
 }
 
 void MemberLiveness::Heard(const std::string& worker_id, int64_t generation,
-                           int64_t step, absl::Time now) {
+                           int64_t step, absl::Time now,
+                           absl::Duration collective_wait) {
   absl::MutexLock lock(&mu_);
   auto job = job_of_.find(worker_id);
   if (job == job_of_.end()) return;
@@ -59,6 +61,11 @@ void MemberLiveness::Heard(const std::string& worker_id, int64_t generation,
   if (now - g.latest > options_.lease) ExcuseSilence(g, now);
   g.last_heard[worker_id] = std::max(g.last_heard[worker_id], now);
   g.latest = std::max(g.latest, now);
+  if (collective_wait > absl::ZeroDuration()) {
+    g.blocked[worker_id] = {now - collective_wait, now};
+  } else {
+    g.blocked.erase(worker_id);
+  }
   AddStep(g, step, now);
 }
 
@@ -117,8 +124,32 @@ MemberLiveness::Verdict MemberLiveness::Judge(const std::string& worker_id,
                                                             : Verdict::kGone;
   }
   const absl::Time contact = std::max(heard->second, StepEvidence(g));
+  if (now - contact > options_.lease &&
+      PeersStuck(g, worker_id, contact, now)) {
+    return Verdict::kGone;
+  }
   return now - contact <= options_.silent_member_limit ? Verdict::kKeep
                                                        : Verdict::kGone;
+}
+
+bool MemberLiveness::PeersStuck(const Generation& g,
+                                const std::string& worker_id,
+                                absl::Time contact, absl::Time now) const {
+  int stuck = 0;
+  for (const auto& [peer, heard] : g.last_heard) {
+    // A silent peer says nothing about the collective (it may be hung too).
+    if (peer == worker_id || now - heard > options_.lease) continue;
+    auto b = g.blocked.find(peer);
+    // A heard peer that is not blocked (computing, loading data, or its
+    // collectives completing) may be the one the others wait for, or proof
+    // that the collectives still complete: no verdict.
+    if (b == g.blocked.end() || b->second.reported <= contact ||
+        b->second.reported - b->second.since < options_.hung_wait) {
+      return false;
+    }
+    ++stuck;
+  }
+  return stuck > 0;
 }
 
 }  // namespace ringleader

@@ -16,6 +16,12 @@
 //   reported step goes from q (heard at time t) to q + 3, every member took
 //   part in a step that began after t: t is a time the silent member was
 //   alive. Without such evidence it is gone after `silent_member_limit`.
+// - Peers heard and stuck: heartbeats also say how long the rank has been
+//   blocked in its current collective. A member silent past its lease
+//   whose heard peers all report being blocked for at least `hung_wait`,
+//   in reports newer than its last contact, is hung (or cut off from its
+//   peers too): no collective of theirs completes without it. It is gone
+//   at once, not after `silent_member_limit`.
 //
 // Keeps the books only; never calls other managers. Thread-safe.
 
@@ -37,6 +43,10 @@ class MemberLiveness {
     absl::Duration lease = absl::Seconds(3);
     absl::Duration silent_member_limit = absl::Seconds(30);
     absl::Duration silent_generation_limit = absl::Minutes(5);
+    // How long a peer must have been blocked in one collective for its
+    // report to count against a silent member (longer than any collective
+    // waits for a live, slow peer).
+    absl::Duration hung_wait = absl::Seconds(1);
   };
   enum class Verdict {
     kNotMember,  // Not in a live generation: its lease decides.
@@ -54,10 +64,12 @@ class MemberLiveness {
   void EndGeneration(const std::string& job_id, int64_t number);
   // The member left its generation (it finished or was removed).
   void Forget(const std::string& worker_id);
-  // A member was heard at `now`, at optimizer step `step` (0: none yet).
+  // A member was heard at `now`, at optimizer step `step` (0: none yet),
+  // blocked in a collective for `collective_wait` (zero: not waiting).
   // Ignored unless `generation` is the member's live one.
   void Heard(const std::string& worker_id, int64_t generation, int64_t step,
-             absl::Time now);
+             absl::Time now,
+             absl::Duration collective_wait = absl::ZeroDuration());
   // `replaced`: a new process took the member's device on its host
   // (WorkerRegistry::KeepSilent). The host reaches us, so our link is not
   // the reason for the silence, and the member is gone unless its peers'
@@ -73,12 +85,19 @@ class MemberLiveness {
     absl::Time time;
     int64_t step;
   };
+  // A member's last report of a collective it was blocked in.
+  struct Blocked {
+    absl::Time since;     // When it began to wait.
+    absl::Time reported;  // When it said so (its last heartbeat).
+  };
   struct Generation {
     int64_t number = 0;
     absl::flat_hash_map<std::string, absl::Time> last_heard;
     // The latest of last_heard (kept, not scanned: Heard runs on every
     // heartbeat of every member).
     absl::Time latest = absl::InfinitePast();
+    // Members whose last heartbeat said they were blocked.
+    absl::flat_hash_map<std::string, Blocked> blocked;
     std::deque<StepMark> marks;  // Increasing steps; only the last few.
   };
   // The latest time every member is known alive from the steps, or
@@ -87,6 +106,10 @@ class MemberLiveness {
   static void AddStep(Generation& g, int64_t step, absl::Time now);
   // Generation::latest from scratch (after a member leaves).
   static absl::Time LatestHeard(const Generation& g);
+  // Whether every member but `worker_id` heard within the lease (at least
+  // one) reported, after `contact`, being blocked for hung_wait or longer.
+  bool PeersStuck(const Generation& g, const std::string& worker_id,
+                  absl::Time contact, absl::Time now) const;
   // Every member counts as heard at `now` (when the first one is heard
   // after all went silent).
   static void ExcuseSilence(Generation& g, absl::Time now);

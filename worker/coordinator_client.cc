@@ -9,6 +9,13 @@
 namespace ringleader {
 namespace {
 
+// A rank blocked this long in one collective beats every kBlockedBeat: its
+// generation may have ended (a peer hung), and it should learn that at
+// once, not a heartbeat interval later. Healthy collectives finish well
+// before, so training at full speed adds no calls.
+constexpr std::chrono::milliseconds kBlockedFor(200);
+constexpr absl::Duration kBlockedBeat = absl::Milliseconds(100);
+
 bool Retryable(const absl::Status& s) {
   return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s);
 }
@@ -142,6 +149,7 @@ v1::HeartbeatRequest CoordinatorClient::BeatRequest(
     req.set_generation(generation_);
   }
   req.set_step(step_);
+  req.set_collective_wait_ms(collective_wait_.Waiting().count());
   return req;
 }
 
@@ -250,6 +258,11 @@ void CoordinatorClient::HeartbeatLoop() {
       }
       wait = std::min(backoff, interval);
       backoff = std::min(backoff * 2, options_.max_backoff);
+    }
+    // Only when the coordinator answers: an unreachable one gets the
+    // backoff.
+    if (s.ok() && collective_wait_.Waiting() >= kBlockedFor) {
+      wait = std::min(wait, kBlockedBeat);
     }
     absl::MutexLock lock(&mu_);
     auto stopping = [this]()

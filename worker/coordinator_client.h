@@ -18,6 +18,7 @@
 #include "common/worker_credential.h"
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
+#include "worker/comm/collective_wait.h"
 
 namespace ringleader {
 
@@ -62,6 +63,9 @@ class CoordinatorClient {
   // The last optimizer step completed in the current generation: heartbeats
   // carry it as evidence that the worker trains (MemberLiveness).
   void SetStep(int64_t step) { step_ = step; }
+  // Times the worker's waits in collectives (WaitTimedCommunicator):
+  // heartbeats carry how long the current one has lasted.
+  CollectiveWaitClock* collective_wait() { return &collective_wait_; }
   // The next assignment; DEADLINE_EXCEEDED after `timeout`; UNAVAILABLE once
   // the coordinator stayed unreachable past unreachable_timeout.
   absl::StatusOr<v1::JobAssignment> WaitForAssignment(absl::Duration timeout);
@@ -163,6 +167,7 @@ class CoordinatorClient {
   AbortHook on_abort_;
   std::atomic<int64_t> last_beat_ns_{INT64_MAX};  // absl::ToUnixNanos
   std::atomic<int64_t> step_{0};
+  CollectiveWaitClock collective_wait_;
   absl::Mutex register_mu_;  // Serializes RegisterAgain.
   std::thread heartbeat_thread_;
 };

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
+#include "worker/comm/collective_wait.h"
 #include "worker/device/communicator_factory.h"
 #include "worker/job_data.h"
 #include "worker/train/job_error.h"
@@ -185,9 +186,11 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
         comm_ = comm->get();
         if (aborted_) comm_->Abort();
       }
+      // Heartbeats say how long training has been blocked in a collective.
+      WaitTimedCommunicator timed(comm->get(), client_->collective_wait());
       TrainerEnv env;
       env.client = client_.get();
-      env.comm = comm->get();
+      env.comm = &timed;
       env.data = &*data;
       env.device = config_.device;
       env.aborted = &aborted_;

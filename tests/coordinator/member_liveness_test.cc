@@ -24,6 +24,18 @@ class MemberLivenessTest : public ::testing::Test {
     }
   }
 
+  // Every member but `silent` heard at `t`, at `step`, blocked in a
+  // collective since `blocked_since` (InfiniteFuture: not blocked).
+  void PeersBlockedAt(const std::string& silent, absl::Duration t, int64_t step,
+                      absl::Duration blocked_since) {
+    const absl::Duration wait = blocked_since == absl::InfiniteDuration()
+                                    ? absl::ZeroDuration()
+                                    : t - blocked_since;
+    for (const char* w : {"a", "b", "c"}) {
+      if (w != silent) live_.Heard(w, 1, step, At(t), wait);
+    }
+  }
+
   MemberLiveness live_;
   const absl::Time t0_;
 };
@@ -132,6 +144,73 @@ TEST_F(MemberLivenessTest, AForgottenMemberNoLongerCounts) {
   // a and b heard: the generation is not silent without c.
   PeersAt("c", absl::Seconds(40), 1);
   EXPECT_EQ(live_.Judge("a", At(absl::Seconds(42))), Verdict::kKeep);
+}
+
+TEST_F(MemberLivenessTest, AHungMemberWhosePeersAreBlockedIsGoneAtItsLease) {
+  // c is stopped right after t0 (its last heartbeat); a and b block in the
+  // next all-reduce at 0.1 s and say so in every heartbeat.
+  for (int ms = 1000; ms <= 3000; ms += 1000) {
+    PeersBlockedAt("c", absl::Milliseconds(ms), 7, absl::Milliseconds(100));
+  }
+  // Within its lease c is not judged at all.
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(3))), Verdict::kKeep);
+  // Past it: no collective of theirs completes without c.
+  EXPECT_EQ(live_.Judge("c", At(absl::Milliseconds(3001))), Verdict::kGone);
+}
+
+TEST_F(MemberLivenessTest, PeersWhoseCollectivesCompleteKeepTheSilentMember) {
+  // c's heartbeats alone are lost: its peers' all-reduces complete, each
+  // wait in their reports is short, and their steps advance.
+  for (int s = 1; s <= 60; ++s) {
+    PeersBlockedAt("c", absl::Seconds(s), 10 * s,
+                   absl::Seconds(s) - absl::Milliseconds(20));
+  }
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(60))), Verdict::kKeep);
+}
+
+TEST_F(MemberLivenessTest, ShortWaitsAreNotProofOfAHang) {
+  // Peers stuck at one step, but each report shows a wait under hung_wait
+  // (a peer that is not in a collective when it beats, say): the old rule,
+  // gone after silent_member_limit.
+  for (int s = 1; s <= 40; ++s) {
+    PeersBlockedAt("c", absl::Seconds(s), 7,
+                   absl::Seconds(s) - absl::Milliseconds(900));
+  }
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(30))), Verdict::kKeep);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(31))), Verdict::kGone);
+}
+
+TEST_F(MemberLivenessTest, APeerThatIsNotBlockedMayBeTheOneTheOthersWaitFor) {
+  // b computes (a long evaluation, a slow step) while a waits for it in the
+  // all-reduce; c's heartbeats are lost. Nothing says c is the one missing.
+  for (int s = 1; s <= 10; ++s) {
+    live_.Heard("a", 1, 7, At(absl::Seconds(s)), absl::Seconds(s));
+    live_.Heard("b", 1, 7, At(absl::Seconds(s)));
+  }
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(10))), Verdict::kKeep);
+  // Once b blocks too, every heard peer waits: c is gone.
+  live_.Heard("b", 1, 7, At(absl::Seconds(11)), absl::Seconds(2));
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(11))), Verdict::kGone);
+}
+
+TEST_F(MemberLivenessTest, BlockedPeersThatFallSilentTooMeanOurLink) {
+  // Every member's last word: a and b blocked. Then nobody is heard: the
+  // coordinator's link, not a hang, until the generation limit.
+  PeersBlockedAt("c", absl::Seconds(1), 7, absl::ZeroDuration());
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(60))), Verdict::kKeep);
+  EXPECT_EQ(live_.Judge("a", At(absl::Seconds(60))), Verdict::kKeep);
+}
+
+TEST_F(MemberLivenessTest, SilentPeersSayNothingAboutTheCollective) {
+  // b and c both stop after t0; a, the only one heard, waits for them.
+  for (int s = 1; s <= 4; ++s) {
+    live_.Heard("a", 1, 7, At(absl::Seconds(s)), absl::Seconds(s));
+  }
+  EXPECT_EQ(live_.Judge("b", At(absl::Seconds(4))), Verdict::kGone);
+  EXPECT_EQ(live_.Judge("c", At(absl::Seconds(4))), Verdict::kGone);
+  // a's next report: its collectives complete again, no verdict.
+  live_.Heard("a", 1, 8, At(absl::Seconds(5)));
+  EXPECT_EQ(live_.Judge("b", At(absl::Seconds(5))), Verdict::kKeep);
 }
 
 }  // namespace

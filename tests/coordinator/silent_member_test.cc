@@ -125,6 +125,44 @@ TEST_F(SilentMemberTest, ASilentMemberWhosePeersStepIsKept) {
   EXPECT_EQ(Job(job).generation(), 1);
 }
 
+TEST_F(SilentMemberTest, ASilentMemberWhosePeersAreBlockedIsGoneAtItsLease) {
+  std::vector<std::string> w;
+  const std::string job = StartJob(3, w);
+  // w[2] hangs right after joining (SIGSTOP: its sockets stay open); w[0]
+  // and w[1] block in their first all-reduce and say so in each heartbeat.
+  for (int s = 1; s <= 3; ++s) {
+    clock_.Advance(absl::Seconds(1));
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_FALSE(Heartbeat(w[i], job, 1, 0, 1000 * s - 100).has_abort());
+    }
+    coordinator_->SweepLeases();
+    EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RUNNING) << s;
+  }
+  // Its lease lapses: gone at once, not after the 30 s limit.
+  clock_.Advance(absl::Milliseconds(200));
+  coordinator_->SweepLeases();
+  EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RESTARTING);
+  EXPECT_EQ(Job(job).restarts(), 1);
+  v1::HeartbeatResponse hb = Heartbeat(w[0], job, 1, 0, 3100);
+  ASSERT_TRUE(hb.has_abort());
+  EXPECT_TRUE(hb.abort().rejoin());
+}
+
+TEST_F(SilentMemberTest, ASilentMemberWhosePeersCollectivesCompleteIsKept) {
+  std::vector<std::string> w;
+  const std::string job = StartJob(3, w);
+  // w[2]'s heartbeats alone are lost: its peers' all-reduces complete, so
+  // each of their heartbeats finds them in a short wait at most.
+  for (int s = 1; s <= 60; ++s) {
+    clock_.Advance(absl::Seconds(1));
+    for (int i = 0; i < 2; ++i) Heartbeat(w[i], job, 1, 10 * s, 15);
+    coordinator_->SweepLeases();
+  }
+  EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Job(job).restarts(), 0);
+  EXPECT_EQ(StateOf(w[2]), v1::WORKER_STATE_SILENT);
+}
+
 TEST_F(SilentMemberTest, ASilentMemberWithoutEvidenceIsGoneAfterTheLimit) {
   std::vector<std::string> w;
   const std::string job = StartJob(3, w);

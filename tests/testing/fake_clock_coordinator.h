@@ -80,18 +80,20 @@ class FakeClockCoordinatorTest : public ::testing::Test {
   absl::StatusOr<v1::HeartbeatResponse> TryHeartbeat(const std::string& worker,
                                                      const std::string& job,
                                                      int64_t gen,
-                                                     int64_t step = 0) {
+                                                     int64_t step = 0,
+                                                     int64_t wait_ms = 0) {
     v1::HeartbeatRequest r;
     r.set_worker_id(worker);
     r.set_job_id(job);
     r.set_generation(gen);
     r.set_step(step);
+    r.set_collective_wait_ms(wait_ms);
     return coordinator_->Heartbeat(workers_caller_, r);
   }
   v1::HeartbeatResponse Heartbeat(const std::string& worker,
                                   const std::string& job, int64_t gen,
-                                  int64_t step = 0) {
-    auto out = TryHeartbeat(worker, job, gen, step);
+                                  int64_t step = 0, int64_t wait_ms = 0) {
+    auto out = TryHeartbeat(worker, job, gen, step, wait_ms);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? *out : v1::HeartbeatResponse();
   }

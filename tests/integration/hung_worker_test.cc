@@ -1,0 +1,105 @@
+// Issue 19 point 4: one of three workers hangs (SIGSTOP: its process keeps
+// its sockets open, so its peers' collectives block instead of failing) at
+// the coordinator's default lease (3 s, heartbeat 1 s). The survivors report
+// in their heartbeats that they are blocked in a collective; the coordinator
+// takes that as evidence the silent member is hung and ends the generation
+// once its lease lapsed, instead of after --silent_member_limit (30 s). The
+// survivors rejoin, resume and finish the job.
+#include <signal.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "gtest/gtest.h"
+#include "tests/integration/cluster.h"
+#include "tests/testing/job_specs.h"
+
+namespace ringleader::testing {
+namespace {
+
+TEST(HungWorkerTest, PeersBlockedOnAStoppedWorkerEndItsGenerationAtItsLease) {
+  auto cluster =
+      Cluster::Start("hung-worker", {"--lease_ms=3000", "--heartbeat_ms=1000"});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::JobSpec s = FailureJobSpec("hung", (*cluster)->dir() + "/ckpt");
+  std::filesystem::create_directories(s.checkpoint_dir());
+  auto job = (*cluster)->Submit(s);
+  ASSERT_TRUE(job.ok()) << job.status();
+  // The collective timeout is far longer than the test: only the
+  // coordinator can end the survivors' wait.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(
+        (*cluster)
+            ->StartWorker({"--max_jobs=1", "--collective_timeout_s=600"})
+            .ok());
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
+  v1::WatchJobRequest req;
+  req.set_job_id(*job);
+  auto stream = (*cluster)->users().WatchJob(&ctx, req);
+  v1::Job snap, last;
+  bool stopped = false;
+  absl::Time stopped_at;
+  int64_t gen_at_stop = 0;
+  int64_t step_at_formation = -1;
+  absl::Duration ended = absl::InfiniteDuration();
+  absl::Duration formed = absl::InfiniteDuration();
+  absl::Duration stepped = absl::InfiniteDuration();
+  for (int n = 0; n < 100000 && stream->Read(&snap); ++n) {
+    last = snap;
+    const absl::Duration since = absl::Now() - stopped_at;
+    if (!stopped && snap.state() == v1::JOB_STATE_RUNNING &&
+        snap.world_size() == 3 && snap.progress().step() >= 60) {
+      (*cluster)->workers()[2]->Kill(SIGSTOP);
+      stopped_at = absl::Now();
+      stopped = true;
+      gen_at_stop = snap.generation();
+      continue;
+    }
+    if (!stopped) continue;
+    const bool newer = snap.generation() > gen_at_stop;
+    if (ended == absl::InfiniteDuration() &&
+        (newer || snap.state() != v1::JOB_STATE_RUNNING)) {
+      ended = since;
+    }
+    if (formed == absl::InfiniteDuration() && newer &&
+        snap.state() == v1::JOB_STATE_RUNNING && snap.world_size() == 2) {
+      formed = since;
+      step_at_formation = snap.progress().step();
+    } else if (formed != absl::InfiniteDuration() &&
+               stepped == absl::InfiniteDuration() &&
+               snap.progress().step() != step_at_formation) {
+      // The survivors' first progress report in the new generation (every
+      // 10 steps): they train again.
+      stepped = since;
+      (*cluster)->workers()[2]->Kill(SIGKILL);  // The hung one is done for.
+    }
+    if (snap.state() == v1::JOB_STATE_SUCCEEDED ||
+        snap.state() == v1::JOB_STATE_FAILED ||
+        snap.state() == v1::JOB_STATE_CANCELLED) {
+      break;
+    }
+  }
+  ctx.TryCancel();
+  if (stopped) (*cluster)->workers()[2]->Kill(SIGKILL);
+  ASSERT_TRUE(stopped) << "the job never ran with 3 ranks: " << last.message();
+  EXPECT_EQ(last.state(), v1::JOB_STATE_SUCCEEDED)
+      << last.message() << "\n"
+      << ReadFileOrEmpty((*cluster)->dir() + "/worker0.log");
+  EXPECT_EQ(last.restarts(), 1);
+  EXPECT_EQ(last.world_size(), 2);
+  EXPECT_GE(last.progress().test_accuracy(), 0.5);
+  // Far below the 30 s silent-member limit that ended a hung member before,
+  // with slack for a loaded machine; the figures are the bench's business
+  // (bench/failure_detection_bench.cc).
+  EXPECT_LT(formed, absl::Seconds(20));
+  std::cout << "SIGSTOP of 1 of 3 workers: generation ended after "
+            << absl::FormatDuration(ended) << ", next one formed after "
+            << absl::FormatDuration(formed)
+            << ", survivors' first progress report after "
+            << absl::FormatDuration(stepped) << "\n";
+}
+
+}  // namespace
+}  // namespace ringleader::testing

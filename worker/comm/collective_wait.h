@@ -1,0 +1,98 @@
+#ifndef RINGLEADER_WORKER_COMM_COLLECTIVE_WAIT_H_
+#define RINGLEADER_WORKER_COMM_COLLECTIVE_WAIT_H_
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "worker/comm/communicator.h"
+
+namespace ringleader {
+
+// How long this rank has been blocked waiting for a collective to finish
+// (Work::Wait, Broadcast). Heartbeats carry it: peers blocked while a member
+// is silent are the coordinator's evidence that the member is hung
+// (coordinator/member_liveness.h). Costs two clock reads and two relaxed
+// atomic stores per wait. Waits come from one thread at a time (the
+// Communicator contract); the reader may be any thread.
+class CollectiveWaitClock {
+ public:
+  void Enter() { since_ns_.store(NowNs(), std::memory_order_relaxed); }
+  void Leave() { since_ns_.store(0, std::memory_order_relaxed); }
+  // How long the current wait has lasted, rounded up to a millisecond;
+  // zero when not waiting.
+  std::chrono::milliseconds Waiting() const {
+    const int64_t since = since_ns_.load(std::memory_order_relaxed);
+    if (since == 0) return std::chrono::milliseconds(0);
+    return std::chrono::ceil<std::chrono::milliseconds>(
+        std::chrono::nanoseconds(std::max<int64_t>(NowNs() - since, 1)));
+  }
+
+ private:
+  static int64_t NowNs() {
+    // steady_clock's epoch is boot: never 0 on a running system.
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  std::atomic<int64_t> since_ns_{0};
+};
+
+// A Communicator that times every wait for a collective on a
+// CollectiveWaitClock, then forwards to `inner`. Launching an operation
+// costs nothing more; only the blocking part (Wait, Broadcast) is timed.
+class WaitTimedCommunicator final : public Communicator {
+ public:
+  WaitTimedCommunicator(Communicator* inner, CollectiveWaitClock* clock)
+      : inner_(inner), clock_(clock) {}
+
+  int rank() const override { return inner_->rank(); }
+  int world_size() const override { return inner_->world_size(); }
+  std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
+                                          DataType type) override {
+    return Timed(inner_->AllReduceSumAsync(data, count, type));
+  }
+  // `on_done` still runs where `inner` completes the operation.
+  std::unique_ptr<Work> AllReduceSumAsyncThen(
+      void* data, size_t count, DataType type,
+      std::function<void()> on_done) override {
+    return Timed(
+        inner_->AllReduceSumAsyncThen(data, count, type, std::move(on_done)));
+  }
+  absl::Status Broadcast(void* data, size_t bytes, int root) override {
+    clock_->Enter();
+    absl::Status s = inner_->Broadcast(data, bytes, root);
+    clock_->Leave();
+    return s;
+  }
+  void Abort() override { inner_->Abort(); }
+
+ private:
+  class TimedWork final : public Work {
+   public:
+    TimedWork(std::unique_ptr<Work> inner, CollectiveWaitClock* clock)
+        : inner_(std::move(inner)), clock_(clock) {}
+    absl::Status Wait() override {
+      clock_->Enter();
+      absl::Status s = inner_->Wait();
+      clock_->Leave();
+      return s;
+    }
+
+   private:
+    const std::unique_ptr<Work> inner_;
+    CollectiveWaitClock* const clock_;
+  };
+  std::unique_ptr<Work> Timed(std::unique_ptr<Work> work) {
+    return std::make_unique<TimedWork>(std::move(work), clock_);
+  }
+
+  Communicator* const inner_;
+  CollectiveWaitClock* const clock_;
+};
+
+}  // namespace ringleader
+
+#endif  // RINGLEADER_WORKER_COMM_COLLECTIVE_WAIT_H_
