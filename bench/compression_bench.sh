@@ -47,13 +47,7 @@ OUT="${RESULTS:-bench/results/compression.jsonl}"
 TMP="$(mktemp -d)"
 NS_A="rlc$$a" NS_B="rlc$$b" IP_A=198.18.213.1 IP_B=198.18.213.2
 NETNS=
-cleanup() {
-  kill $(jobs -p) 2>/dev/null || true
-  wait 2>/dev/null || true
-  delete_netns
-  [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap cleanup_netns_run EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
 # probe_link LINK: the link's measured TCP rate, one JSON line.

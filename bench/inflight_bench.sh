@@ -44,13 +44,7 @@ OUT="${RESULTS:-bench/results/inflight.jsonl}"
 TMP="$(mktemp -d)"
 NS_A="rli$$a" NS_B="rli$$b" IP_A=198.18.214.1 IP_B=198.18.214.2
 NETNS=
-cleanup() {
-  kill $(jobs -p) 2>/dev/null || true
-  wait 2>/dev/null || true
-  delete_netns
-  [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$TMP"
-}
-trap cleanup EXIT
+trap cleanup_netns_run EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
 # tag KEY=VALUE...: stdin's JSON lines with the fields added (numbers as

@@ -150,3 +150,13 @@ delete_netns() {
     ip netns del "$NS_B" 2>/dev/null || true
   fi
 }
+
+# cleanup_netns_run: the EXIT trap of a script that made namespaces with
+# make_netns: stops its background jobs, then removes the namespaces and
+# $TMP (kept with KEEP_TMP=1).
+cleanup_netns_run() {
+  kill $(jobs -p) 2>/dev/null || true
+  wait 2>/dev/null || true
+  delete_netns
+  [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$TMP"
+}
