@@ -429,6 +429,10 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
   AddValue(c, "--checkpoint_every", &o->checkpoint_every,
            "Checkpoint every K steps (0: at epoch end)")
       ->group(g_train);
+  AddBool(c, "--checkpoint_synchronous", &o->checkpoint_synchronous,
+          "Write checkpoints on the training thread, not in the background "
+          "(slower; for a host where the state's extra copy does not fit)")
+      ->group(g_train);
   AddBool(c, "--evaluate_every_epoch", &o->evaluate_every_epoch,
           "Evaluate on the test split after every epoch, not only the last")
       ->group(g_train);
@@ -538,6 +542,9 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
   if (o.seed) spec->set_seed(*o.seed);
   if (o.checkpoint_dir) spec->set_checkpoint_dir(*o.checkpoint_dir);
   if (o.checkpoint_every) spec->set_checkpoint_every_steps(*o.checkpoint_every);
+  if (o.checkpoint_synchronous) {
+    spec->set_checkpoint_synchronous(*o.checkpoint_synchronous);
+  }
   if (o.progress_every) spec->set_progress_every_steps(*o.progress_every);
   if (o.progress_interval_ms) {
     spec->set_progress_min_interval_ms(*o.progress_interval_ms);
@@ -614,6 +621,7 @@ std::string FlagForField(absl::string_view field_path) {
       {"seed", "--seed"},
       {"checkpoint_dir", "--checkpoint_dir"},
       {"checkpoint_every_steps", "--checkpoint_every"},
+      {"checkpoint_synchronous", "--checkpoint_synchronous"},
       {"progress_every_steps", "--progress_every"},
       {"progress_min_interval_ms", "--progress_interval_ms"},
       {"max_restarts", "--max_restarts"},

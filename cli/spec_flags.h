@@ -68,6 +68,7 @@ struct SpecOverrides {
   std::optional<uint64_t> seed;
   std::optional<std::string> checkpoint_dir;
   std::optional<int32_t> checkpoint_every;
+  std::optional<bool> checkpoint_synchronous;
   std::optional<int32_t> progress_every;
   std::optional<int32_t> progress_interval_ms;
   std::optional<int32_t> max_restarts;

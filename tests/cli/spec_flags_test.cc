@@ -43,7 +43,7 @@ constexpr char kFullFlags[] =
     "--bucket_cap_bytes=4096 --first_bucket_bytes=1024 "
     "--allreduce_after_backward --cpu_transport=shm "
     "--gradient_compression=bf16 --buckets_in_flight=3 "
-    "--evaluate_every_epoch "
+    "--evaluate_every_epoch --checkpoint_synchronous "
     "--timeline_dir=/tl --timeline_steps=7 "
     "--train_inputs=/d/x.npy,/d/m.npy --train_targets=/d/y.npy "
     "--test_inputs=/d/tx.npy,/d/tm.npy --test_targets=/d/ty.npy "
@@ -96,6 +96,7 @@ TEST(SpecFlagsTest, EveryFlagSetsItsField) {
   EXPECT_EQ(s.ddp().gradient_compression(), v1::GRADIENT_COMPRESSION_BF16);
   EXPECT_EQ(s.ddp().buckets_in_flight(), 3);
   EXPECT_TRUE(s.evaluate_every_epoch());
+  EXPECT_TRUE(s.checkpoint_synchronous());
   EXPECT_EQ(s.timeline_dir(), "/tl");
   EXPECT_EQ(s.timeline_steps(), 7);
   const v1::DatasetSpec& d = s.dataset();
