@@ -32,6 +32,7 @@
 #include "worker/train/progress_schedule.h"
 #include "worker/train/progress_window.h"
 #include "worker/train/reducer_options.h"
+#include "worker/train/state_digest.h"
 #include "worker/train/step_plan.h"
 #include "worker/train/task.h"
 #include "worker/train/timeline.h"
@@ -177,7 +178,13 @@ absl::Status Trainer::SetUpReplicas() {
   boundary_->job_id = job_id_;
   boundary_->position = resumed->position;
   boundary_->epoch_sample_offset = resumed->epoch_sample_offset;
+  if (!fresh) LogStateDigest("resumed");
   return absl::OkStatus();
+}
+
+void Trainer::LogStateDigest(const char* when) const {
+  LOG(INFO) << "rank " << gen_.rank() << " state digest at step " << step_
+            << " (" << when << "): " << StateDigest(*model_, *optimizer_);
 }
 
 absl::StatusOr<ResumePoint> Trainer::Resume() {
@@ -186,7 +193,7 @@ absl::StatusOr<ResumePoint> Trainer::Resume() {
   static const KeptState kNothingKept;
   absl::StatusOr<std::optional<ResumePoint>> peers = RecoverFromPeers(
       job_id_, env_.kept != nullptr ? *env_.kept : kNothingKept, newest_offered,
-      *model_, *optimizer_, *env_.comm, device_);
+      *model_, *optimizer_, *env_.comm, device_, env_.before_state_broadcast);
   if (!peers.ok()) return peers.status();
   if (peers->has_value()) return **peers;
   return ResumeFromOffered(gen_, *model_, *optimizer_, *env_.comm, device_);
@@ -474,6 +481,8 @@ absl::Status Trainer::Finish() {
   const absl::Duration bound = env_.client->options().unreachable_timeout;
   absl::StatusOr<MetricSums> sums = EvaluateTestSplit();
   if (!sums.ok()) return sums.status();
+  // After the evaluation synced rank 0's buffers: every rank's whole state.
+  LogStateDigest("end");
   // Commits still queued (the coordinator was away) go before the final
   // report: once the job is SUCCEEDED its checkpoint history is complete.
   if (absl::Status s = checkpointer_->Drain(bound); !s.ok()) return s;
