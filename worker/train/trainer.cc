@@ -129,6 +129,9 @@ absl::Status Trainer::SetUpReplicas() {
                      resumed->epoch_sample_offset == 0;
   if (!fresh) {
     shard_resume_ = {resumed->position.epoch, resumed->epoch_sample_offset};
+    // As loaded, before rank 0's parameters are broadcast: the ranks agree
+    // by the recovery itself, not by the broadcast.
+    LogStateDigest("resumed");
   }
   // The same on every rank: they resumed from the same checkpoint.
   planned_steps_ = PlannedOptimizerSteps(
@@ -178,7 +181,6 @@ absl::Status Trainer::SetUpReplicas() {
   boundary_->job_id = job_id_;
   boundary_->position = resumed->position;
   boundary_->epoch_sample_offset = resumed->epoch_sample_offset;
-  if (!fresh) LogStateDigest("resumed");
   return absl::OkStatus();
 }
 
