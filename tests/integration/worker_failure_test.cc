@@ -90,6 +90,10 @@ TEST(WorkerFailureTest, WithoutCheckpointsTheSurvivorsRecoverFromMemory) {
   v1::JobSpec s = FailureJobSpec("memory", "");
   s.mutable_dataset()->set_synthetic_train_size(kTrain);
   s.set_checkpoint_every_steps(0);
+  // Generation 1 waits for all 3 workers (unless one is 3 s late): on a
+  // loaded machine the third could miss a 500 ms last call, and the job
+  // then ran at world 2 throughout.
+  s.set_rendezvous_last_call_ms(3000);
   auto job = (*cluster)->Submit(s);
   ASSERT_TRUE(job.ok()) << job.status();
   for (int i = 0; i < 3; ++i) {
