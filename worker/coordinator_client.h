@@ -63,6 +63,7 @@ class CoordinatorClient {
   // The last optimizer step completed in the current generation: heartbeats
   // carry it as evidence that the worker trains (MemberLiveness).
   void SetStep(int64_t step) { step_ = step; }
+  int64_t step() const { return step_; }
   // Times the worker's waits in collectives (WaitTimedCommunicator):
   // heartbeats carry how long the current one has lasted.
   CollectiveWaitClock* collective_wait() { return &collective_wait_; }

@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
 #include "worker/comm/collective_wait.h"
+#include "worker/comm/lost_result_communicator.h"
 #include "worker/device/communicator_factory.h"
 #include "worker/job_data.h"
 #include "worker/train/job_error.h"
@@ -56,6 +59,23 @@ void WorkerDaemon::OnAbort(const v1::GenerationAbort& abort) {
                << " ended: " << abort.reason();
   aborted_ = true;
   if (comm_ != nullptr) comm_->Abort();
+}
+
+bool WorkerDaemon::LoseThisAllReduce(int rank) {
+  const FaultInjection& f = config_.faults;
+  // The step's all-reduces are launched after the previous step was
+  // counted (Trainer::RunEpoch sets the client's step).
+  if (lost_an_allreduce_ || f.lose_allreduce_result_at_step <= 0 ||
+      (f.lose_allreduce_result_rank >= 0 &&
+       rank != f.lose_allreduce_result_rank) ||
+      client_->step() != f.lose_allreduce_result_at_step - 1) {
+    return false;
+  }
+  lost_an_allreduce_ = true;
+  LOG(WARNING) << "fault injection: rank " << rank
+               << " loses the result of an all-reduce of step "
+               << f.lose_allreduce_result_at_step;
+  return true;
 }
 
 bool WorkerDaemon::HeartbeatAlive(absl::Duration within) const {
@@ -188,9 +208,23 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
       }
       // Heartbeats say how long training has been blocked in a collective.
       WaitTimedCommunicator timed(comm->get(), client_->collective_wait());
+      std::optional<LostResultCommunicator> lossy;
+      if (config_.faults.lose_allreduce_result_at_step > 0) {
+        lossy.emplace(&timed, [this, rank = gen->rank()] {
+          return LoseThisAllReduce(rank);
+        });
+      }
       TrainerEnv env;
       env.client = client_.get();
-      env.comm = &timed;
+      env.comm =
+          lossy.has_value() ? static_cast<Communicator*>(&*lossy) : &timed;
+      if (config_.faults.exit_during_recovery) {
+        env.before_state_broadcast = [] {
+          LOG(ERROR) << "fault injection: exiting in the middle of a recovery "
+                        "from a member's memory";
+          std::_Exit(3);
+        };
+      }
       env.data = &*data;
       env.device = config_.device;
       env.aborted = &aborted_;

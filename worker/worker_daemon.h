@@ -19,6 +19,22 @@
 
 namespace ringleader {
 
+// Fault injection for tests (worker_main's "Fault injection (tests)"
+// flags): deterministic failures the integration tests of recovery need.
+// All off by default.
+struct FaultInjection {
+  // > 0: the first all-reduce of this optimizer step completes for the
+  // peers but fails on this worker (LostResultCommunicator), once per
+  // process: the generation ends with this rank a step behind them.
+  int64_t lose_allreduce_result_at_step = 0;
+  // Only while this worker has this rank (-1: whatever rank it has).
+  int lose_allreduce_result_rank = -1;
+  // Exit (status 3) when about to take part in a recovery from a member's
+  // memory, after the kept states were exchanged: a second failure during
+  // the recovery from the first.
+  bool exit_during_recovery = false;
+};
+
 // Configuration of one worker process, read once from flags/environment.
 struct WorkerConfig {
   std::string coordinator = "127.0.0.1:7070";
@@ -41,6 +57,7 @@ struct WorkerConfig {
   // Called once, after registering with the coordinator and starting the
   // heartbeats (the worker's "serving": systemd's READY=1).
   std::function<void()> on_registered;
+  FaultInjection faults;
 };
 
 // The worker daemon's main loop: register, heartbeat, wait for a job, join its
@@ -64,6 +81,9 @@ class WorkerDaemon {
   // joins its generation and reports the error as this rank's.
   absl::Status FailJob(const std::string& job_id, const absl::Status& error);
   void OnAbort(const v1::GenerationAbort& abort);
+  // FaultInjection::lose_allreduce_result_*: whether the all-reduce this
+  // rank launches now is to be lost (at most once per process).
+  bool LoseThisAllReduce(int rank);
   // What the communicator of generation `gen` of `job_id` is built from.
   CommunicatorRequest CommunicatorRequestFor(
       const std::string& job_id, const v1::JoinRendezvousResponse& gen);
@@ -73,6 +93,8 @@ class WorkerDaemon {
   std::unique_ptr<CoordinatorClient> client_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> aborted_{false};
+  // Training thread only.
+  bool lost_an_allreduce_ = false;
   absl::Mutex mu_;
   std::string job_id_ ABSL_GUARDED_BY(mu_);
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;

@@ -49,6 +49,18 @@ ABSL_FLAG(bool, recover_from_peers, true,
           "and recover the next generation from the newest state a member "
           "kept, not from the last checkpoint file (false: disk only, as a "
           "comparison; costs one copy of the model and optimizer state).");
+ABSL_FLAG(int64_t, fault_lose_allreduce_result_at_step, 0,
+          "Fault injection for tests, not for production: the first "
+          "all-reduce of this optimizer step completes for the peers but "
+          "fails on this worker, once (the generation ends with it a step "
+          "behind them); 0: off, else >= 2.");
+ABSL_FLAG(int, fault_lose_allreduce_result_rank, -1,
+          "Fault injection for tests: --fault_lose_allreduce_result_at_step "
+          "applies only while this worker has this rank (-1: any rank).");
+ABSL_FLAG(bool, fault_exit_during_recovery, false,
+          "Fault injection for tests, not for production: exit with status 3 "
+          "when about to take part in a recovery from a member's memory, "
+          "after the kept states were exchanged.");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on at /metrics (port 0 picks "
           "a free port); empty: off. Suggested: 0.0.0.0:9465 (+ GPU index).");
@@ -80,6 +92,9 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"Recovery", {"recover_from_peers"}},
       {"Lifetime", {"max_jobs"}},
       {"Metrics", {"metrics_listen", "metrics_port_file"}},
+      {"Fault injection (tests)",
+       {"fault_lose_allreduce_result_at_step",
+        "fault_lose_allreduce_result_rank", "fault_exit_during_recovery"}},
   };
   return *groups;
 }
@@ -132,6 +147,19 @@ int main(int argc, char** argv) {
   config.collective_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_collective_timeout_s));
   config.recover_from_peers = absl::GetFlag(FLAGS_recover_from_peers);
+  config.faults.lose_allreduce_result_at_step =
+      absl::GetFlag(FLAGS_fault_lose_allreduce_result_at_step);
+  config.faults.lose_allreduce_result_rank =
+      absl::GetFlag(FLAGS_fault_lose_allreduce_result_rank);
+  config.faults.exit_during_recovery =
+      absl::GetFlag(FLAGS_fault_exit_during_recovery);
+  // Step 1's all-reduces would be lost at step 0, where the setup's are.
+  if (config.faults.lose_allreduce_result_at_step < 0 ||
+      config.faults.lose_allreduce_result_at_step == 1) {
+    std::cerr << "ringleader-worker: --fault_lose_allreduce_result_at_step "
+                 "must be 0 (off) or >= 2\n";
+    return 2;
+  }
   const int threads = absl::GetFlag(FLAGS_threads);
   if (threads < 1 || threads > 256) {
     std::cerr << "ringleader-worker: --threads must be in 1..256\n";

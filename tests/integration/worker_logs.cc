@@ -35,23 +35,95 @@ std::vector<SampleLine> ParseSampleLines(const std::string& log) {
   return out;
 }
 
+namespace {
+
+// The generation of the last "generation G: rank R of W" line, or 0.
+int64_t RankLineGeneration(const std::string& line, int64_t current) {
+  static const std::regex* re =
+      new std::regex("generation ([0-9]+): rank [0-9]+ of [0-9]+$");
+  std::smatch m;
+  return std::regex_search(line, m, *re) ? std::stoll(m[1]) : current;
+}
+
+std::vector<std::string> Lines(const std::string& log) {
+  return absl::StrSplit(log, '\n');
+}
+
+}  // namespace
+
 std::vector<ResumeLine> ParseResumeLines(const std::string& log) {
   std::vector<ResumeLine> out;
   const std::regex file(
       "resumes from checkpoint ([0-9]+) \\(.*\\) at epoch ([0-9]+) step "
       "([0-9]+) offset ([0-9]+)");
   const std::regex memory(
-      "recovers from rank [0-9]+'s memory at epoch ([0-9]+) step ([0-9]+) "
+      "recovers from rank ([0-9]+)'s memory at epoch ([0-9]+) step ([0-9]+) "
       "offset ([0-9]+)");
-  for (const std::string& line :
-       std::vector<std::string>(absl::StrSplit(log, '\n'))) {
+  int64_t generation = 0;
+  for (const std::string& line : Lines(log)) {
+    generation = RankLineGeneration(line, generation);
     std::smatch m;
     if (std::regex_search(line, m, file)) {
       out.push_back({std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3]),
-                     std::stoll(m[4]), false});
+                     std::stoll(m[4]), false, -1, generation});
     } else if (std::regex_search(line, m, memory)) {
-      out.push_back(
-          {0, std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3]), true});
+      out.push_back({0, std::stoll(m[2]), std::stoll(m[3]), std::stoll(m[4]),
+                     true, std::stoll(m[1]), generation});
+    }
+  }
+  return out;
+}
+
+std::vector<DigestLine> ParseDigestLines(const std::string& log) {
+  std::vector<DigestLine> out;
+  const std::regex re(
+      "rank ([0-9]+) state digest at step ([0-9]+) \\(([a-z]+)\\): "
+      "([0-9a-f]+)$");
+  int64_t generation = 0;
+  for (const std::string& line : Lines(log)) {
+    generation = RankLineGeneration(line, generation);
+    std::smatch m;
+    if (!std::regex_search(line, m, re)) continue;
+    out.push_back({generation, std::stoll(m[1]), std::stoll(m[2]), m[3], m[4]});
+  }
+  return out;
+}
+
+std::vector<KeepLine> ParseKeepLines(const std::string& log) {
+  std::vector<KeepLine> out;
+  const std::regex re(
+      "keeps its state at epoch ([0-9]+) step ([0-9]+) offset ([0-9]+)");
+  int64_t generation = 0;
+  for (const std::string& line : Lines(log)) {
+    generation = RankLineGeneration(line, generation);
+    std::smatch m;
+    if (!std::regex_search(line, m, re)) continue;
+    out.push_back(
+        {generation, std::stoll(m[1]), std::stoll(m[2]), std::stoll(m[3])});
+  }
+  return out;
+}
+
+AppliedSamples CountAppliedSamples(const std::vector<std::string>& logs) {
+  AppliedSamples out;
+  for (const std::string& log : logs) {
+    for (const ResumeLine& r : ParseResumeLines(log)) {
+      auto [it, inserted] = out.resumed_at.emplace(r.generation, r.step);
+      if (!inserted && it->second != r.step) {
+        absl::StrAppend(&out.disagreement, "generation ", r.generation,
+                        " resumed at steps ", it->second, " and ", r.step,
+                        "; ");
+      }
+    }
+  }
+  for (const std::string& log : logs) {
+    for (const SampleLine& l : ParseSampleLines(log)) {
+      auto next = out.resumed_at.upper_bound(l.generation);
+      if (next != out.resumed_at.end() && l.step > next->second) {
+        ++out.redone_batches;
+        continue;
+      }
+      out.by_epoch[l.epoch].insert(l.ids.begin(), l.ids.end());
     }
   }
   return out;

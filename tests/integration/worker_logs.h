@@ -2,7 +2,9 @@
 #define RINGLEADER_TESTS_INTEGRATION_WORKER_LOGS_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,11 +36,51 @@ struct ResumeLine {
   int64_t checkpoint_id = 0, epoch = 0, step = 0, offset = 0;
   // Recovered from a peer's memory (checkpoint_id 0), not from a file.
   bool from_memory = false;
+  // From memory: the rank (in `generation`) whose state was broadcast.
+  int64_t source_rank = -1;
+  // The generation of the rank line before it (0: none).
+  int64_t generation = 0;
 };
 
 // Every resume line of a worker log, in log order: "resumes from checkpoint
 // ..." and "recovers from rank R's memory ...".
 std::vector<ResumeLine> ParseResumeLines(const std::string& log);
+
+// One "rank R state digest at step S (WHEN): HEX" line (a hash of the whole
+// training state: worker/train/state_digest.h), WHEN "resumed" or "end".
+struct DigestLine {
+  int64_t generation = 0;  // Of the rank line before it.
+  int64_t rank = 0, step = 0;
+  std::string when, digest;
+};
+
+std::vector<DigestLine> ParseDigestLines(const std::string& log);
+
+// One "keeps its state at epoch E step S offset O" line: what a rank kept
+// when a generation ended under it.
+struct KeepLine {
+  int64_t generation = 0;  // Of the rank line before it.
+  int64_t epoch = 0, step = 0, offset = 0;
+};
+
+std::vector<KeepLine> ParseKeepLines(const std::string& log);
+
+// What the exact-once check counts over a whole job: the sample ids that
+// went into the model, per epoch, and the batches trained but never
+// applied. A generation's batches count up to the step the next generation
+// that resumed (any later one: one that failed during its recovery never
+// trained) resumed at; the last generation's all count.
+struct AppliedSamples {
+  std::map<int64_t, std::multiset<int64_t>> by_epoch;
+  int64_t redone_batches = 0;
+  // Generation -> the step its ranks resumed at (every rank's resume line
+  // must agree; `disagreement` says where they did not).
+  std::map<int64_t, int64_t> resumed_at;
+  std::string disagreement;
+};
+
+// From every worker log of a job run with GLOG_v=1.
+AppliedSamples CountAppliedSamples(const std::vector<std::string>& logs);
 
 // The optimizer step of each resume line, in log order.
 std::vector<int64_t> ParseResumeSteps(const std::string& log);

@@ -87,7 +87,7 @@ absl::StatusOr<std::optional<ResumePoint>> RecoverFromPeers(
     const std::string& job_id, const KeptState& kept,
     int64_t newest_offered_step, Model& model,
     torch::optim::Optimizer& optimizer, Communicator& comm,
-    const c10::Device& device) {
+    const c10::Device& device, const std::function<void()>& before_broadcast) {
   const int world = comm.world_size();
   absl::StatusOr<std::vector<int64_t>> summed = AllReduceInt64Sum(
       comm, KeptStateSlots(comm.rank(), world, job_id, kept), device);
@@ -96,6 +96,7 @@ absl::StatusOr<std::optional<ResumePoint>> RecoverFromPeers(
       ChooseRecoverySource(*summed, world, newest_offered_step);
   if (!source.ok()) return source.status();
   if (source->rank < 0) return std::nullopt;
+  if (before_broadcast) before_broadcast();
   absl::StatusOr<std::string> payload =
       BroadcastPayload(comm, device, kept.payload, source->bytes, source->rank);
   if (!payload.ok()) return payload.status();

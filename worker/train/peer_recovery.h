@@ -12,6 +12,7 @@
 // offset of q + 1.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,11 +53,15 @@ absl::StatusOr<RecoverySource> ChooseRecoverySource(
 // when no member keeps a state as new as the newest offered checkpoint;
 // else where training goes on, `model` and `optimizer` loaded. ABORTED when
 // a collective fails (the caller rejoins, its KeptState untouched).
+// `before_broadcast`, when set, runs on this rank after the exchange chose a
+// member's state and before it is broadcast: a fault-injection point for
+// tests (a member that dies in the middle of a recovery).
 absl::StatusOr<std::optional<ResumePoint>> RecoverFromPeers(
     const std::string& job_id, const KeptState& kept,
     int64_t newest_offered_step, Model& model,
     torch::optim::Optimizer& optimizer, Communicator& comm,
-    const c10::Device& device);
+    const c10::Device& device,
+    const std::function<void()>& before_broadcast = nullptr);
 
 }  // namespace ringleader
 

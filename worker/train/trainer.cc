@@ -32,6 +32,7 @@
 #include "worker/train/progress_schedule.h"
 #include "worker/train/progress_window.h"
 #include "worker/train/reducer_options.h"
+#include "worker/train/state_digest.h"
 #include "worker/train/step_plan.h"
 #include "worker/train/task.h"
 #include "worker/train/timeline.h"
@@ -128,6 +129,9 @@ absl::Status Trainer::SetUpReplicas() {
                      resumed->epoch_sample_offset == 0;
   if (!fresh) {
     shard_resume_ = {resumed->position.epoch, resumed->epoch_sample_offset};
+    // As loaded, before rank 0's parameters are broadcast: the ranks agree
+    // by the recovery itself, not by the broadcast.
+    LogStateDigest("resumed");
   }
   // The same on every rank: they resumed from the same checkpoint.
   planned_steps_ = PlannedOptimizerSteps(
@@ -180,13 +184,18 @@ absl::Status Trainer::SetUpReplicas() {
   return absl::OkStatus();
 }
 
+void Trainer::LogStateDigest(const char* when) const {
+  LOG(INFO) << "rank " << gen_.rank() << " state digest at step " << step_
+            << " (" << when << "): " << StateDigest(*model_, *optimizer_);
+}
+
 absl::StatusOr<ResumePoint> Trainer::Resume() {
   const int64_t newest_offered =
       gen_.resume_candidates_size() > 0 ? gen_.resume_candidates(0).step() : -1;
   static const KeptState kNothingKept;
   absl::StatusOr<std::optional<ResumePoint>> peers = RecoverFromPeers(
       job_id_, env_.kept != nullptr ? *env_.kept : kNothingKept, newest_offered,
-      *model_, *optimizer_, *env_.comm, device_);
+      *model_, *optimizer_, *env_.comm, device_, env_.before_state_broadcast);
   if (!peers.ok()) return peers.status();
   if (peers->has_value()) return **peers;
   return ResumeFromOffered(gen_, *model_, *optimizer_, *env_.comm, device_);
@@ -474,6 +483,8 @@ absl::Status Trainer::Finish() {
   const absl::Duration bound = env_.client->options().unreachable_timeout;
   absl::StatusOr<MetricSums> sums = EvaluateTestSplit();
   if (!sums.ok()) return sums.status();
+  // After the evaluation synced rank 0's buffers: every rank's whole state.
+  LogStateDigest("end");
   // Commits still queued (the coordinator was away) go before the final
   // report: once the job is SUCCEEDED its checkpoint history is complete.
   if (absl::Status s = checkpointer_->Drain(bound); !s.ok()) return s;

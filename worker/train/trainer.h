@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,6 +64,10 @@ struct TrainerEnv {
   // generation of it (InfinitePast: it was in the job before): the first
   // step reports how long it took from there.
   absl::Time joined_at = absl::InfinitePast();
+  // Fault injection for tests (the worker's "Fault injection (tests)"
+  // flags): runs when this rank is about to receive or send a member's kept
+  // state in a recovery (peer_recovery.h); null: nothing.
+  std::function<void()> before_state_broadcast;
 };
 
 // Trains one generation of a job on one rank, the way a DDP training script
@@ -129,6 +134,9 @@ class Trainer {
   absl::StatusOr<MetricSums> EvaluateTestSplit();
   absl::Status EndEpoch(int64_t epoch, int64_t batches);
   absl::Status Finish();
+  // "rank R state digest at step S (WHEN): HEX" (state_digest.h): the
+  // tests compare the ranks' states bit for bit from these lines.
+  void LogStateDigest(const char* when) const;
   absl::Status Aborted() const;
   // `s` from a collective: ABORTED (rejoin) either way.
   absl::Status Broken(const absl::Status& s) const;

@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -183,6 +184,60 @@ TEST(PeerRecoveryTest, EveryRankLoadsTheNewestStateBitForBit) {
     ASSERT_TRUE(out[r].point->has_value());
     EXPECT_EQ((*out[r].point)->position.step, 6);
     EXPECT_EQ((*out[r].point)->epoch_sample_offset, 384);
+    EXPECT_TRUE(Equal(out[r].state, expected));
+  }
+}
+
+TEST(PeerRecoveryTest, ARecoveryCutShortLeavesTheKeptStatesForTheNextOne) {
+  Replica behind(1), ahead(1);
+  behind.Train(5);
+  ahead.Train(6);
+  const std::vector<KeptState> kept = {behind.Keep(5, 320), ahead.Keep(6, 384),
+                                       KeptState()};
+  const std::vector<at::Tensor> expected = State(ahead);
+  {
+    // The generation ends after the exchange, before the source (rank 1)
+    // sends: every communicator is aborted, as the coordinator's abort does
+    // when a member dies there. No rank can have received the state.
+    MemoryKvClient kv;
+    GlooCommunicator::Options o;
+    o.timeout = absl::Seconds(30);
+    std::vector<std::unique_ptr<GlooCommunicator>> comms =
+        testing::CreateAll<GlooCommunicator>(&kv, 3, o);
+    std::vector<Outcome> out(3);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 3; ++r) {
+      threads.emplace_back([&, r] {
+        Replica fresh(100 + r);
+        std::function<void()> die;
+        if (r == 1) {
+          die = [&comms] {
+            for (auto& c : comms) c->Abort();
+          };
+        }
+        out[r].point = RecoverFromPeers(
+            "job", kept[r], /*newest_offered_step=*/4, *fresh.model, *fresh.opt,
+            *comms[r], c10::Device("cpu"), die);
+        out[r].state = State(fresh);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (int r = 0; r < 3; ++r) {
+      SCOPED_TRACE(r);
+      EXPECT_TRUE(absl::IsAborted(out[r].point.status()))
+          << out[r].point.status();
+      Replica fresh(100 + r);
+      EXPECT_TRUE(Equal(out[r].state, State(fresh)));  // Nothing loaded.
+    }
+  }
+  // The next generation, without the new rank, recovers from the same kept
+  // states: the newest step, bit for bit.
+  std::vector<Outcome> out = Recover({kept[0], kept[1]}, /*newest_offered=*/4);
+  for (int r = 0; r < 2; ++r) {
+    SCOPED_TRACE(r);
+    ASSERT_TRUE(out[r].point.ok()) << out[r].point.status();
+    ASSERT_TRUE(out[r].point->has_value());
+    EXPECT_EQ((*out[r].point)->position.step, 6);
     EXPECT_TRUE(Equal(out[r].state, expected));
   }
 }

@@ -1,0 +1,370 @@
+// Issue 19, point 6: recovery from the members' memory with real worker
+// processes, each case held to the exact-once sample check (every sample of
+// every epoch applied once, from the sample-id logs) and to one state on
+// every rank, bit for bit (the state digests the workers log when they
+// resume and at the job's end):
+// - a rank a step behind its peers when the generation ends (its all-reduce
+//   "completed" for them, not for it: fault injection) is brought to the
+//   newest step by a rank that holds it;
+// - a replacement started for a worker killed mid-epoch receives the state
+//   from a live peer (no checkpoint directory: nothing on disk);
+// - a second worker dies in the middle of the recovery from the first
+//   failure: the survivors keep their state through the aborted recovery
+//   and the third generation still recovers from memory.
+// worker_failure_test's WithoutCheckpointsTheSurvivorsRecoverFromMemory is
+// the plain case (one worker killed, the survivors recover).
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/integration/cluster.h"
+#include "tests/integration/worker_logs.h"
+#include "tests/testing/job_specs.h"
+
+namespace ringleader::testing {
+namespace {
+
+// 9600 samples in batches of 32: whole steps at world 3 and 2, so every
+// sample of an epoch goes in exactly once (no padding). No checkpoint
+// directory: recovery can only come from memory.
+constexpr int64_t kTrain = 9600;
+
+v1::JobSpec MemoryJobSpec(const std::string& name) {
+  v1::JobSpec s = FailureJobSpec(name, "");
+  s.mutable_dataset()->set_synthetic_train_size(kTrain);
+  s.set_checkpoint_every_steps(0);
+  return s;
+}
+
+std::vector<std::string> WorkerLogs(Cluster& cluster) {
+  std::vector<std::string> logs;
+  for (size_t w = 0; w < cluster.workers().size(); ++w) {
+    logs.push_back(ReadFileOrEmpty(cluster.log_dir() + "/worker" +
+                                   std::to_string(w) + ".log"));
+  }
+  return logs;
+}
+
+// Every sample of every epoch once, over all the job's generations.
+void ExpectEverySampleOnce(const AppliedSamples& applied, int64_t epochs) {
+  EXPECT_EQ(applied.disagreement, "");
+  ASSERT_EQ(applied.by_epoch.size(), static_cast<size_t>(epochs));
+  for (const auto& [epoch, ids] : applied.by_epoch) {
+    SCOPED_TRACE(epoch);
+    EXPECT_EQ(ids.size(), static_cast<size_t>(kTrain));
+    EXPECT_EQ(std::set<int64_t>(ids.begin(), ids.end()).size(),
+              static_cast<size_t>(kTrain));
+  }
+}
+
+// The digests logged `when` ("resumed", "end") in `generation` (0: any),
+// one per worker log that has one.
+std::vector<std::string> Digests(const std::vector<std::string>& logs,
+                                 const std::string& when,
+                                 int64_t generation = 0) {
+  std::vector<std::string> out;
+  for (const std::string& log : logs) {
+    for (const DigestLine& d : ParseDigestLines(log)) {
+      if (d.when == when && (generation == 0 || d.generation == generation)) {
+        out.push_back(d.digest);
+      }
+    }
+  }
+  return out;
+}
+
+void ExpectAllEqual(const std::vector<std::string>& digests, size_t count) {
+  ASSERT_EQ(digests.size(), count);
+  for (const std::string& d : digests) EXPECT_EQ(d, digests.front());
+}
+
+// The rank `log`'s worker had in `generation`; -1 if it was not a member.
+int64_t RankIn(const std::string& log, int64_t generation) {
+  for (const RankLine& r : ParseRankLines(log)) {
+    if (r.generation == generation) return r.rank;
+  }
+  return -1;
+}
+
+// The step `log`'s worker kept when `generation` ended under it; -1: none.
+int64_t KeptIn(const std::string& log, int64_t generation) {
+  for (const KeepLine& k : ParseKeepLines(log)) {
+    if (k.generation == generation) return k.step;
+  }
+  return -1;
+}
+
+class MemoryRecoveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Workers log every batch's sample ids (VLOG 1); set before any thread.
+    ASSERT_EQ(setenv("GLOG_v", "1", 1), 0);
+  }
+};
+
+TEST_F(MemoryRecoveryTest, ARankAStepBehindIsBroughtToTheNewestStep) {
+  auto cluster =
+      Cluster::Start("behind", {"--lease_ms=1000", "--heartbeat_ms=200"});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  constexpr int64_t kLostStep = 40;
+  v1::JobSpec spec = MemoryJobSpec("behind");
+  spec.set_epochs(1);
+  // Generation 2 waits for all 3 (unless one is 10 s late).
+  spec.set_rendezvous_last_call_ms(10000);
+  auto job = (*cluster)->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  // Rank 0 of generation 1 loses its result of step 40's first all-reduce
+  // after its peers completed it: they apply step 40, it does not.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE((*cluster)
+                    ->StartWorker({"--max_jobs=1", "--collective_timeout_s=30",
+                                   "--fault_lose_allreduce_result_at_step=" +
+                                       std::to_string(kLostStep),
+                                   "--fault_lose_allreduce_result_rank=0"})
+                    .ok());
+  }
+  auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(5));
+  ASSERT_TRUE(done.ok()) << done.status();
+  const std::vector<std::string> logs = WorkerLogs(**cluster);
+  ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message() << "\n"
+                                                    << logs[0].substr(0, 4000);
+  EXPECT_EQ(done->restarts(), 1);
+  EXPECT_EQ(done->world_size(), 3);
+
+  // The worker that lost the result kept step 39, the others step 40.
+  int behind = -1;
+  for (int w = 0; w < 3; ++w) {
+    if (logs[w].find("loses the result of an all-reduce of step 40") !=
+        std::string::npos) {
+      EXPECT_EQ(behind, -1) << "two workers lost a result";
+      behind = w;
+    }
+  }
+  ASSERT_NE(behind, -1) << logs[0].substr(0, 4000);
+  EXPECT_EQ(RankIn(logs[behind], 1), 0);
+  for (int w = 0; w < 3; ++w) {
+    SCOPED_TRACE(w);
+    EXPECT_EQ(KeptIn(logs[w], 1), w == behind ? kLostStep - 1 : kLostStep);
+  }
+  // Generation 2 recovered from memory at step 40, from a rank that kept
+  // it; the one behind stayed rank 0, so the lowest rank did not win by
+  // default: the newest step did.
+  int64_t source = -1;
+  for (int w = 0; w < 3; ++w) {
+    SCOPED_TRACE(w);
+    const std::vector<ResumeLine> r = ParseResumeLines(logs[w]);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].generation, 2);
+    EXPECT_TRUE(r[0].from_memory);
+    EXPECT_EQ(r[0].step, kLostStep);
+    if (source == -1) source = r[0].source_rank;
+    EXPECT_EQ(r[0].source_rank, source);
+  }
+  EXPECT_EQ(RankIn(logs[behind], 2), 0);
+  int source_worker = -1;
+  for (int w = 0; w < 3; ++w) {
+    if (RankIn(logs[w], 2) == source) source_worker = w;
+  }
+  ASSERT_NE(source_worker, -1);
+  EXPECT_NE(source_worker, behind);
+  EXPECT_EQ(KeptIn(logs[source_worker], 1), kLostStep);
+
+  ExpectAllEqual(Digests(logs, "resumed", 2), 3);
+  ExpectAllEqual(Digests(logs, "end"), 3);
+  const AppliedSamples applied = CountAppliedSamples(logs);
+  EXPECT_LE(applied.redone_batches, 2);  // Step 41 on the ranks ahead.
+  ExpectEverySampleOnce(applied, 1);
+  EXPECT_EQ(done->progress().step(), done->progress().total_steps());
+  std::cout << "rank 0 lost step " << kLostStep
+            << "'s all-reduce; generation 2 recovered at step " << kLostStep
+            << " from rank " << source << "'s memory; "
+            << applied.redone_batches << " batches redone; state digest "
+            << Digests(logs, "end").front() << " on every rank\n";
+}
+
+TEST_F(MemoryRecoveryTest, AReplacementReceivesTheStateFromALivePeer) {
+  auto cluster =
+      Cluster::Start("replace", {"--lease_ms=1000", "--heartbeat_ms=200"});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::JobSpec spec = MemoryJobSpec("replace");
+  // The next generation waits for all 3 (the replacement included) unless
+  // one is 10 s late: without checkpoints no scale-up would let it in later.
+  spec.set_rendezvous_last_call_ms(10000);
+  auto job = (*cluster)->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const std::vector<std::string> flags = {"--max_jobs=1",
+                                          "--collective_timeout_s=30"};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE((*cluster)->StartWorker(flags).ok());
+  }
+  auto running = (*cluster)->WaitUntil(
+      *job,
+      [](const v1::Job& j) {
+        return j.state() == v1::JOB_STATE_RUNNING && j.world_size() == 3 &&
+               j.progress().step() >= 60;
+      },
+      absl::Minutes(3));
+  ASSERT_TRUE(running.ok()) << running.status();
+  ASSERT_EQ(running->world_size(), 3) << running->message();
+  const int64_t seen_at_kill = running->progress().step();
+  // Mid-epoch (100 steps an epoch at world 3), far from the end.
+  ASSERT_LT(seen_at_kill + 50, running->progress().total_steps());
+  (*cluster)->workers()[2]->Kill(SIGKILL);
+  // The replacement: a new process, started after the kill. The survivors'
+  // rendezvous waits for it (the last call is 10 s).
+  ASSERT_TRUE((*cluster)->StartWorker(flags).ok());
+  auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(5));
+  ASSERT_TRUE(done.ok()) << done.status();
+  const std::vector<std::string> logs = WorkerLogs(**cluster);
+  ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message() << "\n"
+                                                    << logs[3].substr(0, 4000);
+  EXPECT_EQ(done->restarts(), 1)
+      << "killed at step " << seen_at_kill << "\n"
+      << logs[2].substr(logs[2].size() > 3000 ? logs[2].size() - 3000 : 0)
+      << "\n---\n"
+      << logs[3].substr(0, 4000);
+  EXPECT_EQ(done->world_size(), 3);
+
+  // The replacement's one generation is 2; it received the state a
+  // survivor kept (not its own: it kept nothing) and read no file.
+  const std::vector<RankLine> ranks = ParseRankLines(logs[3]);
+  ASSERT_EQ(ranks.size(), 1u) << logs[3].substr(0, 4000);
+  EXPECT_EQ(ranks[0].generation, 2);
+  const std::vector<ResumeLine> r = ParseResumeLines(logs[3]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r[0].from_memory);
+  EXPECT_NE(r[0].source_rank, ranks[0].rank);
+  EXPECT_GE(r[0].step, seen_at_kill);
+  EXPECT_GT(r[0].offset, 0) << "not mid-epoch";
+  int source_worker = -1;
+  for (int w = 0; w < 2; ++w) {
+    if (RankIn(logs[w], 2) == r[0].source_rank) source_worker = w;
+  }
+  ASSERT_NE(source_worker, -1);
+  EXPECT_EQ(KeptIn(logs[source_worker], 1), r[0].step);
+  EXPECT_TRUE(ParseKeepLines(logs[3]).empty());
+
+  ExpectAllEqual(Digests(logs, "resumed", 2), 3);
+  ExpectAllEqual(Digests(logs, "end"), 3);
+  const AppliedSamples applied = CountAppliedSamples(logs);
+  EXPECT_LE(applied.redone_batches, 3);  // At most the step in flight.
+  ExpectEverySampleOnce(applied, 2);
+  EXPECT_EQ(done->progress().step(), done->progress().total_steps());
+  std::cout << "killed a worker at step >= " << seen_at_kill
+            << "; the replacement received rank " << r[0].source_rank
+            << "'s state at step " << r[0].step << " (offset " << r[0].offset
+            << "); " << applied.redone_batches << " batches redone\n";
+}
+
+TEST_F(MemoryRecoveryTest,
+       ASecondFailureDuringRecoveryStillRecoversFromMemory) {
+  auto cluster =
+      Cluster::Start("twice", {"--lease_ms=1000", "--heartbeat_ms=200"});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::JobSpec spec = MemoryJobSpec("twice");
+  // 3 of 4 workers train, the fourth waits as a spare: generation 2 forms
+  // as soon as the survivors and the spare are back; generation 3 (2
+  // workers, below max) after the last call.
+  spec.set_rendezvous_last_call_ms(3000);
+  auto job = (*cluster)->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const std::vector<std::string> flags = {"--max_jobs=1",
+                                          "--collective_timeout_s=30"};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE((*cluster)->StartWorker(flags).ok());
+  }
+  // Worker 3 dies in the first recovery from memory it takes part in.
+  std::vector<std::string> dying = flags;
+  dying.push_back("--fault_exit_during_recovery");
+  ASSERT_TRUE((*cluster)->StartWorker(dying).ok());
+  auto running = (*cluster)->WaitUntil(
+      *job,
+      [](const v1::Job& j) {
+        return j.state() == v1::JOB_STATE_RUNNING && j.world_size() == 3 &&
+               j.progress().step() >= 60;
+      },
+      absl::Minutes(3));
+  ASSERT_TRUE(running.ok()) << running.status();
+  ASSERT_EQ(running->world_size(), 3) << running->message();
+  // Kill a member of generation 1 other than worker 3.
+  int killed = -1;
+  for (int w = 0; w < 3 && killed < 0; ++w) {
+    const std::string log = ReadFileOrEmpty((*cluster)->log_dir() + "/worker" +
+                                            std::to_string(w) + ".log");
+    if (RankIn(log, 1) >= 0) killed = w;
+  }
+  ASSERT_NE(killed, -1);
+  const int64_t seen_at_kill = running->progress().step();
+  (*cluster)->workers()[killed]->Kill(SIGKILL);
+  auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(5));
+  ASSERT_TRUE(done.ok()) << done.status();
+  const std::vector<std::string> logs = WorkerLogs(**cluster);
+  ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message() << "\n"
+                                                    << logs[3].substr(0, 4000);
+  EXPECT_EQ(done->restarts(), 2);
+  EXPECT_EQ(done->world_size(), 2);
+  EXPECT_EQ((*cluster)->workers()[3]->Wait(absl::Minutes(1)), 3);
+  EXPECT_NE(logs[3].find("exiting in the middle of a recovery"),
+            std::string::npos);
+  EXPECT_GE(RankIn(logs[3], 2), 0);
+
+  // Generation 2's recovery was cut short before anyone trained: whatever
+  // a member kept of it is generation 1's newest state again, and
+  // generation 3 recovered from memory at that step.
+  int64_t newest_kept = -1;
+  std::vector<int> finishers;
+  for (int w = 0; w < 3; ++w) {
+    if (w == killed) continue;
+    finishers.push_back(w);
+    newest_kept = std::max(newest_kept, KeptIn(logs[w], 1));
+  }
+  ASSERT_GE(newest_kept, seen_at_kill);
+  for (int w : finishers) {
+    SCOPED_TRACE(w);
+    const int64_t kept2 = KeptIn(logs[w], 2);
+    if (kept2 >= 0) {
+      EXPECT_EQ(kept2, newest_kept);
+    }
+  }
+  int64_t source = -1;
+  for (int w : finishers) {
+    SCOPED_TRACE(w);
+    std::vector<ResumeLine> third;
+    for (const ResumeLine& r : ParseResumeLines(logs[w])) {
+      if (r.generation == 3) third.push_back(r);
+    }
+    ASSERT_EQ(third.size(), 1u) << logs[w].substr(0, 4000);
+    EXPECT_TRUE(third[0].from_memory);
+    EXPECT_EQ(third[0].step, newest_kept);
+    source = third[0].source_rank;
+  }
+  int source_worker = -1;
+  for (int w : finishers) {
+    if (RankIn(logs[w], 3) == source) source_worker = w;
+  }
+  ASSERT_NE(source_worker, -1);
+  EXPECT_EQ(
+      std::max(KeptIn(logs[source_worker], 1), KeptIn(logs[source_worker], 2)),
+      newest_kept);
+
+  ExpectAllEqual(Digests(logs, "resumed", 3), 2);
+  ExpectAllEqual(Digests(logs, "end"), 2);
+  const AppliedSamples applied = CountAppliedSamples(logs);
+  EXPECT_LE(applied.redone_batches, 3);
+  ExpectEverySampleOnce(applied, 2);
+  EXPECT_EQ(done->progress().step(), done->progress().total_steps());
+  std::cout << "killed worker " << killed << " at step >= " << seen_at_kill
+            << "; worker 3 died in generation 2's recovery; generation 3 "
+               "recovered from memory at step "
+            << newest_kept << "; " << applied.redone_batches
+            << " batches redone\n";
+}
+
+}  // namespace
+}  // namespace ringleader::testing
