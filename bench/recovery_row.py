@@ -48,10 +48,14 @@ class Gen:
         self._completed = None
 
     def completed(self):
-        """{step: first time some rank completed it} (its next step's line)."""
+        """{step: first time some rank completed it} (its next step's line),
+        for the steps this generation trained: the line of its first step
+        marks the end of its recovery, not a step."""
         if self._completed is None:
+            start = self.resumed_at()
             self._completed = {step - 1: min(t for t, _, _ in entries)
-                               for step, entries in self.lines.items() if step > 1}
+                               for step, entries in self.lines.items()
+                               if step - 1 > start}
         return self._completed
 
     def first_time(self):
