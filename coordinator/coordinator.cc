@@ -332,19 +332,21 @@ void Coordinator::DropGeneration(const std::string& job_id, int64_t generation,
 void Coordinator::OnGenerationEnded(const std::string& job_id,
                                     int64_t generation,
                                     const std::string& reason) {
+  // First: the members' notice must not wait for the store's writes (a
+  // heartbeat answered meanwhile would beat it by those milliseconds).
+  PushGenerationEnd(job_id, generation, reason);
   DropGeneration(job_id, generation,
                  absl::StrCat("generation ", generation, " ended: ", reason));
   jobs_.OnGenerationEnded(job_id, generation, reason).IgnoreError();
-  PushGenerationEnd(job_id, generation, reason);
 }
 
 void Coordinator::OnGenerationResized(const std::string& job_id,
                                       int64_t generation,
                                       const std::string& reason) {
+  PushGenerationEnd(job_id, generation, reason);  // First, as above.
   DropGeneration(job_id, generation,
                  absl::StrCat("generation ", generation, " resized: ", reason));
   jobs_.OnGenerationResized(job_id, generation, reason).IgnoreError();
-  PushGenerationEnd(job_id, generation, reason);
 }
 
 void Coordinator::PushGenerationEnd(const std::string& job_id,

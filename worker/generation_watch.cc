@@ -142,8 +142,8 @@ GenerationWatch::Outcome GenerationWatch::WatchOnce(const Target& target,
   }
   if (cancelled) return Outcome::kCancelled;
   if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-    LOG(INFO) << "the coordinator does not push generation ends ("
-              << status.error_message() << "); heartbeats carry them";
+    LOG(INFO) << "the coordinator does not push generation ends: "
+              << status.error_message();
     return Outcome::kUnsupported;
   }
   VLOG(1) << "WatchGeneration for generation " << target.generation << ": "

@@ -27,8 +27,10 @@ class GenerationWatchTest : public ::testing::Test {
     auto c = testing::InProcessCoordinator::Start(config);
     ASSERT_TRUE(c.ok()) << c.status();
     coordinator_ = *std::move(c);
-    v1::JobSpec spec = testing::MinimalJobSpec("watched", world, world);
-    spec.set_rendezvous_last_call_ms(0);
+    // One member leaving ends the generation, not the job: it rejoins.
+    v1::JobSpec spec = testing::MinimalJobSpec("watched", 1, world);
+    spec.set_max_restarts(3);
+    spec.set_rendezvous_last_call_ms(60000);  // Forms at max_workers.
     v1::SubmitJobRequest sub;
     *sub.mutable_spec() = spec;
     v1::SubmitJobResponse sresp;
@@ -164,7 +166,7 @@ TEST_F(GenerationWatchTest, BadRequestsGetTheirCodes) {
   Open unknown = Watch(0, formed_.generation, "", &stranger);
   EXPECT_EQ(RefusalOf(unknown), StatusCode::NOT_FOUND);
   WorkerCredential forged = formed_.credential_by_rank[0];
-  forged.worker_token = "not-the-token";
+  forged.token = "not-the-token";
   Open bad_token = Watch(0, formed_.generation, "", &forged);
   EXPECT_EQ(RefusalOf(bad_token), StatusCode::UNAUTHENTICATED);
   // Without any credential.

@@ -29,8 +29,10 @@ class GenerationWatchTest : public ::testing::Test {
     auto c = testing::InProcessCoordinator::Start(config);
     ASSERT_TRUE(c.ok()) << c.status();
     coordinator_ = *std::move(c);
-    v1::JobSpec spec = testing::MinimalJobSpec("watched", 2, 2);
-    spec.set_rendezvous_last_call_ms(0);
+    // Rank 1 leaving ends the generation, not the job: rank 0 rejoins.
+    v1::JobSpec spec = testing::MinimalJobSpec("watched", 1, 2);
+    spec.set_max_restarts(3);
+    spec.set_rendezvous_last_call_ms(60000);  // Forms at max_workers.
     v1::SubmitJobRequest sub;
     *sub.mutable_spec() = spec;
     v1::SubmitJobResponse sresp;
