@@ -10,6 +10,7 @@
 #include "common/quote_for_error.h"
 #include "common/shard_plan.h"
 #include "coordinator/report_checks.h"
+#include "glog/logging.h"
 
 namespace ringleader {
 namespace {
@@ -160,9 +161,14 @@ absl::Status Coordinator::Start() {
 }
 
 void Coordinator::Stop() {
-  absl::MutexLock lock(&mu_);
-  sweeping_ = false;
-  timers_->Cancel(sweep_timer_);
+  {
+    absl::MutexLock lock(&mu_);
+    sweeping_ = false;
+    timers_->Cancel(sweep_timer_);
+  }
+  // Open watches end now, so the server's shutdown does not wait for them;
+  // their workers keep their heartbeats.
+  watchers_.CloseAll(absl::UnavailableError("the coordinator is stopping"));
 }
 
 void Coordinator::ScheduleSweep() {
@@ -326,6 +332,9 @@ void Coordinator::DropGeneration(const std::string& job_id, int64_t generation,
 void Coordinator::OnGenerationEnded(const std::string& job_id,
                                     int64_t generation,
                                     const std::string& reason) {
+  // First: the members' notice must not wait for the store's writes (a
+  // heartbeat answered meanwhile would beat it by those milliseconds).
+  PushGenerationEnd(job_id, generation, reason);
   DropGeneration(job_id, generation,
                  absl::StrCat("generation ", generation, " ended: ", reason));
   jobs_.OnGenerationEnded(job_id, generation, reason).IgnoreError();
@@ -334,9 +343,21 @@ void Coordinator::OnGenerationEnded(const std::string& job_id,
 void Coordinator::OnGenerationResized(const std::string& job_id,
                                       int64_t generation,
                                       const std::string& reason) {
+  PushGenerationEnd(job_id, generation, reason);  // First, as above.
   DropGeneration(job_id, generation,
                  absl::StrCat("generation ", generation, " resized: ", reason));
   jobs_.OnGenerationResized(job_id, generation, reason).IgnoreError();
+}
+
+void Coordinator::PushGenerationEnd(const std::string& job_id,
+                                    int64_t generation,
+                                    const std::string& reason) {
+  // The bench and the logs time the members' notice from this line.
+  LOG(INFO) << "generation " << generation << " of job " << job_id << " ended ("
+            << reason << "); telling its watching members";
+  watchers_.Ended(job_id, generation,
+                  absl::StrCat("generation ", generation, " ended: ", reason),
+                  /*rejoin=*/true);
 }
 
 void Coordinator::OnJobFinished(const v1::Job& job) {
@@ -345,6 +366,8 @@ void Coordinator::OnJobFinished(const v1::Job& job) {
   const std::string why = absl::StrCat("job ", job.job_id(), " is ",
                                        v1::JobState_Name(job.state()));
   rendezvous_.CloseJob(job.job_id(), absl::FailedPreconditionError(why));
+  // After CloseJob: a watch registered from here on finds the job closed.
+  watchers_.JobFinished(job.job_id(), why);
   kv_.DropJob(job.job_id(), -1, why);
   barriers_.DropJob(job.job_id(), -1, why);
   absl::MutexLock lock(&mu_);

@@ -17,6 +17,7 @@
 #include "common/timer_queue.h"
 #include "coordinator/barrier_manager.h"
 #include "coordinator/caller.h"
+#include "coordinator/generation_watchers.h"
 #include "coordinator/job_manager.h"
 #include "coordinator/kv_store.h"
 #include "coordinator/member_liveness.h"
@@ -47,6 +48,10 @@ struct CoordinatorOptions {
   // A silent member is gone at once when its heard peers all report being
   // blocked in a collective for this long (it is hung).
   absl::Duration hung_wait = absl::Seconds(1);
+  // Serve WatchGeneration: members hear at once that their generation
+  // ended. Off, the call answers UNIMPLEMENTED, as an older coordinator's
+  // does, and members learn at their next heartbeat (for comparisons).
+  bool push_generation_end = true;
   // Waits (join, barrier, KV) without a timeout get this one; none waits
   // longer than max_wait.
   absl::Duration default_wait = absl::Minutes(5);
@@ -117,6 +122,12 @@ class Coordinator {
   absl::StatusOr<v1::CommitCheckpointResponse> CommitCheckpoint(
       const Caller& caller, const v1::CommitCheckpointRequest& r);
   absl::Status Leave(const Caller& caller, const v1::LeaveRequest& r);
+  // Answers `answer` once, when the named generation ends (at once if it
+  // has ended), or with the error that refuses the watch; the Canceller
+  // withdraws it (its call went away).
+  Canceller WatchGeneration(const Caller& caller,
+                            const v1::WatchGenerationRequest& r,
+                            GenerationWatchers::Answer answer);
 
   // UserService.
   absl::StatusOr<v1::SubmitJobResponse> SubmitJob(
@@ -137,6 +148,7 @@ class Coordinator {
   KvStore& kv() { return kv_; }
   BarrierManager& barriers() { return barriers_; }
   WorkerRegistry& workers() { return workers_; }
+  GenerationWatchers& generation_watchers() { return watchers_; }
   // Runs one lease sweep now (the timer calls it periodically).
   void SweepLeases();
 
@@ -169,6 +181,9 @@ class Coordinator {
   // A scale-up ended the generation: no restart is counted.
   void OnGenerationResized(const std::string& job_id, int64_t generation,
                            const std::string& reason);
+  // Tells the generation's watching members (WatchGeneration) it ended.
+  void PushGenerationEnd(const std::string& job_id, int64_t generation,
+                         const std::string& reason);
   void OnJobFinished(const v1::Job& job);
   // Writes the generation's members to the store, so that a restarted
   // coordinator can adopt it.
@@ -260,6 +275,7 @@ class Coordinator {
   KvStore kv_;
   BarrierManager barriers_;
   MemberLiveness liveness_;
+  GenerationWatchers watchers_;
 
   absl::Mutex mu_;
   // Workers each job has been given (assignment is decided under mu_).

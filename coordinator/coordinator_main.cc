@@ -45,6 +45,10 @@ ABSL_FLAG(absl::Duration, hung_wait, absl::Seconds(1),
           "peer the coordinator hears reports being blocked in a collective "
           "for this long: it is hung (a SIGSTOP, a wedged device) with its "
           "connections open. Longer than any wait for a live, slow peer.");
+ABSL_FLAG(bool, push_generation_end, true,
+          "Tell a generation's members the moment it ends (WatchGeneration "
+          "streams), not at their next heartbeat. Off: the call answers "
+          "UNIMPLEMENTED, as an older coordinator's does (for comparisons).");
 ABSL_FLAG(int64_t, heartbeat_ms, 1000, "Heartbeat interval told to workers.");
 ABSL_FLAG(int32_t, max_message_bytes, 16 << 20,
           "Largest gRPC message accepted.");
@@ -88,7 +92,7 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"State", {"state", "retain_finished_jobs", "retain_finished_for"}},
       {"Failure detection",
        {"lease_ms", "heartbeat_ms", "silent_member_limit",
-        "silent_generation_limit", "hung_wait"}},
+        "silent_generation_limit", "hung_wait", "push_generation_end"}},
       {"Security", {"tls_cert", "tls_key", "tls_client_ca", "auth_token_file"}},
       {"Metrics", {"metrics_listen"}},
   };
@@ -177,6 +181,7 @@ int main(int argc, char** argv) {
   config.options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
   config.options.hung_wait =
       std::max(absl::GetFlag(FLAGS_hung_wait), absl::Milliseconds(1));
+  config.options.push_generation_end = absl::GetFlag(FLAGS_push_generation_end);
   config.options.sweep_interval =
       std::min(absl::Milliseconds(200), absl::Milliseconds(lease_ms) / 4);
 

@@ -1,6 +1,7 @@
 #include "coordinator/worker_service_impl.h"
 
 #include "coordinator/barrier_stream_reactor.h"
+#include "coordinator/generation_watch_reactor.h"
 #include "coordinator/reactor_util.h"
 
 namespace ringleader {
@@ -136,6 +137,12 @@ ServerUnaryReactor* WorkerServiceImpl::Leave(CallbackServerContext* ctx,
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
   return FinishNow(ctx, coordinator_->Leave(*caller, *req));
+}
+
+grpc::ServerWriteReactor<v1::GenerationEvent>*
+WorkerServiceImpl::WatchGeneration(CallbackServerContext* ctx,
+                                   const v1::WatchGenerationRequest* req) {
+  return NewGenerationWatchReactor(ctx, coordinator_, *req);
 }
 
 }  // namespace ringleader

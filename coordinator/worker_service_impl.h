@@ -17,14 +17,14 @@ using Base = WS::WithCallbackMethod_Register<WS::WithCallbackMethod_Heartbeat<
     WS::WithCallbackMethod_JoinRendezvous<WS::WithCallbackMethod_KvSet<
         WS::WithCallbackMethod_KvGet<WS::WithCallbackMethod_KvWait<
             WS::WithCallbackMethod_KvAdd<WS::WithCallbackMethod_PublishNcclId<
-                WS::WithCallbackMethod_FetchNcclId<
-                    WS::WithCallbackMethod_Barrier<
-                        WS::WithRawCallbackMethod_BarrierStream<
-                            WS::WithCallbackMethod_GetShard<
-                                WS::WithCallbackMethod_ReportProgress<
-                                    WS::WithCallbackMethod_CommitCheckpoint<
-                                        WS::WithCallbackMethod_Leave<
-                                            WS::Service>>>>>>>>>>>>>>>;
+                WS::WithCallbackMethod_FetchNcclId<WS::WithCallbackMethod_Barrier<
+                    WS::WithRawCallbackMethod_BarrierStream<
+                        WS::WithCallbackMethod_GetShard<
+                            WS::WithCallbackMethod_ReportProgress<
+                                WS::WithCallbackMethod_CommitCheckpoint<
+                                    WS::WithCallbackMethod_Leave<
+                                        WS::WithCallbackMethod_WatchGeneration<
+                                            WS::Service>>>>>>>>>>>>>>>>;
 }  // namespace worker_service_internal
 
 // gRPC adapter of WorkerService (callback API): translates and delegates to
@@ -82,6 +82,9 @@ class WorkerServiceImpl final : public worker_service_internal::Base {
   grpc::ServerUnaryReactor* Leave(grpc::CallbackServerContext* ctx,
                                   const v1::LeaveRequest* req,
                                   v1::LeaveResponse* resp) override;
+  grpc::ServerWriteReactor<v1::GenerationEvent>* WatchGeneration(
+      grpc::CallbackServerContext* ctx,
+      const v1::WatchGenerationRequest* req) override;
 
  private:
   Coordinator* const coordinator_;

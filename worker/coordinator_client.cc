@@ -163,6 +163,12 @@ bool CoordinatorClient::Unknown(const std::string& worker_id) {
 
 void CoordinatorClient::StartHeartbeats(AbortHook on_abort) {
   on_abort_ = std::move(on_abort);
+  GenerationWatch::Options watch;
+  watch.channel = [this] { return channel(); };
+  watch.credential = [this] { return credential(); };
+  watch.on_ended = on_abort_;
+  watch.max_backoff = options_.max_backoff;
+  watch_ = std::make_unique<GenerationWatch>(std::move(watch));
   heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
 }
 
@@ -171,14 +177,18 @@ void CoordinatorClient::StopHeartbeats() {
     absl::MutexLock lock(&mu_);
     stop_ = true;
   }
+  if (watch_ != nullptr) watch_->Stop();
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
 }
 
 void CoordinatorClient::SetCurrent(const std::string& job_id,
                                    int64_t generation) {
-  absl::MutexLock lock(&mu_);
-  job_id_ = job_id;
-  generation_ = generation;
+  {
+    absl::MutexLock lock(&mu_);
+    job_id_ = job_id;
+    generation_ = generation;
+  }
+  if (watch_ != nullptr) watch_->Set(job_id, generation);
 }
 
 absl::Time CoordinatorClient::LastHeartbeatLoop() const {

@@ -19,6 +19,7 @@
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 #include "worker/comm/collective_wait.h"
+#include "worker/generation_watch.h"
 
 namespace ringleader {
 
@@ -55,10 +56,13 @@ class CoordinatorClient {
   ~CoordinatorClient();
 
   absl::Status Register();
-  // Starts the heartbeat thread (after Register).
+  // Starts the heartbeat thread, and the thread that holds a
+  // WatchGeneration stream open while the worker is in a generation
+  // (GenerationWatch): both hand generation ends to `on_abort` (after
+  // Register).
   void StartHeartbeats(AbortHook on_abort);
   void StopHeartbeats();
-  // What heartbeats say the worker is doing.
+  // What heartbeats say the worker is doing, and the generation watched.
   void SetCurrent(const std::string& job_id, int64_t generation);
   // The last optimizer step completed in the current generation: heartbeats
   // carry it as evidence that the worker trains (MemberLiveness).
@@ -171,6 +175,8 @@ class CoordinatorClient {
   CollectiveWaitClock collective_wait_;
   absl::Mutex register_mu_;  // Serializes RegisterAgain.
   std::thread heartbeat_thread_;
+  // Set by StartHeartbeats, before any SetCurrent that needs it.
+  std::unique_ptr<GenerationWatch> watch_;
 };
 
 }  // namespace ringleader

@@ -4,12 +4,14 @@
 // in their heartbeats that they are blocked in a collective; the coordinator
 // takes that as evidence the silent member is hung and ends the generation
 // once its lease lapsed, instead of after --silent_member_limit (30 s). The
-// survivors rejoin, resume and finish the job.
+// survivors rejoin, resume and finish the job; the coordinator pushes the
+// end to them (WatchGeneration) instead of waiting for their heartbeats.
 #include <signal.h>
 
 #include <filesystem>
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
 #include "tests/testing/job_specs.h"
@@ -94,6 +96,23 @@ TEST(HungWorkerTest, PeersBlockedOnAStoppedWorkerEndItsGenerationAtItsLease) {
   // with slack for a loaded machine; the figures are the bench's business
   // (bench/failure_detection_bench.cc).
   EXPECT_LT(formed, absl::Seconds(20));
+  // The survivors heard of the end from their WatchGeneration stream (the
+  // coordinator pushes it the moment it ends the generation). At least one:
+  // a survivor's heartbeat can in principle be answered in the microseconds
+  // between the rendezvous ending the generation and the push, and that
+  // survivor then leaves the generation before reading the event.
+  int pushed = 0;
+  for (int w = 0; w < 2; ++w) {
+    const std::string log = ReadFileOrEmpty(
+        absl::StrCat((*cluster)->log_dir(), "/worker", w, ".log"));
+    if (log.find(absl::StrCat("generation ", gen_at_stop, " of job ", *job,
+                              " ended (pushed by the coordinator)")) !=
+        std::string::npos) {
+      ++pushed;
+    }
+  }
+  EXPECT_GE(pushed, 1) << ReadFileOrEmpty((*cluster)->log_dir() +
+                                          "/worker0.log");
   std::cout << "SIGSTOP of 1 of 3 workers: generation ended after "
             << absl::FormatDuration(ended) << ", next one formed after "
             << absl::FormatDuration(formed)

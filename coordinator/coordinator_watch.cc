@@ -1,0 +1,81 @@
+// Coordinator::WatchGeneration: a member hears at once that its generation
+// ended (GenerationWatchers), instead of at its next heartbeat.
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/quote_for_error.h"
+#include "coordinator/coordinator.h"
+
+namespace ringleader {
+namespace {
+
+// Checked as the heartbeat checks its request.
+absl::Status CheckWatchRequest(const v1::WatchGenerationRequest& r) {
+  if (r.worker_id().empty()) {
+    return absl::InvalidArgumentError("worker_id is empty");
+  }
+  if (r.job_id().empty()) return absl::InvalidArgumentError("job_id is empty");
+  if (r.generation() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("WatchGeneration: generation must be >= 1 (from "
+                     "JoinRendezvous), got ",
+                     r.generation()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Coordinator::Canceller Coordinator::WatchGeneration(
+    const Caller& caller, const v1::WatchGenerationRequest& r,
+    GenerationWatchers::Answer answer) {
+  if (!options_.push_generation_end) {
+    answer(absl::UnimplementedError(
+        "WatchGeneration is off on this coordinator (--push_generation_end"
+        "=false): heartbeats carry the generation's end"));
+    return nullptr;
+  }
+  absl::Status valid = CheckWatchRequest(r);
+  if (valid.ok()) valid = CheckWorkerCaller(caller, r.worker_id());
+  absl::StatusOr<v1::WorkerInfo> worker =
+      valid.ok() ? workers_.Get(r.worker_id()) : valid;
+  if (worker.ok() && worker->job_id() != r.job_id()) {
+    worker = absl::FailedPreconditionError(
+        absl::StrCat("worker ", QuoteForError(r.worker_id()),
+                     " is not assigned to job ", QuoteForError(r.job_id())));
+  }
+  if (worker.ok()) {
+    // A generation that has not formed is refused (one that ended is
+    // answered below).
+    const absl::Status formed =
+        rendezvous_.CheckMember(r.job_id(), r.generation(), /*rank=*/0);
+    if (absl::IsFailedPrecondition(formed)) worker = formed;
+  }
+  if (!worker.ok()) {
+    answer(worker.status());
+    return nullptr;
+  }
+  const uint64_t id = watchers_.Watch(r.worker_id(), r.job_id(), r.generation(),
+                                      std::move(answer));
+  // Registered first, checked second: an end after the check finds the
+  // watch; one before it is seen here (the rendezvous changes its state
+  // before it calls the hook that pushes, and closes a finished job before
+  // JobFinished).
+  const absl::Status live = rendezvous_.CheckMember(r.job_id(), r.generation(),
+                                                    /*rank=*/0);
+  if (absl::IsAborted(live)) {
+    watchers_.Ended(r.job_id(), r.generation(), std::string(live.message()),
+                    /*rejoin=*/true);
+  } else if (absl::IsNotFound(live)) {
+    absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
+    watchers_.JobFinished(
+        r.job_id(),
+        job.ok() ? absl::StrCat("job is ", v1::JobState_Name(job->state()))
+                 : "job no longer exists");
+  }
+  return [this, worker_id = r.worker_id(), id] {
+    watchers_.Unwatch(worker_id, id);
+  };
+}
+
+}  // namespace ringleader
