@@ -24,11 +24,12 @@ TrainStep::TrainStep(StepParts parts, int accumulate)
 absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync,
                                         std::optional<uint64_t> rng_seed) {
   if (rng_seed.has_value()) torch::manual_seed(*rng_seed);
-  if (parts_.buffers != nullptr) {
+  if (parts_.buffers != nullptr && micro_in_step_ > 0) {
     if (absl::Status s = parts_.buffers->Sync(); !s.ok()) {
       return CollectiveFailed(s);
     }
   }
+  ++micro_in_step_;
   parts_.reducer->PrepareForBackward(sync);
   absl::StatusOr<at::Tensor> loss;
   {
@@ -53,6 +54,16 @@ absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync,
     if (absl::Status s = parts_.reducer->FinishBackward(); !s.ok()) {
       return CollectiveFailed(s);
     }
+  }
+  if (sync) {
+    // This step's last forward is done: rank 0's buffers as the next step
+    // will use them, on every rank before the step is applied.
+    if (parts_.buffers != nullptr) {
+      if (absl::Status s = parts_.buffers->Sync(); !s.ok()) {
+        return CollectiveFailed(s);
+      }
+    }
+    micro_in_step_ = 0;
   }
   return loss->item<double>();
 }

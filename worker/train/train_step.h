@@ -6,6 +6,14 @@
 // all-reducing gradient buckets as they fill (or accumulating locally inside
 // no_sync), then the averaged gradients' norm measured and clipped, the
 // scheduled learning rate set and the optimizer stepped.
+// Rank 0's buffers reach the other ranks before each forward as in DDP, but
+// for a step's first micro-batch they are sent at the end of the previous
+// step, after its gradients' all-reduce and before the optimizer applies it
+// (the same values, one collective earlier): so every rank that completes a
+// step holds the job's whole state at its end, rank 0's BatchNorm running
+// statistics included, which a peer recovery may take from any rank
+// (worker/train/peer_recovery.h). The trainer broadcasts the buffers before
+// the first step (Reducer::BroadcastParameters).
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -48,7 +56,9 @@ class TrainStep {
   TrainStep(StepParts parts, int accumulate);
 
   // Forward and backward of one micro-batch; when `sync`, its backward
-  // all-reduces the gradients accumulated since the last step. Returns the
+  // all-reduces the gradients accumulated since the last step and rank 0's
+  // buffers are then broadcast (a failure there leaves the step unapplied,
+  // ABORTED like the all-reduce's). Returns the
   // batch's loss. A job error when the model fails or does not fit the
   // batch; ABORTED when a collective failed.
   // `rng_seed`, when set, seeds LibTorch's default generators before the
@@ -68,6 +78,9 @@ class TrainStep {
   const StepParts parts_;
   const int accumulate_;
   const std::vector<at::Tensor> params_;
+  // Micro-batches run since the last synchronizing one: the first of a step
+  // (0) already holds rank 0's buffers.
+  int micro_in_step_ = 0;
 };
 
 }  // namespace ringleader

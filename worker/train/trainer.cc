@@ -217,6 +217,8 @@ void Trainer::MarkStepBoundary(int64_t epoch, int64_t b, int64_t num_batches,
     boundary_->position = {epoch, step_};
     boundary_->epoch_sample_offset = SampleOffsetAfter(b, start_offset);
   }
+  // Rank 0's buffers on every rank: the step's end broadcast them
+  // (TrainStep), so any rank's copy is the job's.
   const std::vector<NamedTensor> buffers = model_->NamedBuffers();
   for (size_t i = 0; i < buffers.size() && i < boundary_buffers_.size(); ++i) {
     boundary_buffers_[i].copy_(buffers[i].tensor);

@@ -12,10 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/worker/ddp/in_process_communicator.h"
 #include "worker/data/synthetic_dataset.h"
+#include "worker/ddp/buffer_sync.h"
 #include "worker/model/builtin_models.h"
 #include "worker/model/torchscript_model.h"
 #include "worker/train/job_error.h"
@@ -242,6 +244,99 @@ TEST(TrainStepTest, DropoutDrawsFromTheBatchsOwnStream) {
   // The same stream after other random draws: the same mask, the same loss.
   EXPECT_EQ(DropoutLoss(batch, 1234), a);
   EXPECT_NE(DropoutLoss(batch, 1235), a);
+}
+
+// A TorchScript linear layer followed by BatchNorm over its 10 outputs:
+// running statistics that each rank's forward updates with its own batch.
+// Saved under a name of the caller's: ranks on threads of one process.
+std::unique_ptr<Model> BatchNormModel(const std::string& name) {
+  torch::manual_seed(6);
+  torch::jit::Module m("BatchNorm");
+  m.register_attribute("training", c10::BoolType::get(), true);
+  m.register_parameter(
+      "weight", (torch::randn({10, 784}) * 0.05).requires_grad_(), false);
+  m.register_parameter("gamma", torch::ones({10}).requires_grad_(), false);
+  m.register_parameter("beta", torch::zeros({10}).requires_grad_(), false);
+  m.register_buffer("running_mean", torch::zeros({10}));
+  m.register_buffer("running_var", torch::ones({10}));
+  m.define(
+      "def forward(self, x):\n"
+      "    h = torch.matmul(torch.flatten(x, 1), self.weight.t())\n"
+      "    return torch.batch_norm(h, self.gamma, self.beta, "
+      "self.running_mean, self.running_var, self.training, 0.1, 1e-5, "
+      "False)\n");
+  const std::string path =
+      std::string(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp") +
+      "/" + name + ".pt";
+  m.save(path);
+  return LoadTorchScriptModel(path).value();
+}
+
+// What the trainer keeps at a step boundary for a peer to recover from
+// (Trainer::MarkStepBoundary) is each rank's own buffers; the job's next
+// step would normalize with rank 0's. So at the end of every step, with or
+// without accumulation, every rank holds rank 0's running statistics, bit
+// for bit, whichever rank a recovery then takes them from.
+TEST(TrainStepTest, AtTheStepBoundaryEveryRankHoldsRankZerosBuffers) {
+  auto data = SyntheticDataset::Create(16, 1).value();
+  for (int accumulate : {1, 2}) {
+    InProcessGroup group(2);
+    std::vector<std::vector<torch::Tensor>> after(2);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 2; ++r) {
+      threads.emplace_back([&, r] {
+        InProcessCommunicator comm(&group, r);
+        std::unique_ptr<Model> model =
+            BatchNormModel(absl::StrCat("batchnorm_", accumulate, "_", r));
+        Task task{v1::TaskSpec()};
+        torch::optim::SGD sgd(model->Parameters(),
+                              torch::optim::SGDOptions(0.1));
+        std::unique_ptr<Reducer> reducer =
+            Reducer::Create(&comm, model->Parameters(), Reducer::Options())
+                .value();
+        reducer->ZeroGrad();
+        std::vector<at::Tensor> buffers;
+        for (const NamedTensor& b : model->NamedBuffers())
+          buffers.push_back(b.tensor);
+        ASSERT_EQ(buffers.size(), 2u);
+        std::unique_ptr<BufferSync> sync =
+            BufferSync::Create(&comm, buffers).value();
+        StepParts parts;
+        parts.model = model.get();
+        parts.task = &task;
+        parts.reducer = reducer.get();
+        parts.buffers = sync.get();
+        parts.optimizer = &sgd;
+        TrainStep step(parts, accumulate);
+        // Two steps; each rank's micro-batches are its own samples.
+        int64_t next = 4 * r;
+        for (int s = 0; s < 2; ++s) {
+          for (int m = 0; m < accumulate; ++m) {
+            std::vector<int64_t> ids;
+            for (int i = 0; i < 4; ++i) ids.push_back((next++) % 16);
+            next += 4;
+            absl::StatusOr<double> loss =
+                step.Micro(BatchOf(*data, ids), m + 1 == accumulate);
+            ASSERT_TRUE(loss.ok()) << loss.status();
+          }
+          step.Apply(0.1);
+        }
+        for (const at::Tensor& b : buffers) after[r].push_back(b.clone());
+      });
+    }
+    for (auto& t : threads) t.join();
+    ASSERT_EQ(after[0].size(), 2u);
+    ASSERT_EQ(after[1].size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_FALSE(torch::equal(
+          after[0][i], i == 0 ? torch::zeros({10}) : torch::ones({10})))
+          << "accumulate " << accumulate << ": buffer " << i << " unchanged";
+      EXPECT_TRUE(torch::equal(after[1][i], after[0][i]))
+          << "accumulate " << accumulate << ": buffer " << i << "\n"
+          << after[1][i] << "\nrank 0:\n"
+          << after[0][i];
+    }
+  }
 }
 
 }  // namespace
