@@ -34,6 +34,9 @@ if [[ $KSTEP -gt 0 ]]; then
     grep -q "samples generation=1 .* step=$KSTEP " "$RUN"/worker-*.log 2>/dev/null && break
     sleep 0.1
   done
+  if [[ $VICTIM == r0 ]]; then  # the worker that is rank 0 in generation 1
+    VICTIM=$(grep -l "generation 1: rank 0 of" "$RUN"/worker-*.log | sed 's/.*worker-\([0-9]\)\.log/\1/')
+  fi
   kill -9 "${WPIDS[$((VICTIM - 1))]}"; echo "killed worker $VICTIM at step $KSTEP" > "$RUN/kill"
   if [[ -n ${REPLACE:-} ]]; then
     flags=(--coordinator="$TARGET" --threads=1 --max_jobs=1)
