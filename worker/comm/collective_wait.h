@@ -43,31 +43,28 @@ class CollectiveWaitClock {
 // A Communicator that times every wait for a collective on a
 // CollectiveWaitClock, then forwards to `inner`. Launching an operation
 // costs nothing more; only the blocking part (Wait, Broadcast) is timed.
-class WaitTimedCommunicator final : public Communicator {
+class WaitTimedCommunicator final : public ForwardingCommunicator {
  public:
   WaitTimedCommunicator(Communicator* inner, CollectiveWaitClock* clock)
-      : inner_(inner), clock_(clock) {}
+      : ForwardingCommunicator(inner), clock_(clock) {}
 
-  int rank() const override { return inner_->rank(); }
-  int world_size() const override { return inner_->world_size(); }
   std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
                                           DataType type) override {
-    return Timed(inner_->AllReduceSumAsync(data, count, type));
+    return Timed(inner()->AllReduceSumAsync(data, count, type));
   }
   // `on_done` still runs where `inner` completes the operation.
   std::unique_ptr<Work> AllReduceSumAsyncThen(
       void* data, size_t count, DataType type,
       std::function<void()> on_done) override {
     return Timed(
-        inner_->AllReduceSumAsyncThen(data, count, type, std::move(on_done)));
+        inner()->AllReduceSumAsyncThen(data, count, type, std::move(on_done)));
   }
   absl::Status Broadcast(void* data, size_t bytes, int root) override {
     clock_->Enter();
-    absl::Status s = inner_->Broadcast(data, bytes, root);
+    absl::Status s = inner()->Broadcast(data, bytes, root);
     clock_->Leave();
     return s;
   }
-  void Abort() override { inner_->Abort(); }
 
  private:
   class TimedWork final : public Work {
@@ -89,7 +86,6 @@ class WaitTimedCommunicator final : public Communicator {
     return std::make_unique<TimedWork>(std::move(work), clock_);
   }
 
-  Communicator* const inner_;
   CollectiveWaitClock* const clock_;
 };
 

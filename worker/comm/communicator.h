@@ -63,6 +63,36 @@ class Communicator {
   }
 };
 
+// The base of a decorator: forwards every call to `inner` (not owned), so
+// a decorator overrides only what it changes.
+class ForwardingCommunicator : public Communicator {
+ public:
+  explicit ForwardingCommunicator(Communicator* inner) : inner_(inner) {}
+
+  int rank() const override { return inner_->rank(); }
+  int world_size() const override { return inner_->world_size(); }
+  std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
+                                          DataType type) override {
+    return inner_->AllReduceSumAsync(data, count, type);
+  }
+  // `on_done` runs where `inner` completes the operation.
+  std::unique_ptr<Work> AllReduceSumAsyncThen(
+      void* data, size_t count, DataType type,
+      std::function<void()> on_done) override {
+    return inner_->AllReduceSumAsyncThen(data, count, type, std::move(on_done));
+  }
+  absl::Status Broadcast(void* data, size_t bytes, int root) override {
+    return inner_->Broadcast(data, bytes, root);
+  }
+  void Abort() override { inner_->Abort(); }
+
+ protected:
+  Communicator* inner() const { return inner_; }
+
+ private:
+  Communicator* const inner_;
+};
+
 namespace internal {
 // Runs a callback once, after the wrapped work's Wait().
 class ThenWork final : public Work {

@@ -32,13 +32,13 @@ std::unique_ptr<Work> LostResultCommunicator::MaybeLose(
 std::unique_ptr<Work> LostResultCommunicator::AllReduceSumAsync(void* data,
                                                                 size_t count,
                                                                 DataType type) {
-  return MaybeLose(inner_->AllReduceSumAsync(data, count, type));
+  return MaybeLose(inner()->AllReduceSumAsync(data, count, type));
 }
 
 std::unique_ptr<Work> LostResultCommunicator::AllReduceSumAsyncThen(
     void* data, size_t count, DataType type, std::function<void()> on_done) {
   return MaybeLose(
-      inner_->AllReduceSumAsyncThen(data, count, type, std::move(on_done)));
+      inner()->AllReduceSumAsyncThen(data, count, type, std::move(on_done)));
 }
 
 }  // namespace ringleader

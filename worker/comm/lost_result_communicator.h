@@ -17,29 +17,22 @@
 
 namespace ringleader {
 
-class LostResultCommunicator final : public Communicator {
+class LostResultCommunicator final : public ForwardingCommunicator {
  public:
   // `lose` is asked once per all-reduce, at launch, on the issuing thread.
   LostResultCommunicator(Communicator* inner, std::function<bool()> lose)
-      : inner_(inner), lose_(std::move(lose)) {}
+      : ForwardingCommunicator(inner), lose_(std::move(lose)) {}
 
-  int rank() const override { return inner_->rank(); }
-  int world_size() const override { return inner_->world_size(); }
   std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
                                           DataType type) override;
   // `on_done` still runs where `inner` completes the operation.
   std::unique_ptr<Work> AllReduceSumAsyncThen(
       void* data, size_t count, DataType type,
       std::function<void()> on_done) override;
-  absl::Status Broadcast(void* data, size_t bytes, int root) override {
-    return inner_->Broadcast(data, bytes, root);
-  }
-  void Abort() override { inner_->Abort(); }
 
  private:
   std::unique_ptr<Work> MaybeLose(std::unique_ptr<Work> work);
 
-  Communicator* const inner_;
   const std::function<bool()> lose_;
 };
 

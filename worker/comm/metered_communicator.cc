@@ -37,14 +37,14 @@ std::unique_ptr<Work> MeteredCommunicator::AllReduceSumAsync(void* data,
                                                              DataType type) {
   bytes_->Increment(static_cast<double>(count * DataTypeSize(type)));
   return std::make_unique<MeteredWork>(
-      inner_->AllReduceSumAsync(data, count, type), seconds_);
+      inner()->AllReduceSumAsync(data, count, type), seconds_);
 }
 
 std::unique_ptr<Work> MeteredCommunicator::AllReduceSumAsyncThen(
     void* data, size_t count, DataType type, std::function<void()> on_done) {
   bytes_->Increment(static_cast<double>(count * DataTypeSize(type)));
   return std::make_unique<MeteredWork>(
-      inner_->AllReduceSumAsyncThen(data, count, type, std::move(on_done)),
+      inner()->AllReduceSumAsyncThen(data, count, type, std::move(on_done)),
       seconds_);
 }
 

@@ -14,14 +14,12 @@ namespace ringleader {
 // and two clock reads per collective, so the Reducer's overlap path is
 // unchanged (bench/reducer_metrics_bench.cc prints the ratio). Everything
 // else is forwarded as is.
-class MeteredCommunicator final : public Communicator {
+class MeteredCommunicator final : public ForwardingCommunicator {
  public:
   MeteredCommunicator(Communicator* inner, metrics::Counter* bytes,
                       metrics::Histogram* seconds)
-      : inner_(inner), bytes_(bytes), seconds_(seconds) {}
+      : ForwardingCommunicator(inner), bytes_(bytes), seconds_(seconds) {}
 
-  int rank() const override { return inner_->rank(); }
-  int world_size() const override { return inner_->world_size(); }
   std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
                                           DataType type) override;
   // Metered the same way; `on_done` still runs where `inner` completes the
@@ -29,13 +27,8 @@ class MeteredCommunicator final : public Communicator {
   std::unique_ptr<Work> AllReduceSumAsyncThen(
       void* data, size_t count, DataType type,
       std::function<void()> on_done) override;
-  absl::Status Broadcast(void* data, size_t bytes, int root) override {
-    return inner_->Broadcast(data, bytes, root);
-  }
-  void Abort() override { inner_->Abort(); }
 
  private:
-  Communicator* const inner_;
   metrics::Counter* const bytes_;
   metrics::Histogram* const seconds_;
 };
