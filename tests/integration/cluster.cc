@@ -133,6 +133,16 @@ absl::StatusOr<Subprocess*> Cluster::StartWorker(
   return workers_.back().get();
 }
 
+absl::Status Cluster::StartWorkers(int n,
+                                   const std::vector<std::string>& flags) {
+  for (int i = 0; i < n; ++i) {
+    if (absl::StatusOr<Subprocess*> w = StartWorker(flags); !w.ok()) {
+      return w.status();
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> Cluster::Submit(const v1::JobSpec& spec) {
   v1::SubmitJobRequest req;
   *req.mutable_spec() = spec;
@@ -197,6 +207,11 @@ absl::StatusOr<v1::Job> Cluster::WaitForEnd(const std::string& job_id,
                      v1::JobState_Name(last->state()), " ", last->message()));
   }
   return last;
+}
+
+bool RunningAt(const v1::Job& job, int world, int64_t step) {
+  return job.state() == v1::JOB_STATE_RUNNING && job.world_size() == world &&
+         job.progress().step() >= step;
 }
 
 }  // namespace ringleader::testing

@@ -61,6 +61,8 @@ class Cluster {
   absl::StatusOr<Subprocess*> StartWorker(
       std::vector<std::string> flags = {},
       const std::vector<std::string>& command_prefix = {});
+  // Starts `n` workers with the same flags.
+  absl::Status StartWorkers(int n, const std::vector<std::string>& flags);
 
   std::string target() const {
     return options_.host + ":" + std::to_string(port_);
@@ -94,6 +96,10 @@ class Cluster {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::UserService::Stub> users_;
 };
+
+// Whether `job` is running at `world` ranks and has reached `step`: the
+// moment the failure tests strike.
+bool RunningAt(const v1::Job& job, int world, int64_t step);
 
 }  // namespace ringleader::testing
 

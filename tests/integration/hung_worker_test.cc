@@ -29,12 +29,10 @@ TEST(HungWorkerTest, PeersBlockedOnAStoppedWorkerEndItsGenerationAtItsLease) {
   ASSERT_TRUE(job.ok()) << job.status();
   // The collective timeout is far longer than the test: only the
   // coordinator can end the survivors' wait.
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(
-        (*cluster)
-            ->StartWorker({"--max_jobs=1", "--collective_timeout_s=600"})
-            .ok());
-  }
+  ASSERT_TRUE(
+      (*cluster)
+          ->StartWorkers(3, {"--max_jobs=1", "--collective_timeout_s=600"})
+          .ok());
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
   v1::WatchJobRequest req;
@@ -51,8 +49,7 @@ TEST(HungWorkerTest, PeersBlockedOnAStoppedWorkerEndItsGenerationAtItsLease) {
   for (int n = 0; n < 100000 && stream->Read(&snap); ++n) {
     last = snap;
     const absl::Duration since = absl::Now() - stopped_at;
-    if (!stopped && snap.state() == v1::JOB_STATE_RUNNING &&
-        snap.world_size() == 3 && snap.progress().step() >= 60) {
+    if (!stopped && RunningAt(snap, 3, 60)) {
       (*cluster)->workers()[2]->Kill(SIGSTOP);
       stopped_at = absl::Now();
       stopped = true;

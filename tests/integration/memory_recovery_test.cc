@@ -200,15 +200,9 @@ TEST_F(MemoryRecoveryTest, AReplacementReceivesTheStateFromALivePeer) {
   ASSERT_TRUE(job.ok()) << job.status();
   const std::vector<std::string> flags = {"--max_jobs=1",
                                           "--collective_timeout_s=30"};
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE((*cluster)->StartWorker(flags).ok());
-  }
+  ASSERT_TRUE((*cluster)->StartWorkers(3, flags).ok());
   auto running = (*cluster)->WaitUntil(
-      *job,
-      [](const v1::Job& j) {
-        return j.state() == v1::JOB_STATE_RUNNING && j.world_size() == 3 &&
-               j.progress().step() >= 60;
-      },
+      *job, [](const v1::Job& j) { return RunningAt(j, 3, 60); },
       absl::Minutes(3));
   ASSERT_TRUE(running.ok()) << running.status();
   ASSERT_EQ(running->world_size(), 3) << running->message();
@@ -276,19 +270,13 @@ TEST_F(MemoryRecoveryTest,
   ASSERT_TRUE(job.ok()) << job.status();
   const std::vector<std::string> flags = {"--max_jobs=1",
                                           "--collective_timeout_s=30"};
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE((*cluster)->StartWorker(flags).ok());
-  }
+  ASSERT_TRUE((*cluster)->StartWorkers(3, flags).ok());
   // Worker 3 dies in the first recovery from memory it takes part in.
   std::vector<std::string> dying = flags;
   dying.push_back("--fault_exit_during_recovery");
   ASSERT_TRUE((*cluster)->StartWorker(dying).ok());
   auto running = (*cluster)->WaitUntil(
-      *job,
-      [](const v1::Job& j) {
-        return j.state() == v1::JOB_STATE_RUNNING && j.world_size() == 3 &&
-               j.progress().step() >= 60;
-      },
+      *job, [](const v1::Job& j) { return RunningAt(j, 3, 60); },
       absl::Minutes(3));
   ASSERT_TRUE(running.ok()) << running.status();
   ASSERT_EQ(running->world_size(), 3) << running->message();

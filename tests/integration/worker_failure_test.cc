@@ -27,11 +27,10 @@ TEST(WorkerFailureTest, SurvivorsRejoinAndFinishAfterKillNine) {
   std::filesystem::create_directories(s.checkpoint_dir());
   auto job = (*cluster)->Submit(s);
   ASSERT_TRUE(job.ok()) << job.status();
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE((*cluster)
-                    ->StartWorker({"--max_jobs=1", "--collective_timeout_s=30"})
-                    .ok());
-  }
+  ASSERT_TRUE(
+      (*cluster)
+          ->StartWorkers(3, {"--max_jobs=1", "--collective_timeout_s=30"})
+          .ok());
   // Follow the job until it has run a while in a 3-rank generation, then
   // kill one worker.
   grpc::ClientContext ctx;
@@ -46,8 +45,7 @@ TEST(WorkerFailureTest, SurvivorsRejoinAndFinishAfterKillNine) {
   v1::Job last;
   for (int n = 0; n < 100000 && stream->Read(&snap); ++n) {
     last = snap;
-    if (!killed && snap.state() == v1::JOB_STATE_RUNNING &&
-        snap.world_size() == 3 && snap.progress().step() >= 120) {
+    if (!killed && RunningAt(snap, 3, 120)) {
       (*cluster)->workers()[2]->Kill(SIGKILL);
       killed = true;
       killed_at = absl::Now();
@@ -96,17 +94,12 @@ TEST(WorkerFailureTest, WithoutCheckpointsTheSurvivorsRecoverFromMemory) {
   s.set_rendezvous_last_call_ms(3000);
   auto job = (*cluster)->Submit(s);
   ASSERT_TRUE(job.ok()) << job.status();
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE((*cluster)
-                    ->StartWorker({"--max_jobs=1", "--collective_timeout_s=30"})
-                    .ok());
-  }
+  ASSERT_TRUE(
+      (*cluster)
+          ->StartWorkers(3, {"--max_jobs=1", "--collective_timeout_s=30"})
+          .ok());
   auto running = (*cluster)->WaitUntil(
-      *job,
-      [](const v1::Job& j) {
-        return j.state() == v1::JOB_STATE_RUNNING && j.world_size() == 3 &&
-               j.progress().step() >= 60;
-      },
+      *job, [](const v1::Job& j) { return RunningAt(j, 3, 60); },
       absl::Minutes(3));
   ASSERT_TRUE(running.ok()) << running.status();
   ASSERT_EQ(running->world_size(), 3) << running->message();
