@@ -32,10 +32,6 @@ EVERY="${EVERY:-10}"
 REPEATS="${REPEATS:-3}"
 MLP_BATCH="${MLP_BATCH:-128}"
 MODES="none sync background"
-RESNET_TRAIN="${RESNET_TRAIN:-12800}"
-RESNET_TEST="${RESNET_TEST:-1000}"
-GPT_TRAIN_TOKENS="${GPT_TRAIN_TOKENS:-204801}"
-GPT_TEST_TOKENS="${GPT_TEST_TOKENS:-16385}"
 PY=/usr/bin/python3
 DATA=/usr/share/datasets/fashion-mnist
 . bench/lib.sh

@@ -46,6 +46,10 @@ run_job() {
 # that train them; need $PY, $TMP and the subset sizes $RESNET_TRAIN,
 # $RESNET_TEST, $GPT_TRAIN_TOKENS, $GPT_TEST_TOKENS (and for mlp
 # $MLP_TRAIN, $MLP_TEST).
+# The subsets' sizes default to train_bench.sh's, unless the script (before
+# it sources this file) or the caller set others.
+: "${RESNET_TRAIN:=12800}" "${RESNET_TEST:=1000}"
+: "${GPT_TRAIN_TOKENS:=204801}" "${GPT_TEST_TOKENS:=16385}"
 # prepare_example M: examples/M/prepare.py into $TMP/M, cut to the subset;
 # for mlp, the first samples of Fashion-MNIST's IDX files (the built-in
 # MLP's dataset) into $TMP/mlp.

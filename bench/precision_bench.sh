@@ -14,10 +14,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MODELS="${1:-resnet gpt}"
 REPEATS="${REPEATS:-3}"
-RESNET_TRAIN="${RESNET_TRAIN:-12800}"
-RESNET_TEST="${RESNET_TEST:-1000}"
-GPT_TRAIN_TOKENS="${GPT_TRAIN_TOKENS:-204801}"
-GPT_TEST_TOKENS="${GPT_TEST_TOKENS:-16385}"
 PY=/usr/bin/python3
 OUT="${RESULTS:-bench/results/precision.jsonl}"
 . bench/lib.sh

@@ -55,10 +55,6 @@ EPOCHS_MLP="${EPOCHS_MLP:-3}"
 EPOCHS_CNN="${EPOCHS_CNN:-2}"
 # The example workloads' subsets: about 100 optimizer steps per epoch at the
 # job files' global batches.
-RESNET_TRAIN="${RESNET_TRAIN:-12800}"
-RESNET_TEST="${RESNET_TEST:-1000}"
-GPT_TRAIN_TOKENS="${GPT_TRAIN_TOKENS:-204801}"
-GPT_TEST_TOKENS="${GPT_TEST_TOKENS:-16385}"
 PY=/usr/bin/python3
 DATA=/usr/share/datasets/fashion-mnist
 . bench/lib.sh
