@@ -63,4 +63,24 @@ FormedGeneration FormGeneration(
   return f;
 }
 
+FormedJob SubmitAndForm(InProcessCoordinator& coordinator,
+                        const v1::JobSpec& spec, int world) {
+  FormedJob out;
+  v1::SubmitJobRequest sub;
+  *sub.mutable_spec() = spec;
+  v1::SubmitJobResponse sresp;
+  const grpc::Status s =
+      coordinator.users().SubmitJob(ClientContext().get(), sub, &sresp);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  if (!s.ok()) return out;
+  out.job_id = sresp.job_id();
+  std::vector<v1::WorkerService::Stub*> raw;
+  for (int i = 0; i < world; ++i) {
+    out.stubs.push_back(v1::WorkerService::NewStub(coordinator.NewChannel()));
+    raw.push_back(out.stubs.back().get());
+  }
+  out.formed = FormGeneration(raw, out.job_id, "host", 100, 20000);
+  return out;
+}
+
 }  // namespace ringleader::testing

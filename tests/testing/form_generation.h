@@ -2,11 +2,14 @@
 #define RINGLEADER_TESTS_TESTING_FORM_GENERATION_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/worker_credential.h"
+#include "ringleader/v1/job.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
+#include "tests/testing/in_process_coordinator.h"
 
 namespace ringleader::testing {
 
@@ -26,6 +29,20 @@ struct FormedGeneration {
 FormedGeneration FormGeneration(
     const std::vector<v1::WorkerService::Stub*>& stubs, const std::string& job,
     const std::string& hostname, int first_pid, int64_t join_timeout_ms);
+
+// A job submitted to an in-process coordinator and its first generation,
+// one worker per stub, each stub on its own channel.
+struct FormedJob {
+  std::string job_id;
+  std::vector<std::unique_ptr<v1::WorkerService::Stub>> stubs;
+  FormedGeneration formed;
+};
+
+// Submits `spec` and forms its first generation of `world` workers as
+// FormGeneration does ("host", pids from 100, 20 s to join). What goes
+// wrong is a gtest failure.
+FormedJob SubmitAndForm(InProcessCoordinator& coordinator,
+                        const v1::JobSpec& spec, int world);
 
 }  // namespace ringleader::testing
 

@@ -33,19 +33,10 @@ class GenerationWatchTest : public ::testing::Test {
     v1::JobSpec spec = testing::MinimalJobSpec("watched", 1, 2);
     spec.set_max_restarts(3);
     spec.set_rendezvous_last_call_ms(60000);  // Forms at max_workers.
-    v1::SubmitJobRequest sub;
-    *sub.mutable_spec() = spec;
-    v1::SubmitJobResponse sresp;
-    ASSERT_TRUE(coordinator_->users()
-                    .SubmitJob(testing::ClientContext().get(), sub, &sresp)
-                    .ok());
-    job_ = sresp.job_id();
-    std::vector<v1::WorkerService::Stub*> raw;
-    for (int i = 0; i < 2; ++i) {
-      stubs_.push_back(v1::WorkerService::NewStub(coordinator_->NewChannel()));
-      raw.push_back(stubs_.back().get());
-    }
-    formed_ = testing::FormGeneration(raw, job_, "host", 100, 20000);
+    testing::FormedJob formed = testing::SubmitAndForm(*coordinator_, spec, 2);
+    job_ = formed.job_id;
+    stubs_ = std::move(formed.stubs);
+    formed_ = formed.formed;
   }
 
   // The watch of the worker holding rank 0.
