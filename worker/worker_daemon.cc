@@ -148,6 +148,44 @@ CommunicatorRequest WorkerDaemon::CommunicatorRequestFor(
   return request;
 }
 
+absl::Status WorkerDaemon::TrainGeneration(
+    const std::string& job_id, const v1::JoinRendezvousResponse& gen,
+    Communicator* comm, const JobData& data, KeptState& kept,
+    absl::Time joined_at) {
+  {
+    absl::MutexLock lock(&mu_);
+    comm_ = comm;
+    if (aborted_) comm_->Abort();
+  }
+  // Heartbeats say how long training has been blocked in a collective.
+  WaitTimedCommunicator timed(comm, client_->collective_wait());
+  std::optional<LostResultCommunicator> lossy;
+  if (config_.faults.lose_allreduce_result_at_step > 0) {
+    lossy.emplace(
+        &timed, [this, rank = gen.rank()] { return LoseThisAllReduce(rank); });
+  }
+  TrainerEnv env;
+  env.client = client_.get();
+  env.comm = lossy.has_value() ? static_cast<Communicator*>(&*lossy) : &timed;
+  if (config_.faults.exit_during_recovery) {
+    env.before_state_broadcast = [] {
+      LOG(ERROR) << "fault injection: exiting in the middle of a recovery "
+                    "from a member's memory";
+      std::_Exit(3);
+    };
+  }
+  env.data = &data;
+  env.device = config_.device;
+  env.aborted = &aborted_;
+  env.metrics = config_.metrics;
+  if (config_.recover_from_peers) env.kept = &kept;
+  env.joined_at = joined_at;
+  const absl::Status s = Trainer(env, job_id, gen).Run();
+  absl::MutexLock lock(&mu_);
+  comm_ = nullptr;
+  return s;
+}
+
 absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
   const std::string& job_id = assignment.job_id();
   LOG(INFO) << "assigned job " << job_id;
@@ -201,39 +239,8 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
         CreateCommunicator(CommunicatorRequestFor(job_id, *gen));
     absl::Status s;
     if (comm.ok()) {
-      {
-        absl::MutexLock lock(&mu_);
-        comm_ = comm->get();
-        if (aborted_) comm_->Abort();
-      }
-      // Heartbeats say how long training has been blocked in a collective.
-      WaitTimedCommunicator timed(comm->get(), client_->collective_wait());
-      std::optional<LostResultCommunicator> lossy;
-      if (config_.faults.lose_allreduce_result_at_step > 0) {
-        lossy.emplace(&timed, [this, rank = gen->rank()] {
-          return LoseThisAllReduce(rank);
-        });
-      }
-      TrainerEnv env;
-      env.client = client_.get();
-      env.comm =
-          lossy.has_value() ? static_cast<Communicator*>(&*lossy) : &timed;
-      if (config_.faults.exit_during_recovery) {
-        env.before_state_broadcast = [] {
-          LOG(ERROR) << "fault injection: exiting in the middle of a recovery "
-                        "from a member's memory";
-          std::_Exit(3);
-        };
-      }
-      env.data = &*data;
-      env.device = config_.device;
-      env.aborted = &aborted_;
-      env.metrics = config_.metrics;
-      if (config_.recover_from_peers) env.kept = &kept;
-      env.joined_at = std::exchange(joined_at, absl::InfinitePast());
-      s = Trainer(env, job_id, *gen).Run();
-      absl::MutexLock lock(&mu_);
-      comm_ = nullptr;
+      s = TrainGeneration(job_id, *gen, comm->get(), *data, kept,
+                          std::exchange(joined_at, absl::InfinitePast()));
     } else {
       s = comm.status();
     }

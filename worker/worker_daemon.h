@@ -19,6 +19,9 @@
 
 namespace ringleader {
 
+struct JobData;
+struct KeptState;
+
 // Fault injection for tests (worker_main's "Fault injection (tests)"
 // flags): deterministic failures the integration tests of recovery need.
 // All off by default.
@@ -77,6 +80,14 @@ class WorkerDaemon {
 
  private:
   absl::Status RunJob(const v1::JobAssignment& assignment);
+  // Trains generation `gen` of `job_id` over `comm` until it ends: OK when
+  // the job finished, ABORTED when the generation ended under this rank.
+  // `kept` is this rank's state across generations; `joined_at` is when the
+  // job was assigned (InfinitePast after the first generation).
+  absl::Status TrainGeneration(const std::string& job_id,
+                               const v1::JoinRendezvousResponse& gen,
+                               Communicator* comm, const JobData& data,
+                               KeptState& kept, absl::Time joined_at);
   // Fails the job with `error` (the job's own, such as unreadable data):
   // joins its generation and reports the error as this rank's.
   absl::Status FailJob(const std::string& job_id, const absl::Status& error);
