@@ -587,6 +587,7 @@ Coordinator::Canceller Coordinator::JoinRendezvous(
   member.worker_id = worker->worker_id();
   member.hostname = worker->hostname();
   member.address = worker->address();
+  member.keeps_state = r.keeps_state();
   const std::string worker_id = worker->worker_id();
   const uint64_t waiter = rendezvous_.Join(
       r.job_id(), member, Deadline(r.timeout_ms()),
@@ -627,9 +628,22 @@ Coordinator::Canceller Coordinator::JoinRendezvous(
         done(std::move(out));
       });
   if (waiter == 0) return nullptr;
+  GrowForNewcomer(r.job_id());
   return [this, job_id = r.job_id(), worker_id, waiter] {
     rendezvous_.CancelJoin(job_id, worker_id, waiter);
   };
+}
+
+void Coordinator::GrowForNewcomer(const std::string& job_id) {
+  const int64_t live = rendezvous_.GrowableKeepingState(job_id);
+  if (live == 0) return;  // Its next checkpoint commit takes the newcomer.
+  absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
+  // Once training is over only the final evaluation is left.
+  if (!job.ok() || (job->progress().total_steps() > 0 &&
+                    job->progress().step() >= job->progress().total_steps())) {
+    return;
+  }
+  rendezvous_.Grow(job_id, live);
 }
 
 absl::Status Coordinator::KvSet(const Caller& caller,

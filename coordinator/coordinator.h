@@ -128,6 +128,14 @@ class Coordinator {
   Canceller WatchGeneration(const Caller& caller,
                             const v1::WatchGenerationRequest& r,
                             GenerationWatchers::Answer answer);
+  // The stream of a watch that WatchGeneration accepted went away before
+  // the coordinator ended it: the worker's process exited (a kill -9 closes
+  // its connections at once; a partition does not, and is left to the
+  // lease). The worker is gone as if it had left: its generation ends now,
+  // or, if it has ended, the next one stops waiting for it, and its place
+  // in the job is free for a replacement. A worker that finished its job,
+  // or a coordinator that is stopping, ends nothing.
+  void WatchBroken(const v1::WatchGenerationRequest& r);
 
   // UserService.
   absl::StatusOr<v1::SubmitJobResponse> SubmitJob(
@@ -167,6 +175,11 @@ class Coordinator {
 
   absl::Time Deadline(int64_t timeout_ms) const;
   absl::Status OpenRendezvous(const v1::Job& job);
+  // A worker waits to join the live generation of `job_id`: if a member
+  // keeps its state (memory recovery), the generation grows now, losing no
+  // work (the newcomer receives the state from a peer); otherwise at its
+  // next checkpoint commit.
+  void GrowForNewcomer(const std::string& job_id);
   // Tells the managers that a worker is gone.
   void OnWorkerGone(const v1::WorkerInfo& worker, const std::string& reason);
   void OnGenerationFormed(const std::string& job_id,

@@ -78,4 +78,24 @@ Coordinator::Canceller Coordinator::WatchGeneration(
   };
 }
 
+void Coordinator::WatchBroken(const v1::WatchGenerationRequest& r) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!sweeping_) return;  // Stopping: the server cancels every call.
+  }
+  // A stream that outlived its generation's end, or of a worker that has
+  // joined again since, says nothing about the worker now.
+  if (!rendezvous_.CountsOn(r.job_id(), r.generation(), r.worker_id())) return;
+  // Done with the job: its peers only finish their evaluation.
+  if (jobs_.WorkerFinished(r.job_id(), r.worker_id())) return;
+  // As if it had left: a worker that is alive after all finds its
+  // registration gone at its next heartbeat and registers again.
+  absl::StatusOr<v1::WorkerInfo> gone = workers_.Remove(r.worker_id());
+  if (!gone.ok()) return;
+  OnWorkerGone(*gone, absl::StrCat("worker ", gone->worker_id(), " on ",
+                                   gone->hostname(),
+                                   " closed its connection to the "
+                                   "coordinator (its process exited)"));
+}
+
 }  // namespace ringleader

@@ -18,7 +18,9 @@ class GenerationWatchReactor final : public Reactor {
   GenerationWatchReactor(grpc::CallbackServerContext* ctx,
                          Coordinator* coordinator,
                          const v1::WatchGenerationRequest& request)
-      : turn_(std::make_shared<Turn>(this)) {
+      : coordinator_(coordinator),
+        request_(request),
+        turn_(std::make_shared<Turn>(this)) {
     absl::StatusOr<Caller> caller = CallerOf(*ctx);
     if (!caller.ok()) {
       turn_->Answer(caller.status());
@@ -34,7 +36,14 @@ class GenerationWatchReactor final : public Reactor {
   }
 
   void OnCancel() override {
-    if (cancel_) cancel_();
+    if (cancel_) {
+      // An accepted watch is only cancelled by its worker once its
+      // generation ended (the coordinator answered it first) or the worker
+      // finished: otherwise the process went away. Judged before the watch
+      // is withdrawn, so a watch gone means its verdict is in.
+      coordinator_->WatchBroken(request_);
+      cancel_();
+    }
     turn_->Answer(absl::CancelledError("the client went away"));
   }
 
@@ -79,6 +88,8 @@ class GenerationWatchReactor final : public Reactor {
     bool taken_ ABSL_GUARDED_BY(mu_) = false;
   };
 
+  Coordinator* const coordinator_;
+  const v1::WatchGenerationRequest request_;
   const std::shared_ptr<Turn> turn_;
   // Set in the constructor, before any reaction.
   Coordinator::Canceller cancel_;

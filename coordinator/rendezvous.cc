@@ -156,10 +156,16 @@ void Rendezvous::MaybeFormLocked(const std::string& job_id, JobState& job,
   if (job.live_valid) return;  // Joiners wait for the next generation.
   const int32_t waiting = static_cast<int32_t>(job.waiters.size());
   // After a scale-up, the grown generation's members are on their way back.
-  if (!job.rejoining.empty() && waiting < job.config.max_workers) return;
+  if (job.resized && !job.rejoining.empty() &&
+      waiting < job.config.max_workers) {
+    return;
+  }
+  // Every member of the ended generation is back (or removed): nobody
+  // else is expected, so no last call.
+  const bool all_back = job.reforming && job.rejoining.empty();
   if (waiting >= job.config.max_workers ||
       (waiting >= job.config.min_workers &&
-       job.config.last_call <= absl::ZeroDuration())) {
+       (all_back || job.config.last_call <= absl::ZeroDuration()))) {
     FormLocked(job_id, job, out);
     return;
   }
@@ -182,6 +188,8 @@ void Rendezvous::FormLocked(const std::string& job_id, JobState& job,
     job.round_armed = false;
   }
   job.rejoining.clear();
+  job.resized = false;
+  job.reforming = false;
   std::vector<std::string> ids;
   ids.reserve(job.waiters.size());
   for (const auto& [id, w] : job.waiters) ids.push_back(id);
@@ -221,6 +229,14 @@ void Rendezvous::EndLiveLocked(const std::string& job_id, JobState& job,
   if (!job.live_valid) return;
   job.live_valid = false;
   const int64_t number = job.live.number;
+  // The next generation expects every member back (the caller removes the
+  // one it knows gone).
+  job.reforming = true;
+  job.resized = resized;
+  job.rejoining.clear();
+  for (const Member& m : job.live.members) {
+    if (!job.waiters.contains(m.worker_id)) job.rejoining.insert(m.worker_id);
+  }
   // Workers already waiting (hot spares) start the next round now.
   job.round_started = !job.waiters.empty();
   job.round_start = clock_->Now();
@@ -266,6 +282,8 @@ void Rendezvous::OnRoundTimeout(const std::string& job_id) {
         job.last_call_armed = false;
       }
       job.rejoining.clear();
+      job.resized = false;
+      job.reforming = false;
       std::vector<JoinCallback> failed;
       for (auto& [id, w] : job.waiters) {
         timers_->Cancel(w.timer);
@@ -298,6 +316,16 @@ bool Rendezvous::WantsToGrow(const std::string& job_id,
   return it != jobs_.end() && Growable(it->second, generation);
 }
 
+int64_t Rendezvous::GrowableKeepingState(const std::string& job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return 0;
+  const JobState& job = it->second;
+  return job.live_keeps_state && Growable(job, job.live.number)
+             ? job.live.number
+             : 0;
+}
+
 bool Rendezvous::Grow(const std::string& job_id, int64_t generation) {
   std::vector<Completion> out;
   {
@@ -311,9 +339,6 @@ bool Rendezvous::Grow(const std::string& job_id, int64_t generation) {
         "scale-up: ", job.waiters.size(), " worker(s) waiting to join ", size,
         " member(s), max_workers ", job.config.max_workers);
     EndLiveLocked(job_id, job, reason, out, /*resized=*/true);
-    for (const Member& m : job.live.members) {
-      if (!job.waiters.contains(m.worker_id)) job.rejoining.insert(m.worker_id);
-    }
   }
   for (auto& fn : out) fn();
   return true;
@@ -413,13 +438,23 @@ bool Rendezvous::RemoveWorker(const std::string& job_id,
         }
       }
     }
-    // A member of a grown generation that will not come back.
+    // A member of the ended generation that will not come back.
     const bool was_rejoining = job.rejoining.erase(worker_id) > 0;
     // Waiters that arrived during the generation can form the next one.
     if (ended || was_rejoining) MaybeFormLocked(job_id, job, out);
   }
   for (auto& fn : out) fn();
   return ended;
+}
+
+bool Rendezvous::CountsOn(const std::string& job_id, int64_t generation,
+                          const std::string& worker_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || it->second.live.number != generation) return false;
+  const JobState& job = it->second;
+  return job.live_valid ? job.live_rank.contains(worker_id)
+                        : job.rejoining.contains(worker_id);
 }
 
 absl::Status Rendezvous::CheckMember(const std::string& job_id,
@@ -487,7 +522,11 @@ void Rendezvous::SetLiveLocked(JobState& job, const Generation& gen) {
   job.live = gen;
   job.live_valid = true;
   job.live_rank.clear();
-  for (const Member& m : gen.members) job.live_rank[m.worker_id] = m.rank;
+  job.live_keeps_state = false;
+  for (const Member& m : gen.members) {
+    job.live_rank[m.worker_id] = m.rank;
+    job.live_keeps_state |= m.keeps_state;
+  }
 }
 
 absl::StatusOr<int32_t> Rendezvous::LiveRankOfWorker(

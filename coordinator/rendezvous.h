@@ -25,12 +25,16 @@ namespace ringleader {
 // set always gets the same ranks), and every waiter is answered.
 //
 // A generation ends when a member dies, leaves, or joins again (it restarted):
-// survivors are told, through the coordinator, to abort and rejoin. While a
-// generation is live, new joiners wait for the next one; the coordinator
-// ends a generation smaller than max_workers for them with Grow() (a
-// membership change, not a failure: the resized hook, not the ended one),
-// and the next generation then waits for every member of the grown one to
-// rejoin (or be removed) before it forms.
+// survivors are told, through the coordinator, to abort and rejoin. The
+// next generation forms the moment every member of the ended one is back
+// or removed (the survivors do not wait out a last call for a member known
+// gone); a member neither back nor removed is waited for until the last
+// call, as newcomers are before the first generation. While a generation
+// is live, new joiners wait for the next one; the coordinator ends a
+// generation smaller than max_workers for them with Grow() (a membership
+// change, not a failure: the resized hook, not the ended one), and the next
+// generation then waits for every member of the grown one to rejoin (or be
+// removed) before it forms, without a last call.
 //
 // A round (the time without a live generation, from the first join or the
 // end of the last generation) that has not reached min_workers within
@@ -47,6 +51,9 @@ class Rendezvous {
     std::string hostname;
     std::string address;
     int32_t rank = -1;
+    // It keeps its training state when its generation ends (it can hand
+    // it to a newcomer).
+    bool keeps_state = false;
   };
   struct Generation {
     int64_t number = 0;
@@ -108,6 +115,11 @@ class Rendezvous {
   // from the waiters. Returns true if a generation ended.
   bool RemoveWorker(const std::string& job_id, const std::string& worker_id,
                     const std::string& reason);
+  // Whether `worker_id` is a member of generation `generation` of `job_id`
+  // that the job still counts on: the live generation's member, or, once
+  // it ended, a member the next one waits for (not back yet, not removed).
+  bool CountsOn(const std::string& job_id, int64_t generation,
+                const std::string& worker_id) const;
   // Ends live generation `generation` of `job_id` if it has fewer than
   // max_workers members and workers wait to join: a scale-up. Returns true
   // if it ended (the resized hook has then run).
@@ -115,6 +127,10 @@ class Rendezvous {
   // Whether Grow would end generation `generation` now (a commit written in
   // the background is answered with this instead of ending it there).
   bool WantsToGrow(const std::string& job_id, int64_t generation) const;
+  // The live generation's number if it would grow now and one of its
+  // members keeps its state, so that it loses no work wherever it ends
+  // (0 otherwise).
+  int64_t GrowableKeepingState(const std::string& job_id) const;
 
   // OK if `generation` is the live generation of `job_id` and `rank` is one of
   // its ranks; ABORTED for an older or ended generation, FAILED_PRECONDITION
@@ -158,14 +174,20 @@ class Rendezvous {
     Config config;
     Generation live;
     bool live_valid = false;
+    bool live_keeps_state = false;  // A member of `live` keeps its state.
     // Rank by worker id in `live`.
     absl::flat_hash_map<std::string, int32_t> live_rank;
     absl::flat_hash_map<std::string, Waiter> waiters;  // By worker id.
     TimerQueue::TimerId last_call_timer = 0;
     bool last_call_armed = false;
-    // Members of a generation ended by Grow() that have not joined again:
-    // the next generation waits for them.
+    // Members of the ended generation that have not joined again nor been
+    // removed: the next generation waits for them, until the last call
+    // after a failure, without one after a scale-up (`resized`).
     absl::flat_hash_set<std::string> rejoining;
+    bool resized = false;
+    // From a generation's end to the next one's forming: once every member
+    // is back, the next one forms at once.
+    bool reforming = false;
     TimerQueue::TimerId round_timer = 0;
     bool round_armed = false;
     // Set when a round timed out: later joins fail with it.

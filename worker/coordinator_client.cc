@@ -182,13 +182,13 @@ void CoordinatorClient::StopHeartbeats() {
 }
 
 void CoordinatorClient::SetCurrent(const std::string& job_id,
-                                   int64_t generation) {
+                                   int64_t generation, bool keep_watch) {
   {
     absl::MutexLock lock(&mu_);
     job_id_ = job_id;
     generation_ = generation;
   }
-  if (watch_ != nullptr) watch_->Set(job_id, generation);
+  if (watch_ != nullptr && !keep_watch) watch_->Set(job_id, generation);
 }
 
 absl::Time CoordinatorClient::LastHeartbeatLoop() const {
@@ -308,6 +308,7 @@ absl::StatusOr<v1::JoinRendezvousResponse> CoordinatorClient::Join(
   v1::JoinRendezvousRequest req;
   req.set_job_id(job_id);
   req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
+  req.set_keeps_state(options_.keeps_state);
   v1::JoinRendezvousResponse resp;
   absl::Status s;
   // Bounded: each round registers again at most once, and only when the

@@ -49,6 +49,9 @@ class CoordinatorClient {
     // re-resolution backoff, and a restarted coordinator that adopted our
     // generation expects us within a lease.
     std::function<std::shared_ptr<grpc::Channel>()> new_channel;
+    // Joins say the worker keeps its training state across generations
+    // (JoinRendezvousRequest.keeps_state).
+    bool keeps_state = false;
   };
   using AbortHook = std::function<void(const v1::GenerationAbort&)>;
 
@@ -63,7 +66,12 @@ class CoordinatorClient {
   void StartHeartbeats(AbortHook on_abort);
   void StopHeartbeats();
   // What heartbeats say the worker is doing, and the generation watched.
-  void SetCurrent(const std::string& job_id, int64_t generation);
+  // `keep_watch`: the watch of the generation left stays open until the
+  // coordinator ends it. A worker about to rejoin keeps it: the
+  // coordinator reads a watch its worker closed first as the process gone
+  // (Coordinator::WatchBroken), and the rejoin ends it anyway.
+  void SetCurrent(const std::string& job_id, int64_t generation,
+                  bool keep_watch = false);
   // The last optimizer step completed in the current generation: heartbeats
   // carry it as evidence that the worker trains (MemberLiveness).
   void SetStep(int64_t step) { step_ = step; }

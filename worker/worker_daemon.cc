@@ -28,6 +28,7 @@ WorkerDaemon::WorkerDaemon(WorkerConfig config)
   o.pid = static_cast<int>(::getpid());
   o.address = config_.address;
   o.unreachable_timeout = config_.unreachable_timeout;
+  o.keeps_state = config_.recover_from_peers;
   std::shared_ptr<grpc::ChannelCredentials> credentials =
       config_.credentials != nullptr ? config_.credentials
                                      : grpc::InsecureChannelCredentials();
@@ -244,7 +245,10 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
     } else {
       s = comm.status();
     }
-    client_->SetCurrent(job_id, 0);
+    // Heartbeats stop naming the generation; a worker that rejoins keeps
+    // its watch open until the coordinator ends it.
+    const bool rejoins = !s.ok() && (absl::IsAborted(s) || aborted_);
+    client_->SetCurrent(job_id, 0, /*keep_watch=*/rejoins);
     if (s.ok()) {
       if (config_.metrics != nullptr) config_.metrics->jobs_done->Increment();
       return s;

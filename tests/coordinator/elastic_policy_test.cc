@@ -2,7 +2,8 @@
 // FakeClock: a job below min_workers fails after its rendezvous timeout
 // (and a replacement in time lets it go on); an idle worker that arrives
 // while a smaller generation runs joins at the next committed checkpoint,
-// without spending the restart budget.
+// without spending the restart budget, or at once when its members keep
+// their state.
 #include <map>
 #include <optional>
 #include <string>
@@ -193,6 +194,73 @@ TEST_F(ScaleUpTest, WithoutANewcomerCommitsEndNothing) {
   ASSERT_TRUE(commit.ok()) << commit.status();
   EXPECT_FALSE(commit->generation_ended());
   EXPECT_EQ(Job(job_).state(), v1::JOB_STATE_RUNNING);
+}
+
+// Members that keep their state (memory recovery) lose no work wherever
+// the generation ends: a newcomer gets in at once, not at a checkpoint, and
+// a job without a checkpoint_dir grows too.
+class ScaleUpFromMemoryTest : public ElasticPolicyTest {
+ protected:
+  void Start(bool members_keep_state, int64_t steps_done = 0) {
+    v1::JobSpec spec = testing::MinimalJobSpec("grow-mem", 2, 3);
+    spec.set_epochs(2);
+    spec.set_rendezvous_last_call_ms(1000);
+    job_ = FakeClockCoordinatorTest::Submit(spec);  // No checkpoint_dir.
+    w1_ = AddWorker(job_);
+    w2_ = AddWorker(job_);
+    Join(job_, w1_, members_keep_state);
+    Join(job_, w2_, members_keep_state);
+    clock_.Advance(absl::Seconds(1));
+    ASSERT_TRUE(joined_[w1_].ok()) << joined_[w1_].status();
+    for (int32_t rank = 0; rank < 2 && steps_done > 0; ++rank) {
+      v1::ReportProgressRequest r;
+      r.set_job_id(job_);
+      r.set_generation(1);
+      r.set_rank(rank);
+      r.set_step(steps_done);
+      r.set_total_steps(kTotalSteps);
+      r.set_loss(0.5);
+      ASSERT_TRUE(coordinator_->ReportProgress(workers_caller_, r).ok());
+    }
+    w3_ = AddWorker(job_);
+    Join(job_, w3_);
+  }
+  static constexpr int64_t kTotalSteps = 40;
+  std::string job_, w1_, w2_, w3_;
+};
+
+TEST_F(ScaleUpFromMemoryTest, ANewcomerGetsInAtOnce) {
+  Start(/*members_keep_state=*/true, /*steps_done=*/3);
+  ASSERT_FALSE(HasFailure());
+  v1::Job job = Job(job_);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_RESTARTING);
+  EXPECT_EQ(job.restarts(), 0);  // A resize, not a failure.
+  Join(job_, w2_, true);
+  Join(job_, w1_, true);
+  for (const std::string& w : {w1_, w2_, w3_}) {
+    ASSERT_EQ(joined_.count(w), 1u) << w;
+    ASSERT_TRUE(joined_[w].ok()) << joined_[w].status();
+    EXPECT_EQ(joined_[w]->generation(), 2);
+    EXPECT_EQ(joined_[w]->world_size(), 3);
+  }
+}
+
+TEST_F(ScaleUpFromMemoryTest, MembersThatKeepNothingWaitForACheckpoint) {
+  Start(/*members_keep_state=*/false);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(joined_.count(w3_), 0u);
+  EXPECT_EQ(Job(job_).state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Job(job_).world_size(), 2);
+}
+
+TEST_F(ScaleUpFromMemoryTest, NoScaleUpOnceTrainingIsDone) {
+  // Every planned step is done: only the final evaluation is left.
+  Start(/*members_keep_state=*/true, /*steps_done=*/kTotalSteps);
+  ASSERT_FALSE(HasFailure());
+  const v1::Job job = Job(job_);
+  ASSERT_EQ(job.progress().total_steps(), kTotalSteps);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(joined_.count(w3_), 0u);
 }
 
 // Not elastic policy, but the same fixture: a join's answer names every

@@ -1,9 +1,12 @@
 // WorkerService.WatchGeneration over real gRPC: a watching member hears the
 // moment its generation ends (a member left, the job was cancelled), or at
 // once when it has ended already; requests are checked as a heartbeat's;
-// one stream per worker; a stream the client cancels withdraws its watch.
+// one stream per worker; a stream the client cancels withdraws its watch,
+// and a member's stream that goes away first ends its generation.
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "grpcpp/grpcpp.h"
@@ -115,6 +118,109 @@ TEST_F(GenerationWatchTest, AMemberLeavingIsPushedToTheOthers) {
         << ended.reason();
   }
   EXPECT_EQ(watchers().Size(), 0);
+}
+
+// A kill -9 closes the worker's connections: its open watch goes away
+// before its generation ended. That ends the generation at once (no lease to
+// wait out), and the survivors, the only members expected back, form the
+// next one without waiting out the last call (60 s here).
+TEST_F(GenerationWatchTest, AMembersWatchGoingAwayEndsItsGeneration) {
+  Form(3);
+  ASSERT_FALSE(HasFailure());
+  Open w0 = Watch(0, formed_.generation);
+  Open w1 = Watch(1, formed_.generation);
+  Open w2 = Watch(2, formed_.generation);
+  for (int rank = 0; rank < 3; ++rank) {
+    ASSERT_TRUE(watchers().AwaitWatching(formed_.worker_by_rank[rank],
+                                         absl::Seconds(30)));
+  }
+  w2.ctx->TryCancel();  // What the kernel does to a killed process's stream.
+  for (Open* o : {&w0, &w1}) {
+    const v1::GenerationAbort ended = EventOf(*o);
+    EXPECT_EQ(ended.generation(), formed_.generation);
+    EXPECT_TRUE(ended.rejoin());
+    EXPECT_NE(ended.reason().find(formed_.worker_by_rank[2] +
+                                  " on host closed its connection"),
+              std::string::npos)
+        << ended.reason();
+  }
+  std::vector<v1::JoinRendezvousResponse> joined(2);
+  std::vector<grpc::Status> status(2);
+  std::vector<std::thread> joins;
+  for (int rank = 0; rank < 2; ++rank) {
+    joins.emplace_back([&, rank] {
+      v1::JoinRendezvousRequest req;
+      req.set_job_id(job_);
+      req.set_worker_id(formed_.worker_by_rank[rank]);
+      req.set_timeout_ms(20000);
+      status[rank] = stubs_[formed_.stub_by_rank[rank]]->JoinRendezvous(
+          testing::ClientContext(formed_.credential_by_rank[rank]).get(), req,
+          &joined[rank]);
+    });
+  }
+  for (std::thread& t : joins) t.join();
+  for (int rank = 0; rank < 2; ++rank) {
+    ASSERT_TRUE(status[rank].ok()) << status[rank].error_message();
+    EXPECT_EQ(joined[rank].generation(), formed_.generation + 1);
+    EXPECT_EQ(joined[rank].world_size(), 2);
+  }
+}
+
+// The last rank dies after its peers sent their final reports and went
+// away: once no member is heard, the leases alone would read it as the
+// coordinator's own link down and keep the generation for
+// silent_generation_limit (5 min). Its closed stream ends the generation at
+// once; the finished peer's closed stream ended nothing.
+TEST_F(GenerationWatchTest, TheLastRankDyingAfterItsPeersFinishedEndsAtOnce) {
+  Form(2);
+  ASSERT_FALSE(HasFailure());
+  Open w0 = Watch(0, formed_.generation);
+  Open w1 = Watch(1, formed_.generation);
+  for (int rank = 0; rank < 2; ++rank) {
+    ASSERT_TRUE(watchers().AwaitWatching(formed_.worker_by_rank[rank],
+                                         absl::Seconds(30)));
+  }
+  v1::ReportProgressRequest final_report;
+  final_report.set_job_id(job_);
+  final_report.set_generation(formed_.generation);
+  final_report.set_rank(1);
+  final_report.set_step(10);
+  final_report.set_loss(0.5);
+  final_report.set_finished(true);
+  v1::ReportProgressResponse resp;
+  const grpc::Status reported = stubs_[formed_.stub_by_rank[1]]->ReportProgress(
+      testing::ClientContext(formed_.credential_by_rank[1]).get(), final_report,
+      &resp);
+  ASSERT_TRUE(reported.ok()) << reported.error_message();
+  w1.ctx->TryCancel();  // The finished rank exits.
+  EXPECT_EQ(RefusalOf(w1), StatusCode::CANCELLED);
+  EXPECT_TRUE(watchers().AwaitSizeAtMost(1, absl::Seconds(30)));
+  v1::GetJobRequest get;
+  get.set_job_id(job_);
+  v1::Job job;
+  ASSERT_TRUE(coordinator_->users()
+                  .GetJob(testing::ClientContext().get(), get, &job)
+                  .ok());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_RUNNING);
+  // The job's states as they change (the first snapshot is RUNNING).
+  auto watch_ctx = testing::ClientContext();
+  watch_ctx->set_deadline(std::chrono::system_clock::now() +
+                          std::chrono::seconds(30));
+  v1::WatchJobRequest watch_job;
+  watch_job.set_job_id(job_);
+  auto states = coordinator_->users().WatchJob(watch_ctx.get(), watch_job);
+  ASSERT_TRUE(states->Read(&job));
+  ASSERT_EQ(job.state(), v1::JOB_STATE_RUNNING);
+  w0.ctx->TryCancel();  // Rank 0 is killed before its final report.
+  EXPECT_EQ(RefusalOf(w0), StatusCode::CANCELLED);
+  for (int n = 0; n < 100 && job.state() == v1::JOB_STATE_RUNNING; ++n) {
+    ASSERT_TRUE(states->Read(&job)) << "no state change in 30 s";
+  }
+  EXPECT_EQ(job.state(), v1::JOB_STATE_RESTARTING);
+  EXPECT_NE(job.message().find("closed its connection"), std::string::npos)
+      << job.message();
+  watch_ctx->TryCancel();
+  (void)states->Finish();
 }
 
 TEST_F(GenerationWatchTest, AGenerationThatEndedIsAnsweredAtOnce) {

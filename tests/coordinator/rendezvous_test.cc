@@ -118,14 +118,68 @@ TEST_F(RendezvousTest, DeadMemberEndsGenerationAndSurvivorsFormNext) {
   EXPECT_TRUE(absl::IsAborted(rdzv_.CheckMember("job", 1, 0)));
   results_.clear();
   Join("w1");
+  EXPECT_TRUE(results_.empty());  // w3 is still expected.
   Join("w3");
-  clock_.Advance(absl::Seconds(1));
+  // Every member but the removed one is back: no last call.
   ASSERT_EQ(results_.size(), 2u);
   EXPECT_EQ(results_["w3"]->number, 2);
   EXPECT_EQ(results_["w3"]->members.size(), 2u);
   EXPECT_EQ(results_["w3"]->members[1].rank, 1);
   EXPECT_TRUE(rdzv_.CheckMember("job", 2, 1).ok());
   EXPECT_TRUE(absl::IsAborted(rdzv_.CheckMember("job", 1, 1)));
+}
+
+TEST_F(RendezvousTest,
+       AMemberNeitherBackNorRemovedIsWaitedForUntilTheLastCall) {
+  Open(2, 3, absl::Seconds(1));
+  Join("w1");
+  Join("w2");
+  Join("w3");
+  results_.clear();
+  Join("w1");  // Its collective failed: it rejoins, which ends generation 1.
+  EXPECT_EQ(ended_, std::vector<int64_t>{1});
+  Join("w2");
+  clock_.Advance(absl::Milliseconds(999));
+  EXPECT_TRUE(results_.empty());  // w3 may still come back.
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_EQ(results_.size(), 2u);
+  EXPECT_EQ(results_["w1"]->members.size(), 2u);
+}
+
+TEST_F(RendezvousTest, AMemberRemovedAfterTheEndIsNoLongerWaitedFor) {
+  Open(2, 3, absl::Seconds(30));
+  Join("w1");
+  Join("w2");
+  Join("w3");
+  results_.clear();
+  Join("w1");
+  Join("w2");
+  EXPECT_TRUE(results_.empty());  // w3 may come back within the last call.
+  EXPECT_FALSE(rdzv_.RemoveWorker("job", "w3", "gone"));  // Already ended.
+  ASSERT_EQ(results_.size(), 2u);
+  EXPECT_EQ(results_["w2"]->number, 2);
+  EXPECT_EQ(results_["w2"]->members.size(), 2u);
+  EXPECT_EQ(clock_.pending_timers(), 0u);  // The last call is disarmed.
+}
+
+TEST_F(RendezvousTest, CountsOnTheLiveMembersThenThoseNotBackYet) {
+  Open(1, 3, absl::Seconds(30));
+  Join("w1");
+  Join("w2");
+  clock_.Advance(absl::Seconds(30));
+  ASSERT_EQ(formed_, std::vector<int64_t>{1});
+  Join("w3");  // Waits for generation 2.
+  EXPECT_TRUE(rdzv_.CountsOn("job", 1, "w1"));
+  EXPECT_FALSE(rdzv_.CountsOn("job", 1, "w3"));  // Not a member.
+  EXPECT_FALSE(rdzv_.CountsOn("job", 0, "w1"));  // Not that generation.
+  EXPECT_FALSE(rdzv_.CountsOn("other", 1, "w1"));
+  Join("w1");  // Ends generation 1; w2 is expected back.
+  EXPECT_FALSE(rdzv_.CountsOn("job", 1, "w1"));  // Back already.
+  EXPECT_TRUE(rdzv_.CountsOn("job", 1, "w2"));
+  Join("w2");  // All back: generation 2 forms without the last call.
+  EXPECT_EQ(formed_, (std::vector<int64_t>{1, 2}));
+  EXPECT_FALSE(rdzv_.CountsOn("job", 1, "w2"));
+  EXPECT_TRUE(rdzv_.CountsOn("job", 2, "w3"));
 }
 
 TEST_F(RendezvousTest, MemberRejoiningEndsItsGeneration) {

@@ -1,7 +1,9 @@
 // Issue 4, item 2 (elastic policy), with real coordinator and worker
 // processes on 127.0.0.1:
-// (1) a job of 2..3 workers starts on two; a third started mid-job joins at
-//     the next committed checkpoint: the job finishes SUCCEEDED in a
+// (1) a job of 2..3 workers that keep no state in memory
+//     (--recover_from_peers=false) starts on two; a third started mid-job
+//     joins at the next committed checkpoint (workers that keep their state
+//     take it at once: memory_recovery_test): the job finishes SUCCEEDED in a
 //     generation of 3 with no restart spent (max_restarts is 0, so a
 //     scale-up counted anywhere, coordinator or worker daemon, would fail
 //     it), every sample of each epoch trained once (from the sample ids the
@@ -74,7 +76,10 @@ TEST(ElasticTest, ANewWorkerJoinsAtTheNextCheckpointWithoutARestart) {
   auto job = (*cluster)->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
   for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE((*cluster)->StartWorker({"--max_jobs=1"}).ok());
+    ASSERT_TRUE(
+        (*cluster)
+            ->StartWorker({"--max_jobs=1", "--recover_from_peers=false"})
+            .ok());
   }
 
   grpc::ClientContext ctx;
@@ -106,7 +111,10 @@ TEST(ElasticTest, ANewWorkerJoinsAtTheNextCheckpointWithoutARestart) {
     // After the first commit, while epoch 0 has far to go.
     if (started_at_step < 0 && snap.state() == v1::JOB_STATE_RUNNING &&
         snap.world_size() == 2 && snap.last_checkpoint().step() >= kEvery) {
-      ASSERT_TRUE((*cluster)->StartWorker({"--max_jobs=1"}).ok());
+      ASSERT_TRUE(
+          (*cluster)
+              ->StartWorker({"--max_jobs=1", "--recover_from_peers=false"})
+              .ok());
       started = absl::Now();
       started_at_step = snap.progress().step();
     }
@@ -206,7 +214,10 @@ TEST(ElasticTest, ANewWorkerJoinsAtTheNextCheckpointWithoutARestart) {
   auto reference = (*cluster)->Submit(steady);
   ASSERT_TRUE(reference.ok()) << reference.status();
   for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE((*cluster)->StartWorker({"--max_jobs=1"}).ok());
+    ASSERT_TRUE(
+        (*cluster)
+            ->StartWorker({"--max_jobs=1", "--recover_from_peers=false"})
+            .ok());
   }
   auto done = (*cluster)->WaitForEnd(*reference, absl::Minutes(3));
   ASSERT_TRUE(done.ok()) << done.status();

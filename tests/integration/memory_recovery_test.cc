@@ -8,6 +8,8 @@
 //   newest step by a rank that holds it;
 // - a replacement started for a worker killed mid-epoch receives the state
 //   from a live peer (no checkpoint directory: nothing on disk);
+// - a newcomer to a job without checkpoints gets in at once (a scale-up at
+//   any step: its peers keep their state) and receives it from a peer;
 // - a second worker dies in the middle of the recovery from the first
 //   failure: the survivors keep their state through the aborted recovery
 //   and the third generation still recovers from memory.
@@ -52,12 +54,18 @@ std::vector<std::string> WorkerLogs(Cluster& cluster) {
 }
 
 // Every sample of every epoch once, over all the job's generations.
-void ExpectEverySampleOnce(const AppliedSamples& applied, int64_t epochs) {
+// `padded`: how many an epoch may repeat. A world size that grows mid-epoch
+// pads the rest of the epoch to a multiple of the new size, as
+// DistributedSampler (drop_last false) pads every epoch: at most
+// world_size - 1 samples.
+void ExpectEverySampleOnce(const AppliedSamples& applied, int64_t epochs,
+                           int64_t padded = 0) {
   EXPECT_EQ(applied.disagreement, "");
   ASSERT_EQ(applied.by_epoch.size(), static_cast<size_t>(epochs));
   for (const auto& [epoch, ids] : applied.by_epoch) {
     SCOPED_TRACE(epoch);
-    EXPECT_EQ(ids.size(), static_cast<size_t>(kTrain));
+    EXPECT_GE(ids.size(), static_cast<size_t>(kTrain));
+    EXPECT_LE(ids.size(), static_cast<size_t>(kTrain + padded));
     EXPECT_EQ(std::set<int64_t>(ids.begin(), ids.end()).size(),
               static_cast<size_t>(kTrain));
   }
@@ -193,9 +201,9 @@ TEST_F(MemoryRecoveryTest, AReplacementReceivesTheStateFromALivePeer) {
       Cluster::Start("replace", {"--lease_ms=1000", "--heartbeat_ms=200"});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   v1::JobSpec spec = MemoryJobSpec("replace");
-  // The next generation waits for all 3 (the replacement included) unless
-  // one is 10 s late: without checkpoints no scale-up would let it in later.
-  spec.set_rendezvous_last_call_ms(10000);
+  // The survivors, below min_workers, wait for the replacement: its one
+  // generation is the one after the kill.
+  spec.set_min_workers(3);
   auto job = (*cluster)->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
   const std::vector<std::string> flags = {"--max_jobs=1",
@@ -210,8 +218,7 @@ TEST_F(MemoryRecoveryTest, AReplacementReceivesTheStateFromALivePeer) {
   // Mid-epoch (100 steps an epoch at world 3), far from the end.
   ASSERT_LT(seen_at_kill + 50, running->progress().total_steps());
   (*cluster)->workers()[2]->Kill(SIGKILL);
-  // The replacement: a new process, started after the kill. The survivors'
-  // rendezvous waits for it (the last call is 10 s).
+  // The replacement: a new process, started after the kill.
   ASSERT_TRUE((*cluster)->StartWorker(flags).ok());
   auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(5));
   ASSERT_TRUE(done.ok()) << done.status();
@@ -256,26 +263,82 @@ TEST_F(MemoryRecoveryTest, AReplacementReceivesTheStateFromALivePeer) {
             << "); " << applied.redone_batches << " batches redone\n";
 }
 
+TEST_F(MemoryRecoveryTest, ANewcomerJoinsAtOnceWithoutACheckpoint) {
+  auto cluster =
+      Cluster::Start("grow", {"--lease_ms=1000", "--heartbeat_ms=200"});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::JobSpec spec = MemoryJobSpec("grow");  // No checkpoint_dir.
+  // Long enough (about 5 ms a step here) that the job still trains when
+  // the newcomer's process has started and registered.
+  spec.set_epochs(8);
+  auto job = (*cluster)->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const std::vector<std::string> flags = {"--max_jobs=1"};
+  ASSERT_TRUE((*cluster)->StartWorkers(2, flags).ok());
+  auto running = (*cluster)->WaitUntil(
+      *job, [](const v1::Job& j) { return RunningAt(j, 2, 30); },
+      absl::Minutes(3));
+  ASSERT_TRUE(running.ok()) << running.status();
+  const int64_t seen_at_start = running->progress().step();
+  ASSERT_LT(seen_at_start + 600, running->progress().total_steps());
+  ASSERT_TRUE((*cluster)->StartWorker(flags).ok());
+  auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(5));
+  ASSERT_TRUE(done.ok()) << done.status();
+  const std::vector<std::string> logs = WorkerLogs(**cluster);
+  ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message() << "\n"
+                                                    << logs[2].substr(0, 4000);
+  // A scale-up, not a restart, and no checkpoint to wait for.
+  EXPECT_EQ(done->restarts(), 0);
+  EXPECT_EQ(done->generation(), 2);
+  EXPECT_EQ(done->world_size(), 3);
+  const std::vector<RankLine> ranks = ParseRankLines(logs[2]);
+  ASSERT_EQ(ranks.size(), 1u) << logs[2].substr(0, 4000);
+  EXPECT_EQ(ranks[0].generation, 2);
+  const std::vector<ResumeLine> r = ParseResumeLines(logs[2]);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r[0].from_memory);
+  EXPECT_NE(r[0].source_rank, ranks[0].rank);
+  EXPECT_GE(r[0].step, seen_at_start);
+  ExpectAllEqual(Digests(logs, "resumed", 2), 3);
+  ExpectAllEqual(Digests(logs, "end"), 3);
+  const AppliedSamples applied = CountAppliedSamples(logs);
+  EXPECT_LE(applied.redone_batches, 2);  // At most the step in flight.
+  ExpectEverySampleOnce(applied, 8, /*padded=*/2);
+  EXPECT_EQ(done->progress().step(), done->progress().total_steps());
+  std::cout << "the newcomer started at step >= " << seen_at_start
+            << " and received rank " << r[0].source_rank << "'s state at step "
+            << r[0].step << "; " << applied.redone_batches
+            << " batches redone\n";
+}
+
 TEST_F(MemoryRecoveryTest,
        ASecondFailureDuringRecoveryStillRecoversFromMemory) {
   auto cluster =
       Cluster::Start("twice", {"--lease_ms=1000", "--heartbeat_ms=200"});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   v1::JobSpec spec = MemoryJobSpec("twice");
-  // 3 of 4 workers train, the fourth waits as a spare: generation 2 forms
-  // as soon as the survivors and the spare are back; generation 3 (2
-  // workers, below max) after the last call.
-  spec.set_rendezvous_last_call_ms(3000);
+  // Long enough for the spare to start, register and join after the kill.
+  spec.set_epochs(6);
+  // 3 of 4 workers train, the fourth idles as a spare until the kill frees
+  // its place. It joins either the survivors' generation (if it is back
+  // before them) or the one after (the survivors form theirs at once and
+  // take it in as a scale-up); it dies in that generation's recovery and
+  // the survivors form the last one.
   auto job = (*cluster)->Submit(spec);
   ASSERT_TRUE(job.ok()) << job.status();
   const std::vector<std::string> flags = {"--max_jobs=1",
                                           "--collective_timeout_s=30"};
   ASSERT_TRUE((*cluster)->StartWorkers(3, flags).ok());
-  // Worker 3 dies in the first recovery from memory it takes part in.
-  std::vector<std::string> dying = flags;
-  dying.push_back("--fault_exit_during_recovery");
-  ASSERT_TRUE((*cluster)->StartWorker(dying).ok());
   auto running = (*cluster)->WaitUntil(
+      *job, [](const v1::Job& j) { return RunningAt(j, 3, 1); },
+      absl::Minutes(3));
+  ASSERT_TRUE(running.ok()) << running.status();
+  // Worker 3, started once generation 1 holds the other three, dies in the
+  // first recovery from memory it takes part in.
+  std::vector<std::string> dying_flags = flags;
+  dying_flags.push_back("--fault_exit_during_recovery");
+  ASSERT_TRUE((*cluster)->StartWorker(dying_flags).ok());
+  running = (*cluster)->WaitUntil(
       *job, [](const v1::Job& j) { return RunningAt(j, 3, 60); },
       absl::Minutes(3));
   ASSERT_TRUE(running.ok()) << running.status();
@@ -295,63 +358,75 @@ TEST_F(MemoryRecoveryTest,
   const std::vector<std::string> logs = WorkerLogs(**cluster);
   ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message() << "\n"
                                                     << logs[3].substr(0, 4000);
-  EXPECT_EQ(done->restarts(), 2);
+  EXPECT_EQ(done->restarts(), 2);  // The kill and the spare's exit.
   EXPECT_EQ(done->world_size(), 2);
   EXPECT_EQ((*cluster)->workers()[3]->Wait(absl::Minutes(1)), 3);
   EXPECT_NE(logs[3].find("exiting in the middle of a recovery"),
             std::string::npos);
-  EXPECT_GE(RankIn(logs[3], 2), 0);
+  const std::vector<RankLine> spare = ParseRankLines(logs[3]);
+  ASSERT_EQ(spare.size(), 1u) << logs[3].substr(0, 4000);
+  const int64_t spare_generation = spare[0].generation;
+  ASSERT_TRUE(spare_generation == 2 || spare_generation == 3)
+      << spare_generation;
+  const int64_t last = spare_generation + 1;
 
-  // Generation 2's recovery was cut short before anyone trained: whatever
-  // a member kept of it is generation 1's newest state again, and
-  // generation 3 recovered from memory at that step.
+  // The spare's generation's recovery was cut short before anyone trained
+  // in it: whatever a member kept of it is the newest state before it
+  // again, and the last generation recovered from memory at that step.
   int64_t newest_kept = -1;
   std::vector<int> finishers;
   for (int w = 0; w < 3; ++w) {
     if (w == killed) continue;
     finishers.push_back(w);
-    newest_kept = std::max(newest_kept, KeptIn(logs[w], 1));
+    for (int64_t g = 1; g < spare_generation; ++g) {
+      newest_kept = std::max(newest_kept, KeptIn(logs[w], g));
+    }
   }
   ASSERT_GE(newest_kept, seen_at_kill);
   for (int w : finishers) {
     SCOPED_TRACE(w);
-    const int64_t kept2 = KeptIn(logs[w], 2);
-    if (kept2 >= 0) {
-      EXPECT_EQ(kept2, newest_kept);
+    const int64_t kept = KeptIn(logs[w], spare_generation);
+    if (kept >= 0) {
+      EXPECT_EQ(kept, newest_kept);
     }
   }
   int64_t source = -1;
   for (int w : finishers) {
     SCOPED_TRACE(w);
-    std::vector<ResumeLine> third;
+    std::vector<ResumeLine> resumed;
     for (const ResumeLine& r : ParseResumeLines(logs[w])) {
-      if (r.generation == 3) third.push_back(r);
+      if (r.generation == last) resumed.push_back(r);
     }
-    ASSERT_EQ(third.size(), 1u) << logs[w].substr(0, 4000);
-    EXPECT_TRUE(third[0].from_memory);
-    EXPECT_EQ(third[0].step, newest_kept);
-    source = third[0].source_rank;
+    ASSERT_EQ(resumed.size(), 1u) << logs[w].substr(0, 4000);
+    EXPECT_TRUE(resumed[0].from_memory);
+    EXPECT_EQ(resumed[0].step, newest_kept);
+    source = resumed[0].source_rank;
   }
   int source_worker = -1;
   for (int w : finishers) {
-    if (RankIn(logs[w], 3) == source) source_worker = w;
+    if (RankIn(logs[w], last) == source) source_worker = w;
   }
   ASSERT_NE(source_worker, -1);
-  EXPECT_EQ(
-      std::max(KeptIn(logs[source_worker], 1), KeptIn(logs[source_worker], 2)),
-      newest_kept);
+  int64_t source_kept = -1;
+  for (int64_t g = 1; g < last; ++g) {
+    source_kept = std::max(source_kept, KeptIn(logs[source_worker], g));
+  }
+  EXPECT_EQ(source_kept, newest_kept);
 
-  ExpectAllEqual(Digests(logs, "resumed", 3), 2);
+  ExpectAllEqual(Digests(logs, "resumed", last), 2);
   ExpectAllEqual(Digests(logs, "end"), 2);
   const AppliedSamples applied = CountAppliedSamples(logs);
-  EXPECT_LE(applied.redone_batches, 3);
-  ExpectEverySampleOnce(applied, 2);
+  // At most the step in flight on each member, at each end but the
+  // spare's (it died before anyone trained): the kill, and the scale-up
+  // that took the spare in after the survivors' generation formed.
+  EXPECT_LE(applied.redone_batches, spare_generation == 3 ? 5 : 3);
+  ExpectEverySampleOnce(applied, 6, /*padded=*/2);
   EXPECT_EQ(done->progress().step(), done->progress().total_steps());
   std::cout << "killed worker " << killed << " at step >= " << seen_at_kill
-            << "; worker 3 died in generation 2's recovery; generation 3 "
-               "recovered from memory at step "
-            << newest_kept << "; " << applied.redone_batches
-            << " batches redone\n";
+            << "; worker 3 died in generation " << spare_generation
+            << "'s recovery; generation " << last
+            << " recovered from memory at step " << newest_kept << "; "
+            << applied.redone_batches << " batches redone\n";
 }
 
 }  // namespace

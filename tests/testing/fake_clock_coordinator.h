@@ -99,11 +99,14 @@ class FakeClockCoordinatorTest : public ::testing::Test {
   }
 
   // Joins; the answer lands in joined_[worker] when the generation forms.
-  void Join(const std::string& job, const std::string& worker) {
+  // `keeps_state`: the worker recovers from its peers' memory.
+  void Join(const std::string& job, const std::string& worker,
+            bool keeps_state = false) {
     joined_.erase(worker);
     v1::JoinRendezvousRequest r;
     r.set_job_id(job);
     r.set_worker_id(worker);
+    r.set_keeps_state(keeps_state);
     r.set_timeout_ms(3600'000);
     coordinator_->JoinRendezvous(
         workers_caller_, r,
