@@ -21,10 +21,10 @@
 #             $EPOCHS epochs), min_workers 2 and max_workers 3: no
 #             replacement, the job goes on with the two survivors. One
 #             fault-free run, then $KILLS runs per mode, each with one kill -9
-#             of a random worker at a random moment, uniform over the
-#             fault-free run's training time (its first 3-rank step to its
-#             last batch) after $WARM_S s and before its last 10% (seeded: $SEED; the same moments and victims in both
-#             modes). Per kill: optimizer steps lost (the highest step any
+#             of a random worker at a random optimizer step, uniform over the
+#             fault-free run's steps after those of its first $WARM_S s and
+#             before its last 10% (seeded: $SEED; the same steps and victims
+#             in both modes). Per kill: optimizer steps lost (the highest step any
 #             rank of the killed generation completed, before or after the
 #             kill, minus the step the next generation resumed from), time
 #             from the kill to the next completed optimizer step (the next
@@ -148,6 +148,31 @@ sys.exit(1)
 PY
 }
 
+# wait_step RUN STEP LIMIT_S: waits until a worker of RUN logs a batch of
+# optimizer step STEP or later (polled every 20 ms, reading only what was
+# appended); exit 1 after LIMIT_S s.
+wait_step() {
+  "$PY" - "$1" "$2" "$3" <<'PY'
+import glob, re, sys, time
+run, target, limit = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+step = re.compile(r"samples generation=\d+ rank=\d+ epoch=\d+ step=(\d+)")
+offsets = {}
+end = time.time() + limit
+while time.time() < end:
+    for path in glob.glob(f"{run}/worker-*.log"):
+        with open(path, errors="replace") as f:
+            f.seek(offsets.get(path, 0))
+            text = f.read()
+        cut = text.rfind("\n") + 1  # A partial last line is read again.
+        offsets[path] = offsets.get(path, 0) + len(text[:cut].encode())
+        for m in step.finditer(text[:cut]):
+            if int(m.group(1)) >= target:
+                sys.exit(0)
+    time.sleep(0.02)
+sys.exit(1)
+PY
+}
+
 # start_run NAME SPEC_WRITER...: a coordinator, the job, three workers and a
 # watch, in $TMP/NAME (RUN). The watch ends with the job.
 start_run() {
@@ -191,7 +216,8 @@ row() {
 }
 
 # fault_free NAME SPEC_WRITER...: one run without kills; sets TRAIN_S (its
-# training time, from its first 3-rank step to the job's end).
+# training time, from its first 3-rank step to the job's end) and
+# TRAIN_STEPS (its last optimizer step).
 fault_free() {
   local name=$1
   shift
@@ -211,20 +237,23 @@ last = max(glog_time(l) for p in glob.glob(f"{sys.argv[1]}/worker-*.log")
 print(last - float(sys.argv[2]))
 PY
 )
+  TRAIN_STEPS=$(cat "$RUN"/worker-*.log | sed -n 's/.*samples generation=[0-9]* rank=[0-9]* epoch=[0-9]* step=\([0-9]*\).*/\1/p' | sort -n | tail -n 1)
   row fault_free --run "$RUN" --model "$M" --mode none --train_s "$TRAIN_S"
 }
 
 # kill_run NAME U VICTIM SPEC_WRITER...: a run whose worker VICTIM (1-3) is
-# killed at fraction U of the fault-free training time.
+# killed at fraction U of the fault-free run's optimizer steps, after the
+# steps of its first $WARM_S s and before its last 10%: by step, not by
+# time, so a run faster or slower than the fault-free one is still killed
+# while it trains.
 kill_run() {
-  local name=$1 u=$2 victim=$3 t0 at tk
+  local name=$1 u=$2 victim=$3 target tk
   shift 3
-  echo "[$(date +%T)] $name: $MODE, kill worker $victim at $u" >&2
+  target=$("$PY" -c 'import sys; u, w, T, N = map(float, sys.argv[1:]); ws = N * w / T; print(round(ws + u * (0.9 * N - ws)))' \
+    "$u" "$WARM_S" "$TRAIN_S" "$TRAIN_STEPS")
+  echo "[$(date +%T)] $name: $MODE, kill worker $victim at $u (step $target)" >&2
   start_run "$name" "$@"
-  t0=$(wait_world3 "$RUN" 300) || { echo "$name never ran at 3 ranks" >&2; end_run 5; return 0; }
-  at=$("$PY" -c 'import sys; t0, u, w, T = map(float, sys.argv[1:]); print(max(0.0, t0 + w + u * (0.9 * T - w) - __import__("time").time()))' \
-    "$t0" "$u" "$WARM_S" "$TRAIN_S")
-  sleep "$at"
+  wait_step "$RUN" "$target" 300 || { echo "$name never reached step $target" >&2; end_run 5; return 0; }
   tk=$(now)
   kill -9 "${WPIDS[$((victim - 1))]}" 2>/dev/null || true
   # Bounded: a job that has not ended by then is recorded as it stands.

@@ -13,6 +13,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -112,6 +114,69 @@ void LimitMallocArenas() {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
 }
 
+// The server's configuration from the flags; INVALID_ARGUMENT (exit 2)
+// names the flag at fault.
+absl::StatusOr<ringleader::CoordinatorServerConfig> ConfigFromFlags() {
+  ringleader::CoordinatorServerConfig config;
+  config.listen = absl::GetFlag(FLAGS_listen);
+  config.state_path = absl::GetFlag(FLAGS_state);
+  config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.tls.cert = absl::GetFlag(FLAGS_tls_cert);
+  config.tls.key = absl::GetFlag(FLAGS_tls_key);
+  config.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  if (const std::string token_file = absl::GetFlag(FLAGS_auth_token_file);
+      !token_file.empty()) {
+    absl::StatusOr<std::string> token =
+        ringleader::ReadTokenFile("--auth_token_file", token_file);
+    if (!token.ok())
+      return absl::InvalidArgumentError(token.status().message());
+    config.auth_token = *std::move(token);
+  }
+  const int64_t lease_ms = absl::GetFlag(FLAGS_lease_ms);
+  const int64_t heartbeat_ms = absl::GetFlag(FLAGS_heartbeat_ms);
+  if (heartbeat_ms <= 0 || lease_ms <= heartbeat_ms) {
+    return absl::InvalidArgumentError(
+        "--lease_ms must exceed --heartbeat_ms > 0");
+  }
+  if (config.max_message_bytes < 4096) {
+    return absl::InvalidArgumentError("--max_message_bytes must be >= 4096");
+  }
+  config.options.retention.max_finished =
+      absl::GetFlag(FLAGS_retain_finished_jobs);
+  config.options.retention.max_age = absl::GetFlag(FLAGS_retain_finished_for);
+  if (config.options.retention.max_finished < 0 ||
+      config.options.retention.max_age <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "--retain_finished_jobs must be >= 0 and --retain_finished_for > 0");
+  }
+  config.options.lease = absl::Milliseconds(lease_ms);
+  // Never shorter than a lease: a kept member has missed one already.
+  config.options.silent_member_limit =
+      std::max(absl::GetFlag(FLAGS_silent_member_limit), config.options.lease);
+  config.options.silent_generation_limit = std::max(
+      absl::GetFlag(FLAGS_silent_generation_limit), config.options.lease);
+  config.options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
+  config.options.hung_wait =
+      std::max(absl::GetFlag(FLAGS_hung_wait), absl::Milliseconds(1));
+  config.options.push_generation_end = absl::GetFlag(FLAGS_push_generation_end);
+  config.options.sweep_interval =
+      std::min(absl::Milliseconds(200), absl::Milliseconds(lease_ms) / 4);
+  return config;
+}
+
+// Writes the port to `path` (write then rename, so a reader never sees a
+// partial number); nothing when `path` is empty.
+absl::Status WritePortFile(const std::string& path, int port) {
+  if (path.empty()) return absl::OkStatus();
+  const std::string tmp = path + ".tmp";
+  std::ofstream(tmp) << port << "\n";
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -132,74 +197,25 @@ int main(int argc, char** argv) {
   LOG(INFO) << "ringleader-coordinator, build: "
             << ringleader::BuildModeDescription();
 
-  ringleader::CoordinatorServerConfig config;
-  config.listen = absl::GetFlag(FLAGS_listen);
-  config.state_path = absl::GetFlag(FLAGS_state);
-  config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
-  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
-  config.tls.cert = absl::GetFlag(FLAGS_tls_cert);
-  config.tls.key = absl::GetFlag(FLAGS_tls_key);
-  config.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
-  if (const std::string token_file = absl::GetFlag(FLAGS_auth_token_file);
-      !token_file.empty()) {
-    absl::StatusOr<std::string> token =
-        ringleader::ReadTokenFile("--auth_token_file", token_file);
-    if (!token.ok()) {
-      std::cerr << "ringleader-coordinator: " << token.status().message()
-                << "\n";
-      return 2;
-    }
-    config.auth_token = *std::move(token);
-  }
-  const int64_t lease_ms = absl::GetFlag(FLAGS_lease_ms);
-  const int64_t heartbeat_ms = absl::GetFlag(FLAGS_heartbeat_ms);
-  if (heartbeat_ms <= 0 || lease_ms <= heartbeat_ms) {
-    std::cerr << "ringleader-coordinator: --lease_ms must exceed "
-                 "--heartbeat_ms > 0\n";
+  absl::StatusOr<ringleader::CoordinatorServerConfig> parsed =
+      ConfigFromFlags();
+  if (!parsed.ok()) {
+    std::cerr << "ringleader-coordinator: " << parsed.status().message()
+              << "\n";
     return 2;
   }
-  if (config.max_message_bytes < 4096) {
-    std::cerr
-        << "ringleader-coordinator: --max_message_bytes must be >= 4096\n";
-    return 2;
-  }
-  config.options.retention.max_finished =
-      absl::GetFlag(FLAGS_retain_finished_jobs);
-  config.options.retention.max_age = absl::GetFlag(FLAGS_retain_finished_for);
-  if (config.options.retention.max_finished < 0 ||
-      config.options.retention.max_age <= absl::ZeroDuration()) {
-    std::cerr << "ringleader-coordinator: --retain_finished_jobs must be >= 0 "
-                 "and --retain_finished_for > 0\n";
-    return 2;
-  }
-  config.options.lease = absl::Milliseconds(lease_ms);
-  // Never shorter than a lease: a kept member has missed one already.
-  config.options.silent_member_limit =
-      std::max(absl::GetFlag(FLAGS_silent_member_limit), config.options.lease);
-  config.options.silent_generation_limit = std::max(
-      absl::GetFlag(FLAGS_silent_generation_limit), config.options.lease);
-  config.options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
-  config.options.hung_wait =
-      std::max(absl::GetFlag(FLAGS_hung_wait), absl::Milliseconds(1));
-  config.options.push_generation_end = absl::GetFlag(FLAGS_push_generation_end);
-  config.options.sweep_interval =
-      std::min(absl::Milliseconds(200), absl::Milliseconds(lease_ms) / 4);
-
+  const ringleader::CoordinatorServerConfig config = *std::move(parsed);
   auto server = ringleader::CoordinatorServer::Start(config);
   if (!server.ok()) {
     std::cerr << "ringleader-coordinator: " << server.status().message()
               << "\n";
     return 1;
   }
-  const std::string port_file = absl::GetFlag(FLAGS_port_file);
-  if (!port_file.empty()) {
-    // Write then rename, so a reader never sees a partial number.
-    const std::string tmp = port_file + ".tmp";
-    std::ofstream(tmp) << (*server)->port() << "\n";
-    if (std::rename(tmp.c_str(), port_file.c_str()) != 0) {
-      std::cerr << "ringleader-coordinator: cannot write " << port_file << "\n";
-      return 1;
-    }
+  if (absl::Status s =
+          WritePortFile(absl::GetFlag(FLAGS_port_file), (*server)->port());
+      !s.ok()) {
+    std::cerr << "ringleader-coordinator: " << s.message() << "\n";
+    return 1;
   }
   LOG(INFO) << "coordinator serving on port " << (*server)->port() << ", state "
             << config.state_path;

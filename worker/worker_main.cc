@@ -13,6 +13,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "common/flag_help.h"
 #include "common/metrics.h"
 #include "common/metrics_http.h"
@@ -98,27 +101,14 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
   };
   return *groups;
 }
-}  // namespace
 
-int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(kUsage);
-  if (ringleader::WantsFlagHelp(argc, argv)) {
-    std::cout << ringleader::FlagHelp(kUsage, FlagGroups(), {"worker/"});
-    return 0;
-  }
-  absl::ParseCommandLine(argc, argv);
-  google::InitGoogleLogging(argv[0]);
-  FLAGS_logtostderr = true;
-  LOG(INFO) << "ringleader-worker, build: "
-            << ringleader::BuildModeDescription();
-
+// The daemon's configuration from the flags and the environment;
+// INVALID_ARGUMENT (exit 2) names the flag at fault.
+absl::StatusOr<ringleader::WorkerConfig> ConfigFromFlags() {
   ringleader::WorkerConfig config;
   absl::StatusOr<ringleader::WorkerEnv> env = ringleader::ResolveWorkerEnv(
       absl::GetFlag(FLAGS_coordinator), ringleader::ProcessEnvironment());
-  if (!env.ok()) {
-    std::cerr << "ringleader-worker: " << env.status().message() << "\n";
-    return 2;
-  }
+  if (!env.ok()) return absl::InvalidArgumentError(env.status().message());
   LOG(INFO) << ringleader::DescribeWorkerEnv(*env);
   config.coordinator = env->coordinator;
   ringleader::ClientTlsFiles tls;
@@ -128,16 +118,13 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       ringleader::MakeChannelCredentials(tls);
   if (!credentials.ok()) {
-    std::cerr << "ringleader-worker: " << credentials.status().message()
-              << "\n";
-    return 2;
+    return absl::InvalidArgumentError(credentials.status().message());
   }
   config.credentials = *std::move(credentials);
   config.device = absl::GetFlag(FLAGS_device);
   // A device this build or host cannot train on fails here, not mid-job.
   if (absl::Status s = ringleader::CheckDevice(config.device); !s.ok()) {
-    std::cerr << "ringleader-worker: --device: " << s.message() << "\n";
-    return 2;
+    return absl::InvalidArgumentError(absl::StrCat("--device: ", s.message()));
   }
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
@@ -156,14 +143,17 @@ int main(int argc, char** argv) {
   // Step 1's all-reduces would be lost at step 0, where the setup's are.
   if (config.faults.lose_allreduce_result_at_step < 0 ||
       config.faults.lose_allreduce_result_at_step == 1) {
-    std::cerr << "ringleader-worker: --fault_lose_allreduce_result_at_step "
-                 "must be 0 (off) or >= 2\n";
-    return 2;
+    return absl::InvalidArgumentError(
+        "--fault_lose_allreduce_result_at_step must be 0 (off) or >= 2");
   }
+  return config;
+}
+
+// Applies --threads and --keep_freed_memory to this process.
+absl::Status ApplyProcessSettings() {
   const int threads = absl::GetFlag(FLAGS_threads);
   if (threads < 1 || threads > 256) {
-    std::cerr << "ringleader-worker: --threads must be in 1..256\n";
-    return 2;
+    return absl::InvalidArgumentError("--threads must be in 1..256");
   }
   SetTorchThreads(threads);
   if (absl::GetFlag(FLAGS_keep_freed_memory)) {
@@ -171,6 +161,57 @@ int main(int argc, char** argv) {
       LOG(WARNING) << s.message();
     }
   }
+  return absl::OkStatus();
+}
+
+// The /metrics endpoint of --metrics_listen (null when unset), its port
+// written to --metrics_port_file. INVALID_ARGUMENT (exit 2) for a bad
+// address, INTERNAL (exit 1) for a port file that cannot be written.
+absl::StatusOr<std::unique_ptr<ringleader::metrics::HttpServer>>
+StartMetricsHttp() {
+  const std::string listen = absl::GetFlag(FLAGS_metrics_listen);
+  if (listen.empty()) return nullptr;
+  auto http = ringleader::metrics::HttpServer::Start(
+      listen, &ringleader::metrics::Registry::Default());
+  if (!http.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--metrics_listen: ", http.status().message()));
+  }
+  LOG(INFO) << "metrics on port " << (*http)->port() << " at /metrics";
+  if (const std::string file = absl::GetFlag(FLAGS_metrics_port_file);
+      !file.empty()) {
+    // Write then rename, so a reader never sees a partial number.
+    std::ofstream(file + ".tmp") << (*http)->port() << "\n";
+    if (std::rename((file + ".tmp").c_str(), file.c_str()) != 0) {
+      return absl::InternalError(absl::StrCat("cannot write ", file));
+    }
+  }
+  return http;
+}
+
+// Prints `s` as the worker's own error; the exit code for it.
+int Fail(const absl::Status& s) {
+  std::cerr << "ringleader-worker: " << s.message() << "\n";
+  return absl::IsInvalidArgument(s) ? 2 : 1;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(kUsage);
+  if (ringleader::WantsFlagHelp(argc, argv)) {
+    std::cout << ringleader::FlagHelp(kUsage, FlagGroups(), {"worker/"});
+    return 0;
+  }
+  absl::ParseCommandLine(argc, argv);
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+  LOG(INFO) << "ringleader-worker, build: "
+            << ringleader::BuildModeDescription();
+
+  absl::StatusOr<ringleader::WorkerConfig> parsed = ConfigFromFlags();
+  if (!parsed.ok()) return Fail(parsed.status());
+  ringleader::WorkerConfig config = *std::move(parsed);
+  if (absl::Status s = ApplyProcessSettings(); !s.ok()) return Fail(s);
 
   // Type=notify: READY once registered; the watchdog pings while the
   // heartbeat thread keeps beating (a hung worker is restarted by systemd).
@@ -189,28 +230,9 @@ int main(int argc, char** argv) {
   };
   ringleader::WorkerMetrics metrics(&ringleader::metrics::Registry::Default());
   config.metrics = &metrics;
-  std::unique_ptr<ringleader::metrics::HttpServer> metrics_http;
-  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen);
-      !listen.empty()) {
-    auto http = ringleader::metrics::HttpServer::Start(
-        listen, &ringleader::metrics::Registry::Default());
-    if (!http.ok()) {
-      std::cerr << "ringleader-worker: --metrics_listen: "
-                << http.status().message() << "\n";
-      return 2;
-    }
-    metrics_http = *std::move(http);
-    LOG(INFO) << "metrics on port " << metrics_http->port() << " at /metrics";
-    if (const std::string file = absl::GetFlag(FLAGS_metrics_port_file);
-        !file.empty()) {
-      // Write then rename, so a reader never sees a partial number.
-      std::ofstream(file + ".tmp") << metrics_http->port() << "\n";
-      if (std::rename((file + ".tmp").c_str(), file.c_str()) != 0) {
-        std::cerr << "ringleader-worker: cannot write " << file << "\n";
-        return 1;
-      }
-    }
-  }
+  absl::StatusOr<std::unique_ptr<ringleader::metrics::HttpServer>>
+      metrics_http = StartMetricsHttp();
+  if (!metrics_http.ok()) return Fail(metrics_http.status());
   ringleader::WorkerDaemon daemon(config);
   daemon_ptr = &daemon;
   g_daemon = &daemon;

@@ -67,6 +67,26 @@ class GenerationWatchTest : public ::testing::Test {
             .ok());
   }
 
+  // Rank 0 sends its final report: it may now leave the generation
+  // without ending it (a member's watch that goes away otherwise reads as
+  // its process gone, and ends the generation).
+  void FinishRank0() {
+    v1::ReportProgressRequest req;
+    req.set_job_id(job_);
+    req.set_generation(formed_.generation);
+    req.set_rank(0);
+    req.set_step(1);
+    req.set_loss(0.5);
+    req.set_finished(true);
+    v1::ReportProgressResponse resp;
+    ASSERT_TRUE(
+        stubs_[formed_.stub_by_rank[0]]
+            ->ReportProgress(
+                testing::ClientContext(formed_.credential_by_rank[0]).get(),
+                req, &resp)
+            .ok());
+  }
+
   std::unique_ptr<testing::InProcessCoordinator> coordinator_;
   std::vector<std::unique_ptr<v1::WorkerService::Stub>> stubs_;
   std::string job_;
@@ -120,6 +140,8 @@ TEST_F(GenerationWatchTest, RefusedWatchesAreRetriedBoundedly) {
 TEST_F(GenerationWatchTest, StopAndRetargetCancelTheOpenStream) {
   Form();
   ASSERT_FALSE(HasFailure());
+  FinishRank0();
+  ASSERT_FALSE(HasFailure());
   auto watch = NewWatch();
   watch->Set(job_, formed_.generation);
   ASSERT_TRUE(watchers().AwaitWatching(formed_.worker_by_rank[0], kWait));
@@ -132,6 +154,12 @@ TEST_F(GenerationWatchTest, StopAndRetargetCancelTheOpenStream) {
   EXPECT_TRUE(watchers().AwaitSizeAtMost(0, kWait));
   EXPECT_EQ(watch->opened(), 2);
   EXPECT_FALSE(heard_.HasBeenNotified());
+  // A finished member's streams ended nothing.
+  EXPECT_TRUE(coordinator_->server()
+                  .coordinator()
+                  .rendezvous()
+                  .CheckMember(job_, formed_.generation, 0)
+                  .ok());
 }
 
 }  // namespace
