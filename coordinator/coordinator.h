@@ -134,7 +134,8 @@ class Coordinator {
   // lease). The worker is gone as if it had left: its generation ends now,
   // or, if it has ended, the next one stops waiting for it, and its place
   // in the job is free for a replacement. A worker that finished its job,
-  // or a coordinator that is stopping, ends nothing.
+  // one not heard within its lease (a partition, a stopped process), or a
+  // coordinator that is stopping, ends nothing.
   void WatchBroken(const v1::WatchGenerationRequest& r);
 
   // UserService.
