@@ -57,6 +57,7 @@ absl::StatusOr<Caller> CallerOf(const grpc::ServerContextBase& ctx) {
     }
     out.peer_identity = absl::StrJoin(ids, ",");
   }
+  out.peer_address = ctx.peer();
   return out;
 }
 

@@ -25,6 +25,9 @@ struct Caller {
   // The client certificate's identity (its SANs, else its CN, joined by
   // ","): "" on a connection without one.
   std::string peer_identity;
+  // The connection the call came over (gRPC's peer, "ipv4:HOST:PORT"): ""
+  // for direct callers.
+  std::string peer_address;
 
   // A caller speaking for one worker (tests, the Coordinator's direct users).
   static Caller Of(const std::string& worker_id, const std::string& token,

@@ -212,6 +212,10 @@ absl::Status Coordinator::OpenRendezvous(const v1::Job& job) {
 void Coordinator::OnWorkerGone(const v1::WorkerInfo& worker,
                                const std::string& reason) {
   liveness_.Forget(worker.worker_id());
+  {
+    absl::MutexLock lock(&mu_);
+    heartbeat_peer_.erase(worker.worker_id());
+  }
   if (worker.job_id().empty()) return;
   {
     absl::MutexLock lock(&mu_);
@@ -454,6 +458,10 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
   }
   absl::StatusOr<v1::WorkerInfo> worker = workers_.Heartbeat(r.worker_id());
   if (!worker.ok()) return worker.status();
+  {
+    absl::MutexLock lock(&mu_);
+    heartbeat_peer_[r.worker_id()] = caller.peer_address;
+  }
   if (r.job_id() == worker->job_id() && r.generation() > 0) {
     liveness_.Heard(
         r.worker_id(), r.generation(), r.step(), clock_->Now(),

@@ -134,9 +134,11 @@ class Coordinator {
   // lease). The worker is gone as if it had left: its generation ends now,
   // or, if it has ended, the next one stops waiting for it, and its place
   // in the job is free for a replacement. A worker that finished its job,
-  // one not heard within its lease (a partition, a stopped process), or a
-  // coordinator that is stopping, ends nothing.
-  void WatchBroken(const v1::WatchGenerationRequest& r);
+  // one not heard within its lease (a partition, a stopped process), one
+  // whose last heartbeat came over another connection (it replaced its
+  // channel after a partition: the old connection's reset is no death), or
+  // a coordinator that is stopping, ends nothing.
+  void WatchBroken(const Caller& caller, const v1::WatchGenerationRequest& r);
 
   // UserService.
   absl::StatusOr<v1::SubmitJobResponse> SubmitJob(
@@ -298,6 +300,11 @@ class Coordinator {
   absl::flat_hash_map<std::string, GenerationInfo> generations_
       ABSL_GUARDED_BY(mu_);
   bool sweeping_ ABSL_GUARDED_BY(mu_) = false;
+  // The connection each worker's last heartbeat came over: a watch stream
+  // that breaks on another (older) connection says nothing about the
+  // process (WatchBroken).
+  absl::flat_hash_map<std::string, std::string> heartbeat_peer_
+      ABSL_GUARDED_BY(mu_);
   TimerQueue::TimerId sweep_timer_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

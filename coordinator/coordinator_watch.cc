@@ -78,10 +78,15 @@ Coordinator::Canceller Coordinator::WatchGeneration(
   };
 }
 
-void Coordinator::WatchBroken(const v1::WatchGenerationRequest& r) {
+void Coordinator::WatchBroken(const Caller& caller,
+                              const v1::WatchGenerationRequest& r) {
   {
     absl::MutexLock lock(&mu_);
     if (!sweeping_) return;  // Stopping: the server cancels every call.
+    auto beat = heartbeat_peer_.find(r.worker_id());
+    if (beat == heartbeat_peer_.end() || beat->second != caller.peer_address) {
+      return;
+    }
   }
   // A stream that outlived its generation's end, or of a worker that has
   // joined again since, says nothing about the worker now.

@@ -26,6 +26,7 @@ class GenerationWatchReactor final : public Reactor {
       turn_->Answer(caller.status());
       return;
     }
+    caller_ = *caller;
     // The answer may come inline, or on another thread before this
     // returns: gRPC holds operations started before the call is bound.
     cancel_ = coordinator->WatchGeneration(
@@ -41,7 +42,7 @@ class GenerationWatchReactor final : public Reactor {
       // generation ended (the coordinator answered it first) or the worker
       // finished: otherwise the process went away. Judged before the watch
       // is withdrawn, so a watch gone means its verdict is in.
-      coordinator_->WatchBroken(request_);
+      coordinator_->WatchBroken(caller_, request_);
       cancel_();
     }
     turn_->Answer(absl::CancelledError("the client went away"));
@@ -90,6 +91,7 @@ class GenerationWatchReactor final : public Reactor {
 
   Coordinator* const coordinator_;
   const v1::WatchGenerationRequest request_;
+  Caller caller_;  // Set in the constructor, before any reaction.
   const std::shared_ptr<Turn> turn_;
   // Set in the constructor, before any reaction.
   Coordinator::Canceller cancel_;
