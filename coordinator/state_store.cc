@@ -189,8 +189,14 @@ absl::Status StateStore::SaveGeneration(const v1::GenerationRecord& g) {
   absl::MutexLock lock(&mu_);
   Statement st;
   if (sqlite3_prepare_v2(db_,
-                         "INSERT OR REPLACE INTO generations(job_id, number, "
-                         "record) VALUES(?1, ?2, ?3)",
+                         // The coordinator saves outside its lock, so an
+                         // older generation's save can come after a newer
+                         // one's: it must not replace it.
+                         "INSERT INTO generations(job_id, number, record) "
+                         "VALUES(?1, ?2, ?3) ON CONFLICT(job_id) DO UPDATE "
+                         "SET number = excluded.number, record = "
+                         "excluded.record WHERE excluded.number >= "
+                         "generations.number",
                          -1, &st.stmt, nullptr) != SQLITE_OK) {
     return Error("prepare save generation");
   }

@@ -39,8 +39,9 @@ class StateStore {
   // Every stored job, in creation order. A row that does not parse is an
   // error naming the job: state is never silently dropped.
   absl::StatusOr<std::vector<v1::Job>> LoadJobs() const;
-  // The live generation of a job (one per job; replaces the previous one),
-  // kept so that a restarted coordinator can adopt it.
+  // The live generation of a job (one per job; replaces an older or equal
+  // one, never a newer one), kept so that a restarted coordinator can adopt
+  // it.
   absl::Status SaveGeneration(const v1::GenerationRecord& generation);
   // Forgets the job's generation `number` (any number if negative).
   absl::Status DeleteGeneration(const std::string& job_id, int64_t number);

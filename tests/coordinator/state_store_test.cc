@@ -96,6 +96,28 @@ TEST(StateStoreTest, DeleteJobForgetsItAndItsGenerationButNotItsId) {
   EXPECT_TRUE((*(*store)->LatestCheckpoint("mnist")).has_value());
 }
 
+// The coordinator saves a formed generation outside its lock: an older
+// generation's save that arrives after a newer one's leaves the newer one.
+TEST(StateStoreTest, AnOlderGenerationNeverReplacesANewerOne) {
+  auto store = StateStore::Open(TempPath("generations.db"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  v1::GenerationRecord g;
+  g.set_job_id("mnist-1");
+  for (int64_t number : {3, 5, 4}) {
+    g.set_number(number);
+    ASSERT_TRUE((*store)->SaveGeneration(g).ok());
+  }
+  g.set_number(5);
+  g.add_members()->set_worker_id("w-resaved");
+  ASSERT_TRUE((*store)->SaveGeneration(g).ok());
+  auto generations = (*store)->LoadGenerations();
+  ASSERT_TRUE(generations.ok()) << generations.status();
+  ASSERT_EQ(generations->size(), 1u);
+  EXPECT_EQ((*generations)[0].number(), 5);
+  ASSERT_EQ((*generations)[0].members_size(), 1);
+  EXPECT_EQ((*generations)[0].members(0).worker_id(), "w-resaved");
+}
+
 // A database written before DeleteJob existed (no counters table) opens,
 // loads and gains the deletion bookkeeping.
 TEST(StateStoreTest, DatabaseFromBeforeDeleteJobStillWorks) {
