@@ -4,9 +4,13 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "worker/cuda/nccl_unique_id.h"
 
@@ -135,6 +139,136 @@ TEST(NcclCommunicatorTest, AbortFailsLaterWork) {
   EXPECT_TRUE(
       absl::IsAborted((*comm)->AllReduceSum(dev, 1, DataType::kFloat32)));
   cudaFree(dev);
+}
+
+// Holds a CUDA stream until the test opens it: a host function queued on
+// the stream blocks it, without a kernel (this build has no nvcc) and
+// without LibTorch.
+class StreamGate {
+ public:
+  explicit StreamGate(cudaStream_t stream)
+      : open_(std::make_shared<std::atomic<bool>>(false)) {
+    // The callback owns a reference: it may run after the gate is gone.
+    auto* held = new std::shared_ptr<std::atomic<bool>>(open_);
+    EXPECT_EQ(cudaLaunchHostFunc(stream, &StreamGate::Hold, held), cudaSuccess);
+  }
+  ~StreamGate() { Open(); }
+  void Open() { open_->store(true); }
+
+ private:
+  static void CUDART_CB Hold(void* data) {
+    std::unique_ptr<std::shared_ptr<std::atomic<bool>>> open(
+        static_cast<std::shared_ptr<std::atomic<bool>>*>(data));
+    // Bounded: a broken test must not hang CI.
+    for (int i = 0; i < 60000 && !(*open)->load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  std::shared_ptr<std::atomic<bool>> open_;
+};
+
+struct OneRank {
+  cudaStream_t producer = nullptr;
+  cudaStream_t comm_stream = nullptr;
+  std::unique_ptr<NcclCommunicator> comm;
+  float* dev = nullptr;
+  ~OneRank() {
+    comm.reset();
+    if (dev != nullptr) cudaFree(dev);
+    if (producer != nullptr) cudaStreamDestroy(producer);
+    if (comm_stream != nullptr) cudaStreamDestroy(comm_stream);
+  }
+};
+
+// World size 1 on cuda:0, with streams the test can hold.
+absl::Status StartOneRank(OneRank& r, absl::Duration timeout) {
+  auto id = NewNcclUniqueId();
+  if (!id.ok()) return id.status();
+  cudaSetDevice(0);
+  cudaStreamCreateWithFlags(&r.producer, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&r.comm_stream, cudaStreamNonBlocking);
+  cudaMalloc(&r.dev, sizeof(float));
+  NcclCommunicator::Options o;
+  o.producer_stream = r.producer;
+  o.comm_stream = r.comm_stream;
+  o.timeout = timeout;
+  auto comm = NcclCommunicator::Create(*id, 0, 1, o);
+  if (!comm.ok()) return comm.status();
+  r.comm = *std::move(comm);
+  return absl::OkStatus();
+}
+
+// The collective follows the producer stream's queued work, and Wait orders
+// the producer stream after it without blocking the host: while the
+// producer is held, the value is not yet written, yet Wait has returned.
+TEST(NcclCommunicatorTest, FollowsTheProducerAndWaitDoesNotBlockTheHost) {
+  auto devices = CudaDeviceCount();
+  if (!devices.ok()) GTEST_SKIP() << "skipped: " << devices.status().message();
+  OneRank r;
+  ASSERT_TRUE(StartOneRank(r, absl::Seconds(60)).ok());
+  float zero = 0, value = 7.5f, out = -1;
+  ASSERT_EQ(cudaMemcpy(r.dev, &zero, sizeof(float), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  auto gate = std::make_unique<StreamGate>(r.producer);
+  cudaMemcpyAsync(r.dev, &value, sizeof(float), cudaMemcpyHostToDevice,
+                  r.producer);
+  std::unique_ptr<Work> work =
+      r.comm->AllReduceSumAsync(r.dev, 1, DataType::kFloat32);
+  EXPECT_TRUE(work->Wait().ok());  // Returns with the producer still held.
+  cudaMemcpyAsync(&out, r.dev, sizeof(float), cudaMemcpyDeviceToHost,
+                  r.producer);
+  EXPECT_EQ(cudaStreamQuery(r.producer), cudaErrorNotReady);
+  gate->Open();
+  ASSERT_EQ(cudaStreamSynchronize(r.producer), cudaSuccess);
+  EXPECT_EQ(out, value);  // The sum of one rank: what the producer wrote.
+  EXPECT_FALSE(r.comm->InterruptedAfterUse());
+}
+
+// Abort only flags (the teardown runs on the watchdog's thread); a result
+// the device was told to use and never got is reported, one never used is
+// not.
+TEST(NcclCommunicatorTest, AbortReportsAResultUsedBeforeItCompleted) {
+  auto devices = CudaDeviceCount();
+  if (!devices.ok()) GTEST_SKIP() << "skipped: " << devices.status().message();
+  for (bool use : {false, true}) {
+    OneRank r;
+    ASSERT_TRUE(StartOneRank(r, absl::Seconds(60)).ok());
+    StreamGate gate(r.comm_stream);
+    std::unique_ptr<Work> work =
+        r.comm->AllReduceSumAsync(r.dev, 1, DataType::kFloat32);
+    if (use) {
+      EXPECT_TRUE(work->Wait().ok());
+    }
+    const absl::Time start = absl::Now();
+    r.comm->Abort();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+    EXPECT_EQ(r.comm->InterruptedAfterUse(), use);
+    EXPECT_TRUE(absl::IsAborted(work->Wait()));
+    EXPECT_TRUE(absl::IsAborted(
+        r.comm->AllReduceSumAsync(r.dev, 1, DataType::kFloat32)->Wait()));
+    gate.Open();
+  }
+}
+
+// An operation older than the timeout is aborted by the watchdog, with the
+// reason, though nobody waits on the host.
+TEST(NcclCommunicatorTest, TheWatchdogAbortsAnOperationPastTheTimeout) {
+  auto devices = CudaDeviceCount();
+  if (!devices.ok()) GTEST_SKIP() << "skipped: " << devices.status().message();
+  OneRank r;
+  ASSERT_TRUE(StartOneRank(r, absl::Milliseconds(300)).ok());
+  StreamGate gate(r.comm_stream);
+  std::unique_ptr<Work> work =
+      r.comm->AllReduceSumAsync(r.dev, 1, DataType::kFloat32);
+  absl::Status later;
+  for (int i = 0; i < 500; ++i) {  // At most 5 s.
+    later = r.comm->AllReduceSumAsync(r.dev, 1, DataType::kFloat32)->Wait();
+    if (!later.ok()) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_TRUE(absl::IsAborted(later)) << later;
+  EXPECT_NE(later.message().find("did not finish"), std::string::npos) << later;
+  gate.Open();
 }
 
 }  // namespace

@@ -19,8 +19,13 @@ enum class DataType { kFloat32, kFloat64, kInt64, kFloat16, kBFloat16 };
 
 size_t DataTypeSize(DataType type);
 
-// The handle of an asynchronous collective (c10d's Work): Wait blocks until
-// the operation finished on this rank, and returns its outcome. An aborted
+// The handle of an asynchronous collective (c10d's Work). Wait returns once
+// the result is visible to what the caller does next, and the outcome known
+// by then: host backends (shared memory, Gloo) block until the operation
+// finished on this rank; a device backend (NCCL) instead orders the device's
+// producer stream after the operation, as c10d's WorkNCCL::wait does, so the
+// host does not block and a failure that comes later shows in the
+// communicator's next operation and in InterruptedAfterUse(). An aborted
 // communicator fails pending and later work with ABORTED.
 class Work {
  public:
@@ -54,9 +59,26 @@ class Communicator {
       void* data, size_t count, DataType type, std::function<void()> on_done);
   // Copies `bytes` at `data` from rank `root` to every rank.
   virtual absl::Status Broadcast(void* data, size_t bytes, int root) = 0;
-  // Fails pending and future operations; never blocks for peers. Survivors
+  // Fails pending and future operations; never blocks for peers, nor on the
+  // backend's own teardown (NCCL's runs on a thread of its own). Survivors
   // call it when the coordinator ends their generation.
   virtual void Abort() = 0;
+  // True once the communicator failed while the device was already told to
+  // use a collective's result (Wait returned) that never completed: what was
+  // computed from it, an optimizer step, is wrong. Host backends return a
+  // result only when it is complete, so never.
+  virtual bool InterruptedAfterUse() const { return false; }
+  // The device stream the collectives run on, as LibTorch names a stream
+  // (c10::Stream's device type, device index and id), so that torch code
+  // can record the buffers it hands over on it (the caching allocator's
+  // recordStream); !valid for host backends.
+  struct DeviceStream {
+    bool valid = false;
+    int8_t device_type = 0;
+    int8_t device_index = 0;
+    int64_t id = 0;
+  };
+  virtual DeviceStream device_stream() const { return {}; }
 
   absl::Status AllReduceSum(void* data, size_t count, DataType type) {
     return AllReduceSumAsync(data, count, type)->Wait();
@@ -85,6 +107,12 @@ class ForwardingCommunicator : public Communicator {
     return inner_->Broadcast(data, bytes, root);
   }
   void Abort() override { inner_->Abort(); }
+  bool InterruptedAfterUse() const override {
+    return inner_->InterruptedAfterUse();
+  }
+  DeviceStream device_stream() const override {
+    return inner_->device_stream();
+  }
 
  protected:
   Communicator* inner() const { return inner_; }
