@@ -11,6 +11,7 @@
 // all-reduces of the size on N buffers issued back to back, then waited for
 // (median_s is then the whole step's, algbw counts its N * bytes), with
 // --buckets_in_flight Gloo lanes (bench/inflight_bench.sh).
+#include <torch/cuda.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -139,6 +140,9 @@ int Run() {
       }
       absl::Status first;
       for (auto& w : works) first.Update(w->Wait());
+      // NCCL's Wait only orders the device's stream: the step ends when
+      // the device has run it.
+      if (device->cuda) torch::cuda::synchronize();
       return first;
     };
     // Warm-up (connections, caches), and every rank agrees on the number of
@@ -155,11 +159,17 @@ int Run() {
         static_cast<int64_t>(absl::GetFlag(FLAGS_seconds_per_size) /
                              std::max(warm, 1e-6)),
         absl::GetFlag(FLAGS_min_iters), absl::GetFlag(FLAGS_max_iters));
-    if (absl::Status s = (*comm)->Broadcast(&iters, sizeof(iters), 0);
+    // Through a tensor on the worker's device: NCCL broadcasts device
+    // memory only (a host address faults its kernel).
+    torch::Tensor agreed =
+        torch::tensor({iters}, torch::kInt64).to(torch_device);
+    if (absl::Status s =
+            (*comm)->Broadcast(agreed.data_ptr(), sizeof(int64_t), 0);
         !s.ok()) {
       std::cerr << s << "\n";
       return 1;
     }
+    iters = agreed.cpu().item<int64_t>();
     std::vector<double> times;
     for (int64_t i = 0; i < iters; ++i) {
       const absl::Time start = absl::Now();

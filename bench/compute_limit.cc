@@ -49,6 +49,7 @@
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
 #include "worker/torch_threads.h"
+#include "worker/train/loss_tracker.h"
 #include "worker/train/lr_schedule.h"
 #include "worker/train/model_probe.h"
 #include "worker/train/precision.h"
@@ -205,16 +206,19 @@ int Run() {
     return client.ReportProgress(r, cancel);
   });
   int64_t step = 0;
-  // One optimizer step as Trainer::RunEpoch takes it (the loss is read on
-  // every micro-batch there too).
+  // One optimizer step as Trainer::RunEpoch takes it (on the CPU the loss
+  // is read on every micro-batch there too).
+  LossTracker losses(/*on_device=*/device.is_cuda());
   auto one_step = [&](bool report) -> absl::Status {
-    double loss = 0;
     for (int m = 0; m < accumulate; ++m) {
       std::optional<Batch> b = (*loader)->Next();
       if (!b.has_value()) return (*loader)->status();
-      absl::StatusOr<double> l = train_step.Micro(*b, m + 1 == accumulate);
+      absl::StatusOr<at::Tensor> l = train_step.Micro(*b, m + 1 == accumulate);
       if (!l.ok()) return l.status();
-      loss = *l;
+      if (absl::Status s = losses.Add(*l, step + 1, 0, b->sample_ids.front());
+          !s.ok()) {
+        return s;
+      }
     }
     // Clipping on every step, or the norm a report carries, and the
     // scheduled learning rate, as the trainer's step.
@@ -230,7 +234,9 @@ int Run() {
       p.set_rank(0);
       p.set_step(step);
       p.set_total_steps(total);
-      p.set_loss(loss);
+      absl::StatusOr<double> loss_sum = losses.TakeWindowSum();
+      if (!loss_sum.ok()) return loss_sum.status();
+      p.set_loss(*loss_sum);
       p.set_samples_per_sec(1);
       p.set_step_time_ms(1);
       reporter.Submit(std::move(p));

@@ -477,6 +477,10 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
   AddBool(c, "--allreduce_after_backward", &o->allreduce_after_backward,
           "All-reduce after backward instead of overlapping (slower)")
       ->group(g_ddp);
+  AddBool(c, "--communicate_alone", &o->communicate_alone,
+          "All-reduce gradient buckets even at world size 1 (as PyTorch "
+          "DDP does; one GPU then exercises the NCCL path)")
+      ->group(g_ddp);
   AddEnum(c, "--cpu_transport", TransportNames(), &o->cpu_transport,
           "auto|gloo|shm: how CPU ranks all-reduce (default auto: shared "
           "memory when all ranks are on one host)")
@@ -568,6 +572,9 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
     spec->mutable_ddp()->set_allreduce_after_backward(
         *o.allreduce_after_backward);
   }
+  if (o.communicate_alone) {
+    spec->mutable_ddp()->set_communicate_alone(*o.communicate_alone);
+  }
   if (o.cpu_transport) spec->mutable_ddp()->set_cpu_transport(*o.cpu_transport);
   if (o.gradient_compression) {
     spec->mutable_ddp()->set_gradient_compression(*o.gradient_compression);
@@ -634,6 +641,7 @@ std::string FlagForField(absl::string_view field_path) {
       {"ddp.bucket_cap_bytes", "--bucket_cap_bytes"},
       {"ddp.first_bucket_bytes", "--first_bucket_bytes"},
       {"ddp.allreduce_after_backward", "--allreduce_after_backward"},
+      {"ddp.communicate_alone", "--communicate_alone"},
       {"ddp.cpu_transport", "--cpu_transport"},
       {"ddp.gradient_compression", "--gradient_compression"},
       {"ddp.buckets_in_flight", "--buckets_in_flight"},

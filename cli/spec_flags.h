@@ -81,6 +81,7 @@ struct SpecOverrides {
   std::optional<int64_t> bucket_cap_bytes;
   std::optional<int64_t> first_bucket_bytes;
   std::optional<bool> allreduce_after_backward;
+  std::optional<bool> communicate_alone;
   std::optional<v1::CpuTransport> cpu_transport;
   std::optional<v1::GradientCompression> gradient_compression;
   std::optional<int32_t> buckets_in_flight;

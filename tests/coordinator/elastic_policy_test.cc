@@ -175,6 +175,30 @@ TEST_F(ScaleUpTest, ANewcomerJoinsAtTheNextCheckpointWithoutARestart) {
   EXPECT_EQ(Job(job_).restarts(), 1);
 }
 
+// Every member hears of the scale-up from the coordinator the moment the
+// commit ends the generation, not by its next collective failing (which a
+// peer's communicator going away does not cause for NCCL within a host).
+TEST_F(ScaleUpTest, TheCoordinatorTellsEveryMemberAtOnce) {
+  std::map<std::string, v1::GenerationAbort> heard;
+  for (const std::string& w : {w1_, w2_}) {
+    coordinator_->generation_watchers().Watch(
+        w, job_, 1, [&heard, w](absl::StatusOr<v1::GenerationEvent> e) {
+          ASSERT_TRUE(e.ok()) << e.status();
+          heard[w] = e->ended();
+        });
+  }
+  auto commit = Commit(job_, 1, 0, 5);
+  ASSERT_TRUE(commit.ok()) << commit.status();
+  ASSERT_TRUE(commit->generation_ended());
+  for (const std::string& w : {w1_, w2_}) {
+    ASSERT_EQ(heard.count(w), 1u) << w << " was not told";
+    EXPECT_EQ(heard[w].generation(), 1);
+    EXPECT_TRUE(heard[w].rejoin());
+    EXPECT_NE(heard[w].reason().find("scale-up"), std::string::npos)
+        << heard[w].reason();
+  }
+}
+
 TEST_F(ScaleUpTest, NoScaleUpAtTheLastCheckpoint) {
   // Epoch 2 of 2: only evaluation is left, nothing to gain from a restart.
   auto commit = Commit(job_, 1, 2, 40);

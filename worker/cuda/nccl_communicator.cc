@@ -23,6 +23,11 @@ namespace {
 // events and enforces the timeout (seconds); completion itself is seen by
 // the GPU (Wait) and by the timeline's host callback, not by this poll.
 constexpr absl::Duration kWatchdogPoll = absl::Milliseconds(2);
+// How long an Abort lets the collectives the device already uses finish
+// before tearing down: with live peers (a scale-up, the host a step ahead of
+// the GPU) they complete in milliseconds and the state stays good; a dead
+// peer's never do.
+constexpr absl::Duration kAbortGrace = absl::Milliseconds(250);
 
 absl::Status NcclError(ncclResult_t rc, absl::string_view what) {
   return absl::InternalError(absl::StrCat(what, ": ", ncclGetErrorString(rc)));
@@ -86,6 +91,8 @@ struct NcclCommunicator::Impl {
   absl::Status failure ABSL_GUARDED_BY(mu);
   bool torn_down ABSL_GUARDED_BY(mu) = false;  // No NCCL call on comm after.
   bool interrupted_after_use ABSL_GUARDED_BY(mu) = false;
+  // Abort tears down once nothing in use is outstanding, or after this.
+  absl::Time grace_until ABSL_GUARDED_BY(mu) = absl::InfinitePast();
   bool stopping ABSL_GUARDED_BY(mu) = false;
   bool watchdog_exited ABSL_GUARDED_BY(mu) = false;
   std::deque<std::shared_ptr<NcclOp>> pending ABSL_GUARDED_BY(mu);
@@ -102,6 +109,17 @@ struct NcclCommunicator::Impl {
   }
   void MarkFailedLocked(const absl::Status& cause)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // A collective the device was told to use has not finished.
+  bool UsedUnfinishedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    for (const auto& op : pending) {
+      if (op->used && !op->finished) return true;
+    }
+    return false;
+  }
+  bool MustTearDownLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return !failure.ok() && !torn_down &&
+           (!UsedUnfinishedLocked() || absl::Now() >= grace_until);
+  }
   // A nonblocking communicator answers ncclInProgress while NCCL finishes an
   // init or an enqueue in the background; this polls its state until it is
   // idle, failing on an asynchronous error, after Abort, when `cancelled`
@@ -139,21 +157,11 @@ NcclCommunicator::Impl::~Impl() {
 }
 
 void NcclCommunicator::Impl::MarkFailedLocked(const absl::Status& cause) {
-  if (failure.ok()) {
-    // Judged now, not at the teardown, so that whoever sees the failure
-    // sees the verdict too: what the device was told to use and has not got
-    // makes the state computed after it wrong.
-    for (const auto& op : pending) {
-      if (op->used && !op->finished &&
-          cudaEventQuery(op->done) != cudaSuccess) {
-        interrupted_after_use = true;
-      }
-    }
-    failure = absl::IsAborted(cause)
-                  ? cause
-                  : absl::AbortedError(absl::StrCat(cause.message(),
-                                                    "; communicator aborted"));
-  }
+  if (!failure.ok()) return;
+  failure = absl::IsAborted(cause)
+                ? cause
+                : absl::AbortedError(
+                      absl::StrCat(cause.message(), "; communicator aborted"));
 }
 
 absl::Status NcclCommunicator::Impl::WaitIdle(absl::Time deadline,
@@ -292,10 +300,13 @@ void NcclCommunicator::Impl::PollLocked() {
 }
 
 void NcclCommunicator::Impl::TearDownLocked() {
-  // What completed before the abort is a real result.
+  // What completed before the abort is a real result; what the device was
+  // told to use and has not got makes the state computed after it wrong.
   for (const auto& op : pending) {
     if (!op->finished && cudaEventQuery(op->done) == cudaSuccess) {
       op->finished = true;
+    } else if (op->used && !op->finished) {
+      interrupted_after_use = true;
     }
   }
   torn_down = true;
@@ -311,14 +322,12 @@ void NcclCommunicator::Impl::WatchdogLoop() {
   // The current device is per thread: this one's for its CUDA calls.
   CudaDeviceGuard guard(options.device);
   absl::MutexLock lock(&mu);
-  auto must_tear_down = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    return !failure.ok() && !torn_down;
+  auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return stopping || MustTearDownLocked() || !pending.empty();
   };
-  auto wake = [this, &must_tear_down]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    return stopping || must_tear_down() || !pending.empty();
+  auto wake_early = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return stopping || MustTearDownLocked();
   };
-  auto wake_early = [this, &must_tear_down]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                        mu) { return stopping || must_tear_down(); };
   while (true) {
     if (pending.empty()) {
       mu.Await(absl::Condition(&wake));
@@ -326,7 +335,10 @@ void NcclCommunicator::Impl::WatchdogLoop() {
       mu.AwaitWithTimeout(absl::Condition(&wake_early), kWatchdogPoll);
     }
     PollLocked();
-    if (must_tear_down()) TearDownLocked();
+    // Stopping ends the grace: the communicator goes away now.
+    if (MustTearDownLocked() || (stopping && !failure.ok() && !torn_down)) {
+      TearDownLocked();
+    }
     if (stopping) break;
   }
   watchdog_exited = true;
@@ -498,12 +510,21 @@ absl::Status NcclCommunicator::Broadcast(void* data, size_t bytes, int root) {
 
 void NcclCommunicator::Abort() {
   absl::MutexLock lock(&impl_->mu);
+  if (impl_->failure.ok()) impl_->grace_until = absl::Now() + kAbortGrace;
   impl_->MarkFailedLocked(absl::AbortedError("communicator aborted"));
 }
 
 bool NcclCommunicator::InterruptedAfterUse() const {
   absl::MutexLock lock(&impl_->mu);
-  return impl_->interrupted_after_use;
+  // Known once the teardown has judged it (at most the grace after a
+  // failure).
+  auto judged = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(impl_->mu) {
+    return impl_->failure.ok() || impl_->torn_down;
+  };
+  impl_->mu.AwaitWithTimeout(absl::Condition(&judged),
+                             kAbortGrace + absl::Seconds(1));
+  return impl_->interrupted_after_use ||
+         (!impl_->torn_down && impl_->UsedUnfinishedLocked());
 }
 
 Communicator::DeviceStream NcclCommunicator::device_stream() const {

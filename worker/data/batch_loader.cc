@@ -24,7 +24,7 @@ namespace ringleader {
 
 absl::StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(
     const Dataset& dataset, std::vector<int64_t> indices, int64_t batch_size,
-    int prefetch, const Clock* clock, Augment augment) {
+    int prefetch, const Clock* clock, Augment augment, bool pin_memory) {
   if (batch_size < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("batch size must be >= 1, got ", batch_size));
@@ -40,12 +40,12 @@ absl::StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(
   }
   return std::unique_ptr<BatchLoader>(
       new BatchLoader(dataset, std::move(indices), batch_size, prefetch, clock,
-                      std::move(augment)));
+                      std::move(augment), pin_memory));
 }
 
 BatchLoader::BatchLoader(const Dataset& dataset, std::vector<int64_t> indices,
                          int64_t batch_size, int prefetch, const Clock* clock,
-                         Augment augment)
+                         Augment augment, bool pin_memory)
     : dataset_(dataset),
       indices_(std::move(indices)),
       batch_size_(batch_size),
@@ -54,6 +54,7 @@ BatchLoader::BatchLoader(const Dataset& dataset, std::vector<int64_t> indices,
       prefetch_(prefetch),
       clock_(clock),
       augment_(std::move(augment)),
+      pin_memory_(pin_memory),
       thread_([this] { Produce(); }) {}
 
 BatchLoader::~BatchLoader() {
@@ -70,10 +71,11 @@ at::ScalarType TorchType(ElementType t) {
   return t == ElementType::kInt64 ? at::kLong : at::kFloat;
 }
 
-at::Tensor EmptyBatchTensor(int64_t n, const FieldShape& field) {
+at::Tensor EmptyBatchTensor(int64_t n, const FieldShape& field, bool pinned) {
   std::vector<int64_t> sizes = {n};
   sizes.insert(sizes.end(), field.dims.begin(), field.dims.end());
-  return at::Tensor(at::detail::empty_cpu(sizes, TorchType(field.type)));
+  return at::Tensor(
+      at::detail::empty_cpu(sizes, TorchType(field.type), pinned));
 }
 
 }  // namespace
@@ -89,10 +91,10 @@ absl::StatusOr<Batch> BatchLoader::MakeBatch(int64_t b) const {
   std::vector<void*> input_buffers;
   try {
     for (const FieldShape& field : dataset_.input_fields()) {
-      batch.inputs.push_back(EmptyBatchTensor(n, field));
+      batch.inputs.push_back(EmptyBatchTensor(n, field, pin_memory_));
       input_buffers.push_back(batch.inputs.back().data_ptr());
     }
-    batch.targets = EmptyBatchTensor(n, dataset_.target_field());
+    batch.targets = EmptyBatchTensor(n, dataset_.target_field(), pin_memory_);
   } catch (const c10::Error& e) {
     // Allocation failure is the one way torch throws here.
     return absl::ResourceExhaustedError(absl::StrCat(

@@ -52,12 +52,14 @@ class BatchLoader {
   // coordinator's dataset size and this worker's shows before training).
   // `clock` (not owned, must outlive the loader) times the data wait.
   // `augment`, when set, runs on each gathered batch in the loader's thread
-  // (random crops and flips of training images).
+  // (random crops and flips of training images). `pin_memory` gathers each
+  // batch into page-locked memory (DataLoader's pin_memory), so that its
+  // copy to a GPU is asynchronous; it needs a CUDA LibTorch.
   using Augment = std::function<void(Batch&)>;
   static absl::StatusOr<std::unique_ptr<BatchLoader>> Create(
       const Dataset& dataset, std::vector<int64_t> indices, int64_t batch_size,
       int prefetch = 2, const Clock* clock = RealClock::Get(),
-      Augment augment = nullptr);
+      Augment augment = nullptr, bool pin_memory = false);
 
   // Stops the thread: a batch being gathered is finished, nothing more is.
   ~BatchLoader();
@@ -80,7 +82,7 @@ class BatchLoader {
  private:
   BatchLoader(const Dataset& dataset, std::vector<int64_t> indices,
               int64_t batch_size, int prefetch, const Clock* clock,
-              Augment augment);
+              Augment augment, bool pin_memory);
 
   void Produce();
   absl::StatusOr<Batch> MakeBatch(int64_t b) const;
@@ -99,6 +101,7 @@ class BatchLoader {
   const int prefetch_;
   const Clock* const clock_;
   const Augment augment_;
+  const bool pin_memory_;
 
   mutable absl::Mutex mu_;
   std::deque<Batch> queue_ ABSL_GUARDED_BY(mu_);

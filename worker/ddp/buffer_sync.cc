@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "worker/ddp/collective_stream.h"
 
 namespace ringleader {
 namespace {
@@ -55,6 +56,7 @@ absl::Status BufferSync::Sync(int root) {
   if (sending) {
     for (auto& [slice, bytes] : slices) slice.copy_(bytes);
   }
+  RecordForCollective(flat_, *comm_);
   if (absl::Status s = comm_->Broadcast(
           flat_.data_ptr(), static_cast<size_t>(flat_.numel()), root);
       !s.ok()) {

@@ -8,13 +8,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "worker/ddp/collective_stream.h"
 
 namespace ringleader {
 
 struct Reducer::State {
   Communicator* comm = nullptr;
   // A world of one: every gradient already is the average, so nothing is
-  // launched, waited for or divided (DDP's 1-process case costs nothing).
+  // launched, waited for or divided (unless Options::communicate_alone).
   bool solo = false;
   Options options;
   std::vector<at::Tensor> params;
@@ -59,6 +60,8 @@ struct Reducer::State {
                        wire[next_launch]);
         sent = &wire[next_launch];
       }
+      // NCCL reads the bucket on its own stream.
+      RecordForCollective(*sent, *comm);
       const int64_t bytes =
           sent->numel() * static_cast<int64_t>(DataTypeSize(type));
       Timeline* const tl = options.timeline;
@@ -98,7 +101,7 @@ absl::StatusOr<std::unique_ptr<Reducer>> Reducer::Create(
   if (params.empty()) return absl::InvalidArgumentError("no parameters");
   auto state = std::make_shared<State>();
   state->comm = comm;
-  state->solo = comm->world_size() == 1;
+  state->solo = comm->world_size() == 1 && !options.communicate_alone;
   state->options = options;
   std::vector<size_t> numels;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -166,6 +169,7 @@ absl::Status Reducer::BroadcastParameters(const std::vector<at::Tensor>& extra,
     if (!t.is_contiguous()) {
       return absl::InvalidArgumentError("broadcast needs contiguous tensors");
     }
+    RecordForCollective(t, *state_->comm);
     return state_->comm->Broadcast(t.data_ptr(), t.numel() * t.element_size(),
                                    root);
   };

@@ -42,6 +42,11 @@ class Reducer {
     // False: all-reduce every bucket only after backward (the reference
     // path the overlapped one is checked against).
     bool overlap = true;
+    // A world of one rank communicates nothing, unless this is set: then
+    // every bucket goes through the communicator as at any size, so one GPU
+    // exercises hook -> event -> NCCL -> wait (PyTorch's DDP always
+    // communicates).
+    bool communicate_alone = false;
     // Buckets cross the wire as fp16 or bf16 (worker/ddp/compression.h):
     // each is cast and divided by the world size as it is launched, and
     // widened back once its all-reduce is done. A world of one rank

@@ -2,6 +2,7 @@
 #define RINGLEADER_WORKER_DEVICE_CUDA_BACKEND_H_
 
 #include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -27,6 +28,12 @@ absl::Status CheckCudaBf16(int index);
 // buckets in place as backward produces them.
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCudaCommunicator(
     const CommunicatorRequest& request);
+
+// The same from a known ncclUniqueId (`unique_id`, 128 bytes), without the
+// coordinator (request.client is not used): what CreateCudaCommunicator
+// does after the exchange, and what a single-process GPU test calls.
+absl::StatusOr<std::unique_ptr<Communicator>> CreateCudaCommunicatorWithId(
+    const std::string& unique_id, const CommunicatorRequest& request);
 
 }  // namespace ringleader
 

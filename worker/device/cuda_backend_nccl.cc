@@ -41,24 +41,43 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCudaCommunicator(
     const CommunicatorRequest& request) {
   const int index = request.device.index;
   if (absl::Status s = CheckCudaDevice(index); !s.ok()) return s;
-  // The trainer runs on this thread: its kernels, and LibTorch's current
-  // stream below, are those of this device.
-  c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
   absl::StatusOr<std::string> id = ExchangeNcclUniqueId(
       *request.client, request.job_id, request.generation, request.rank,
       /*comm_index=*/0, request.timeout);
   if (!id.ok()) return id.status();
+  return CreateCudaCommunicatorWithId(*id, request);
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> CreateCudaCommunicatorWithId(
+    const std::string& unique_id, const CommunicatorRequest& request) {
+  const int index = request.device.index;
+  if (absl::Status s = CheckCudaDevice(index); !s.ok()) return s;
+  const auto device = static_cast<c10::DeviceIndex>(index);
+  // The trainer runs on this thread: its kernels, and LibTorch's current
+  // stream below, are those of this device.
+  c10::cuda::set_device(device);
   NcclCommunicator::Options options;
   options.device = index;
   options.timeout = request.timeout;
   options.cancelled = request.cancelled;
   // Backward's gradient kernels are queued on LibTorch's current stream; a
   // bucket's all-reduce waits for them on the GPU, not on the host.
-  options.producer_stream =
-      c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index))
-          .stream();
+  options.producer_stream = c10::cuda::getCurrentCUDAStream(device).stream();
+  // The collectives' stream comes from c10's pool, as ProcessGroupNCCL's
+  // does, so LibTorch knows it: the reducer records every buffer it hands
+  // over on it, and the caching allocator does not reuse that memory until
+  // NCCL is done with it (PyTorch's "[Sync Streams]" note).
+  const c10::cuda::CUDAStream comm_stream =
+      c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device);
+  options.comm_stream = comm_stream.stream();
+  options.comm_stream_name.valid = true;
+  options.comm_stream_name.device_type =
+      static_cast<int8_t>(comm_stream.unwrap().device_type());
+  options.comm_stream_name.device_index = comm_stream.device_index();
+  options.comm_stream_name.id = comm_stream.id();
   absl::StatusOr<std::unique_ptr<NcclCommunicator>> comm =
-      NcclCommunicator::Create(*id, request.rank, request.world_size, options);
+      NcclCommunicator::Create(unique_id, request.rank, request.world_size,
+                               options);
   if (!comm.ok()) return comm.status();
   return std::unique_ptr<Communicator>(std::move(*comm));
 }

@@ -25,4 +25,9 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCudaCommunicator(
   return Unavailable(request.device.index);
 }
 
+absl::StatusOr<std::unique_ptr<Communicator>> CreateCudaCommunicatorWithId(
+    const std::string& unique_id, const CommunicatorRequest& request) {
+  return Unavailable(request.device.index);
+}
+
 }  // namespace ringleader

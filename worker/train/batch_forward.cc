@@ -14,8 +14,12 @@ absl::StatusOr<ModelOutput> ForwardBatch(Model& model, const Task& task,
   try {
     std::vector<at::Tensor> inputs;
     inputs.reserve(batch.inputs.size());
-    for (const at::Tensor& t : batch.inputs) inputs.push_back(t.to(device));
-    *targets = batch.targets.to(device);
+    // Asynchronous from the loader's pinned batches (a GPU): the copies
+    // queue on the stream like the kernels after them.
+    for (const at::Tensor& t : batch.inputs) {
+      inputs.push_back(t.to(device, /*non_blocking=*/true));
+    }
+    *targets = batch.targets.to(device, /*non_blocking=*/true);
     return model.Forward(inputs,
                          task.model_computes_loss() ? *targets : at::Tensor());
   } catch (const std::exception& e) {
@@ -32,7 +36,7 @@ absl::StatusOr<at::Tensor> BatchLoss(Model& model, const Task& task,
       ForwardBatch(model, task, batch, device, &targets);
   if (!out.ok()) return out.status();
   try {
-    return task.Loss(*out, targets, batch.sample_ids);
+    return task.Loss(*out, targets, batch.sample_ids, batch.targets);
   } catch (const std::exception& e) {
     return TorchErrorToStatus(absl::StatusCode::kInvalidArgument, "loss", e);
   }

@@ -9,12 +9,13 @@ namespace ringleader {
 
 BatchSource::BatchSource(const JobData* data,
                          const v1::JoinRendezvousResponse& generation,
-                         ShardResume resume)
+                         ShardResume resume, bool pin_memory)
     : data_(data),
       spec_(generation.spec()),
       world_size_(generation.world_size()),
       rank_(generation.rank()),
-      resume_(resume) {}
+      resume_(resume),
+      pin_memory_(pin_memory) {}
 
 v1::ShardAssignment BatchSource::TrainShard(int64_t epoch) const {
   ShardPlanInput in;
@@ -47,7 +48,7 @@ absl::StatusOr<BatchSource::Epoch> BatchSource::Train(int64_t epoch) const {
   }
   absl::StatusOr<std::unique_ptr<BatchLoader>> loader = BatchLoader::Create(
       *data_->train, *std::move(indices), spec_.batch_size(),
-      /*prefetch=*/2, RealClock::Get(), std::move(augment));
+      /*prefetch=*/2, RealClock::Get(), std::move(augment), pin_memory_);
   if (!loader.ok()) return loader.status();
   return Epoch{std::move(shard), *std::move(loader)};
 }
@@ -59,7 +60,9 @@ absl::StatusOr<std::unique_ptr<BatchLoader>> BatchSource::Test(
   absl::StatusOr<std::vector<int64_t>> indices = CheckedShardIndices(shard);
   if (!indices.ok()) return indices.status();
   indices->resize(UnpaddedShardSize(shard));
-  return BatchLoader::Create(*data_->test, *std::move(indices), batch_size);
+  return BatchLoader::Create(*data_->test, *std::move(indices), batch_size,
+                             /*prefetch=*/2, RealClock::Get(),
+                             /*augment=*/nullptr, pin_memory_);
 }
 
 }  // namespace ringleader

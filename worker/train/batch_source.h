@@ -30,8 +30,9 @@ class BatchSource {
 
   // `resume`: the checkpoint the generation resumed from (ResumePoint's
   // epoch and epoch_sample_offset), whose epoch starts at that offset.
+  // `pin_memory`: batches in page-locked memory (for a CUDA device).
   BatchSource(const JobData* data, const v1::JoinRendezvousResponse& generation,
-              ShardResume resume);
+              ShardResume resume, bool pin_memory = false);
 
   // This rank's shard of training epoch `epoch`, and of the test split.
   v1::ShardAssignment TrainShard(int64_t epoch) const;
@@ -55,6 +56,7 @@ class BatchSource {
   const int32_t world_size_;
   const int32_t rank_;
   const ShardResume resume_;
+  const bool pin_memory_;
 };
 
 }  // namespace ringleader

@@ -70,8 +70,10 @@ void CommitQueue::Answered(const v1::CommitCheckpointRequest& commit,
   if (!answer.ok()) {
     verdict_ = answer.status();
   } else if (answer->generation_ended()) {
-    // The peers fail their next collective once this rank's communicator
-    // goes away.
+    // The coordinator has told every member (WatchGeneration, then
+    // heartbeats), and each aborts its communicator: peers do not depend on
+    // this rank's communicator going away, which an NCCL peer on the same
+    // host would not notice.
     verdict_ = absl::AbortedError(absl::StrCat(
         "generation ", commit.generation(), " of job ", commit.job_id(),
         " ended at checkpoint step ", commit.step(), " for a scale-up"));

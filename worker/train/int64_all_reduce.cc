@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "worker/ddp/collective_stream.h"
 #include "worker/train/job_error.h"
 
 namespace ringleader {
@@ -11,6 +12,7 @@ absl::StatusOr<std::vector<int64_t>> AllReduceInt64Sum(
     const c10::Device& device) {
   torch::Tensor sums =
       torch::tensor(values, torch::dtype(torch::kInt64)).to(device);
+  RecordForCollective(sums, comm);
   if (absl::Status s = comm.AllReduceSum(
           sums.data_ptr(), static_cast<size_t>(sums.numel()), DataType::kInt64);
       !s.ok()) {

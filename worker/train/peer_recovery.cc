@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "glog/logging.h"
+#include "worker/ddp/collective_stream.h"
 #include "worker/train/int64_all_reduce.h"
 #include "worker/train/job_error.h"
 
@@ -26,6 +27,7 @@ absl::StatusOr<std::string> BroadcastPayload(Communicator& comm,
     std::memcpy(buffer.data_ptr(), mine.data(), static_cast<size_t>(bytes));
   }
   buffer = buffer.to(device);
+  RecordForCollective(buffer, comm);
   if (absl::Status s =
           comm.Broadcast(buffer.data_ptr(), static_cast<size_t>(bytes), root);
       !s.ok()) {

@@ -26,8 +26,7 @@ ProgressWindow::ProgressWindow(std::string job_id, int64_t generation,
       train_size_(train_size),
       start_(start) {}
 
-void ProgressWindow::AddBatch(double loss, int64_t samples) {
-  loss_sum_ += loss;
+void ProgressWindow::AddBatch(int64_t samples) {
   ++batches_;
   samples_ += samples;
 }

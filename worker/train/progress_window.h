@@ -25,8 +25,11 @@ class ProgressWindow {
   ProgressWindow(std::string job_id, int64_t generation, int32_t rank,
                  int64_t total_steps, int64_t train_size, absl::Time start);
 
-  // One micro-batch of `samples` with mean loss `loss`.
-  void AddBatch(double loss, int64_t samples);
+  // One micro-batch of `samples`.
+  void AddBatch(int64_t samples);
+  // The sum of the window's micro-batch mean losses (LossTracker's): the
+  // report carries their mean.
+  void AddLossSum(double sum) { loss_sum_ += sum; }
   void AddStep() { ++steps_; }
   // The global gradient norm of the latest step measured; every later
   // report carries it.

@@ -11,6 +11,7 @@ Reducer::Options ReducerOptionsFor(const v1::DdpSpec& ddp) {
     options.first_bucket_bytes = ddp.first_bucket_bytes();
   }
   options.overlap = !ddp.allreduce_after_backward();
+  options.communicate_alone = ddp.communicate_alone();
   switch (ddp.gradient_compression()) {
     case v1::GRADIENT_COMPRESSION_FP16:
       options.compression = BucketCompression::kFp16;

@@ -49,7 +49,8 @@ Task::Task(const v1::TaskSpec& spec)
 
 absl::Status Task::CheckClasses(const at::Tensor& output,
                                 const at::Tensor& targets,
-                                const std::vector<int64_t>& sample_ids) const {
+                                const std::vector<int64_t>& sample_ids,
+                                const at::Tensor& host_targets) const {
   if (output.dim() != targets.dim() + 1 || output.dim() < 2 ||
       output.sizes().slice(0, targets.dim()) != targets.sizes() ||
       !at::isFloatingType(output.scalar_type()) ||
@@ -61,7 +62,8 @@ absl::Status Task::CheckClasses(const at::Tensor& output,
         "[B, T, C] for [B, T]"));
   }
   const int64_t classes = output.size(-1);
-  const at::Tensor flat = targets.reshape({-1});
+  const at::Tensor flat =
+      (host_targets.defined() ? host_targets : targets).reshape({-1});
   const at::Tensor bad =
       flat.ne(ignore_index_)
           .logical_and(flat.lt(0).logical_or(flat.ge(classes)));
@@ -91,9 +93,10 @@ absl::Status Task::CheckRegression(const at::Tensor& output,
   return absl::OkStatus();
 }
 
-absl::StatusOr<at::Tensor> Task::Loss(
-    const ModelOutput& out, const at::Tensor& targets,
-    const std::vector<int64_t>& sample_ids) const {
+absl::StatusOr<at::Tensor> Task::Loss(const ModelOutput& out,
+                                      const at::Tensor& targets,
+                                      const std::vector<int64_t>& sample_ids,
+                                      const at::Tensor& host_targets) const {
   if (model_computes_loss()) {
     if (!out.loss.defined()) {
       return absl::InvalidArgumentError(
@@ -105,7 +108,8 @@ absl::StatusOr<at::Tensor> Task::Loss(
     return absl::InvalidArgumentError("the model returned no output");
   }
   if (classes()) {
-    if (absl::Status s = CheckClasses(out.output, targets, sample_ids);
+    if (absl::Status s =
+            CheckClasses(out.output, targets, sample_ids, host_targets);
         !s.ok()) {
       return s;
     }

@@ -33,9 +33,13 @@ class Task {
   // tokens). InvalidArgument, naming the sample by its dataset index
   // (`sample_ids`, one per batch row), when the output does not fit the
   // targets: shapes, dtypes, a class id outside the model's classes.
-  absl::StatusOr<at::Tensor> Loss(const ModelOutput& out,
-                                  const at::Tensor& targets,
-                                  const std::vector<int64_t>& sample_ids) const;
+  // `host_targets`, when given, are `targets` still in host memory: the
+  // class-id check reads them instead, so a GPU step does not wait for the
+  // device (a per-step synchronization).
+  absl::StatusOr<at::Tensor> Loss(
+      const ModelOutput& out, const at::Tensor& targets,
+      const std::vector<int64_t>& sample_ids,
+      const at::Tensor& host_targets = at::Tensor()) const;
 
   // Adds one evaluation batch to `sums` (call without gradients):
   // classification "loss", "accuracy", "top<k>_accuracy"; language model
@@ -48,8 +52,11 @@ class Task {
  private:
   bool classes() const { return kind_ != v1::TASK_KIND_REGRESSION; }
   // The output as [N, C] logits and the targets as [N] ids, checked.
-  absl::Status CheckClasses(const at::Tensor& output, const at::Tensor& targets,
-                            const std::vector<int64_t>& sample_ids) const;
+  // `host_targets`: as for Loss (may be undefined).
+  absl::Status CheckClasses(
+      const at::Tensor& output, const at::Tensor& targets,
+      const std::vector<int64_t>& sample_ids,
+      const at::Tensor& host_targets = at::Tensor()) const;
   absl::Status CheckRegression(const at::Tensor& output,
                                const at::Tensor& targets) const;
   void AccumulateClasses(const at::Tensor& output, const at::Tensor& targets,

@@ -21,8 +21,8 @@ TrainStep::TrainStep(StepParts parts, int accumulate)
       accumulate_(std::max(1, accumulate)),
       params_(parts.model->Parameters()) {}
 
-absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync,
-                                        std::optional<uint64_t> rng_seed) {
+absl::StatusOr<at::Tensor> TrainStep::Micro(const Batch& batch, bool sync,
+                                            std::optional<uint64_t> rng_seed) {
   if (rng_seed.has_value()) torch::manual_seed(*rng_seed);
   if (parts_.buffers != nullptr && micro_in_step_ > 0) {
     if (absl::Status s = parts_.buffers->Sync(); !s.ok()) {
@@ -65,7 +65,7 @@ absl::StatusOr<double> TrainStep::Micro(const Batch& batch, bool sync,
     }
     micro_in_step_ = 0;
   }
-  return loss->item<double>();
+  return loss->detach();
 }
 
 std::optional<double> TrainStep::ClipGradients(bool measure) {

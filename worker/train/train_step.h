@@ -59,13 +59,14 @@ class TrainStep {
   // all-reduces the gradients accumulated since the last step and rank 0's
   // buffers are then broadcast (a failure there leaves the step unapplied,
   // ABORTED like the all-reduce's). Returns the
-  // batch's loss. A job error when the model fails or does not fit the
-  // batch; ABORTED when a collective failed.
-  // `rng_seed`, when set, seeds LibTorch's default generators before the
-  // forward, so that dropout draws from a stream of the batch's own (see
+  // batch's loss, a detached scalar on the device (reading it waits for the
+  // device: LossTracker reads it only when a report needs it). A job error when
+  // the model fails or does not fit the batch; ABORTED when a collective
+  // failed. `rng_seed`, when set, seeds LibTorch's default generators before
+  // the forward, so that dropout draws from a stream of the batch's own (see
   // worker/data/sample_stream.h) rather than from whatever ran before.
-  absl::StatusOr<double> Micro(const Batch& batch, bool sync,
-                               std::optional<uint64_t> rng_seed = {});
+  absl::StatusOr<at::Tensor> Micro(const Batch& batch, bool sync,
+                                   std::optional<uint64_t> rng_seed = {});
   // After the synchronizing micro-batch: the global norm of the averaged
   // gradients before clipping, measured when clipping (then they are clipped
   // too) or when `measure`; nullopt when neither. Equal on every rank.

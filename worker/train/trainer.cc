@@ -236,9 +236,19 @@ void Trainer::NoteFirstStep() {
 
 void Trainer::Keep() {
   if (env_.kept == nullptr || !boundary_.has_value()) return;
+  if (env_.comm->InterruptedAfterUse()) {
+    // A GPU does not wait for a step's all-reduces before applying it: one
+    // that never completed left the applied step wrong.
+    LOG(WARNING) << "rank " << gen_.rank()
+                 << " keeps no state: an all-reduce the GPU had already "
+                    "used did not complete, so the last step applied "
+                    "partial sums (recovery from a peer or a checkpoint)";
+    return;
+  }
   // Parameters and optimizer state are as the last completed step left
-  // them (a step is applied only after all its all-reduces completed); the
-  // buffers go back to that step's end.
+  // them (a step is applied only after its all-reduces completed, or was
+  // ordered after them on the GPU and checked above); the buffers go back
+  // to that step's end.
   torch::NoGradGuard no_grad;
   const std::vector<NamedTensor> buffers = model_->NamedBuffers();
   for (size_t i = 0; i < buffers.size() && i < boundary_buffers_.size(); ++i) {
@@ -264,7 +274,8 @@ absl::Status Trainer::Train() {
   const v1::JobSpec& spec = gen_.spec();
   if (absl::Status s = BuildModelAndTask(); !s.ok()) return s;
   if (absl::Status s = SetUpReplicas(); !s.ok()) return s;
-  source_ = std::make_unique<BatchSource>(env_.data, gen_, shard_resume_);
+  source_ = std::make_unique<BatchSource>(env_.data, gen_, shard_resume_,
+                                          /*pin_memory=*/device_.is_cuda());
   StepParts parts;
   parts.model = model_.get();
   parts.task = task_.get();
@@ -298,6 +309,7 @@ absl::Status Trainer::Train() {
   schedule_ = std::make_unique<ProgressSchedule>(
       spec.progress_every_steps(),
       absl::Milliseconds(spec.progress_min_interval_ms()), now);
+  losses_ = std::make_unique<LossTracker>(/*on_device=*/device_.is_cuda());
   window_ = std::make_unique<ProgressWindow>(job_id_, gen_.generation(),
                                              gen_.rank(), planned_steps_,
                                              env_.data->train->size(), now);
@@ -316,7 +328,6 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
   }
   const int accumulate = std::max(1, gen_.spec().gradient_accumulation_steps());
   const int64_t num_batches = e->loader->num_batches();
-  int64_t epoch_batches = 0;
   step_start_ = absl::Now();
   for (int64_t b = 0; b < num_batches; ++b) {
     if (*env_.aborted) return Aborted();
@@ -343,7 +354,6 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
     if (absl::Status s = RunBatch(epoch, *batch, sync, position); !s.ok()) {
       return s;
     }
-    epoch_batches++;
     if (!sync) continue;
     // Decided before the step, so the gradient norm the report carries is
     // measured on the step it reports.
@@ -360,7 +370,7 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
       return s;
     }
   }
-  return EndEpoch(epoch, epoch_batches);
+  return EndEpoch(epoch);
 }
 
 absl::Status Trainer::RunBatch(int64_t epoch, const Batch& batch, bool sync,
@@ -372,22 +382,13 @@ absl::Status Trainer::RunBatch(int64_t epoch, const Batch& batch, bool sync,
           << " rank=" << gen_.rank() << " epoch=" << epoch
           << " step=" << step_ + 1
           << " ids=" << absl::StrJoin(batch.sample_ids, ",");
-  absl::StatusOr<double> loss = step_runner_->Micro(
+  absl::StatusOr<at::Tensor> loss = step_runner_->Micro(
       batch, sync, SampleStreamSeed(gen_.spec().seed(), epoch, position));
   if (!loss.ok()) {
     return IsJobError(loss.status()) ? loss.status() : Broken(loss.status());
   }
-  if (!std::isfinite(*loss)) {
-    // Every later step would be NaN too: the job's own failure.
-    return JobError(absl::InvalidArgumentError(absl::StrCat(
-        "the training loss is ", *loss, " at step ", step_ + 1, " (epoch ",
-        epoch, ", a batch of samples ", batch.sample_ids.front(),
-        ", ...; lower "
-        "the learning rate or check the data)")));
-  }
-  epoch_loss_sum_ += *loss;
-  window_->AddBatch(*loss, batch.size());
-  return absl::OkStatus();
+  window_->AddBatch(batch.size());
+  return losses_->Add(*loss, step_ + 1, epoch, batch.sample_ids.front());
 }
 
 absl::Status Trainer::OptimizerStep(int64_t epoch, bool report) {
@@ -426,6 +427,9 @@ absl::Status Trainer::AfterStep(int64_t epoch, int64_t b, int64_t num_batches,
   step_start_ = now;
   window_->AddStep();
   if (report) {
+    absl::StatusOr<double> loss_sum = losses_->TakeWindowSum();
+    if (!loss_sum.ok()) return loss_sum.status();
+    window_->AddLossSum(*loss_sum);
     v1::ReportProgressRequest p = window_->Take(epoch, step_, now);
     if (env_.metrics != nullptr) {
       env_.metrics->samples_per_second->Set(p.samples_per_sec());
@@ -460,10 +464,11 @@ absl::StatusOr<MetricSums> Trainer::EvaluateTestSplit() {
   return Evaluate(*model_, *task_, test->get(), source_->test_data(), device_);
 }
 
-absl::Status Trainer::EndEpoch(int64_t epoch, int64_t batches) {
+absl::Status Trainer::EndEpoch(int64_t epoch) {
   const v1::JobSpec& spec = gen_.spec();
-  last_epoch_loss_ = batches > 0 ? epoch_loss_sum_ / batches : 0;
-  epoch_loss_sum_ = 0;
+  absl::StatusOr<double> epoch_loss = losses_->TakeEpochMean();
+  if (!epoch_loss.ok()) return epoch_loss.status();
+  last_epoch_loss_ = *epoch_loss;
   if (checkpointer_->enabled()) {
     if (absl::Status s = checkpointer_->Save({epoch + 1, step_}, 0); !s.ok()) {
       return s;

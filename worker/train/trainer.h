@@ -22,6 +22,7 @@
 #include "worker/job_data.h"
 #include "worker/train/checkpointer.h"
 #include "worker/train/kept_state.h"
+#include "worker/train/loss_tracker.h"
 #include "worker/train/metric_sums.h"
 #include "worker/worker_metrics.h"
 
@@ -132,7 +133,7 @@ class Trainer {
   // This rank's metric sums on its part of the test split, with rank 0's
   // buffers.
   absl::StatusOr<MetricSums> EvaluateTestSplit();
-  absl::Status EndEpoch(int64_t epoch, int64_t batches);
+  absl::Status EndEpoch(int64_t epoch);
   absl::Status Finish();
   // "rank R state digest at step S (WHEN): HEX" (state_digest.h): the
   // tests compare the ranks' states bit for bit from these lines.
@@ -171,7 +172,7 @@ class Trainer {
   std::unique_ptr<ProgressWindow> window_;
   int64_t resumed_epoch_ = 0;
   double last_epoch_loss_ = 0;
-  double epoch_loss_sum_ = 0;
+  std::unique_ptr<LossTracker> losses_;
   int64_t resumed_checkpoint_id_ = 0;
   // Where the generation resumed, for its shard plans (epoch -1: fresh).
   ShardResume shard_resume_;

@@ -107,6 +107,23 @@ TEST(ReducerTest, OneRankLaunchesNothingAndKeepsItsGradients) {
   ExpectGradsNear(accumulated[0].grads, ReferenceGrads(1, 3));
 }
 
+// communicate_alone keeps the whole path at world size 1: every bucket is
+// launched (during backward) and waited for, and the gradients are the
+// rank's own, divided by one.
+TEST(ReducerTest, OneRankCommunicatingAloneLaunchesEveryBucket) {
+  Reducer::Options alone;
+  alone.communicate_alone = true;
+  alone.first_bucket_bytes = 256;
+  alone.bucket_cap_bytes = 2048;
+  auto results = RunRanks(1, alone, 1);
+  ASSERT_TRUE(results[0].status.ok()) << results[0].status;
+  EXPECT_EQ(results[0].stats.allreduce_calls,
+            static_cast<int64_t>(results[0].buckets));
+  EXPECT_GT(results[0].buckets, 1u);
+  EXPECT_GT(results[0].stats.buckets_launched_during_backward, 0);
+  ExpectGradsNear(results[0].grads, ReferenceGrads(1, 1));
+}
+
 TEST(ReducerTest, RejectsBadParameters) {
   InProcessGroup group(1);
   InProcessCommunicator comm(&group, 0);

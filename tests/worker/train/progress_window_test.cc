@@ -8,8 +8,9 @@ namespace {
 TEST(ProgressWindowTest, WindowsAverageAndReset) {
   const absl::Time t0 = absl::FromUnixSeconds(100);
   ProgressWindow w("job-1", 3, 1, 50, 6400, t0);
-  w.AddBatch(2.0, 10);
-  w.AddBatch(4.0, 10);
+  w.AddBatch(10);
+  w.AddBatch(10);
+  w.AddLossSum(2.0 + 4.0);
   w.AddStep();
   w.AddStep();
   v1::ReportProgressRequest r = w.Take(0, 2, t0 + absl::Seconds(2));
@@ -40,7 +41,8 @@ TEST(ProgressWindowTest, EvaluationIsCarriedOnLaterReports) {
   EXPECT_EQ(e.eval_samples(), 4);
   ASSERT_EQ(e.eval_metrics_size(), 2);
   EXPECT_EQ(e.eval_metrics(0).name(), "loss");
-  w.AddBatch(1.0, 1);
+  w.AddBatch(1);
+  w.AddLossSum(1.0);
   v1::ReportProgressRequest later = w.Take(1, 6, t0 + absl::Seconds(1));
   EXPECT_EQ(later.eval_epoch(), 1);
   EXPECT_EQ(later.eval_metrics_size(), 2);

@@ -81,7 +81,7 @@ TEST(TrainStepTest, TwoRanksEqualOneProcessOnTheUnionOfTheirBatches) {
     threads.emplace_back([&, r] {
       InProcessCommunicator comm(&group, r);
       Rank rank(&comm, 1);
-      absl::StatusOr<double> loss =
+      absl::StatusOr<at::Tensor> loss =
           rank.step->Micro(BatchOf(*data, ids[r]), /*sync=*/true);
       ASSERT_TRUE(loss.ok()) << loss.status();
       rank.step->Apply(0.5);
@@ -189,7 +189,7 @@ TEST(TrainStepTest, ABatchTheModelDoesNotFitIsAJobError) {
   Rank rank(&comm, 1);
   Batch bad = BatchOf(*data, {0, 1});
   bad.targets[1] = 42;  // The model has 10 classes.
-  absl::StatusOr<double> loss = rank.step->Micro(bad, true);
+  absl::StatusOr<at::Tensor> loss = rank.step->Micro(bad, true);
   ASSERT_FALSE(loss.ok());
   EXPECT_TRUE(IsJobError(loss.status()));
   EXPECT_THAT(std::string(loss.status().message()), HasSubstr("training: "));
@@ -234,7 +234,7 @@ double DropoutLoss(const Batch& batch, std::optional<uint64_t> seed) {
   TrainStep step(parts, 1);
   // Whatever ran before leaves the global generator elsewhere.
   torch::rand({static_cast<int64_t>(seed.value_or(3) % 97 + 1)});
-  return step.Micro(batch, /*sync=*/true, seed).value();
+  return step.Micro(batch, /*sync=*/true, seed).value().item<double>();
 }
 
 TEST(TrainStepTest, DropoutDrawsFromTheBatchsOwnStream) {
@@ -315,7 +315,7 @@ TEST(TrainStepTest, AtTheStepBoundaryEveryRankHoldsRankZerosBuffers) {
             std::vector<int64_t> ids;
             for (int i = 0; i < 4; ++i) ids.push_back((next++) % 16);
             next += 4;
-            absl::StatusOr<double> loss =
+            absl::StatusOr<at::Tensor> loss =
                 step.Micro(BatchOf(*data, ids), m + 1 == accumulate);
             ASSERT_TRUE(loss.ok()) << loss.status();
           }
