@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test, then prints "N passed, N failed"
 # counted over GoogleTest cases (from each target's test.xml), plus one case
-# for clang's lock-annotation analysis (scripts/thread_safety.sh), one per
+# for clang's lock-annotation analysis (scripts/thread_safety.sh), three for
+# the logging includes that a torch 2.x LibTorch needs
+# (tools/check_logging_includes.py), one per
 # fuzzer for a bounded libFuzzer run over job-spec parsing and .npy headers
 # (scripts/fuzz.sh; FUZZ_SECONDS, default 60 in all; FUZZ_SECONDS=0 skips it),
 # and three for what a new user sees (scripts/first_run_check.sh).
@@ -19,6 +21,8 @@ bazel build -c fastbuild "${BAZEL_QUIET[@]}" //... 2>&1 | tee "$build_log"
 bazel test //... "${BAZEL_QUIET[@]}" --nocache_test_results "$@"
 rc=$?
 TSA_XML="$extra_dir/thread_safety/test.xml" bash scripts/thread_safety.sh || rc=1
+python3 tools/check_logging_includes.py \
+  --xml "$extra_dir/logging_includes/test.xml" || rc=1
 if [[ "${FUZZ_SECONDS:-60}" != 0 ]]; then
   # A crash, a sanitizer report or a failed clang build is a failed case.
   FUZZ_XML="$extra_dir/fuzz/test.xml" \

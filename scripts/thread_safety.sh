@@ -26,6 +26,9 @@ torch_includes=(-isystem /usr/include/torch/csrc/api/include)
 if [[ -n "${LIBTORCH:-}" ]]; then
   torch_includes=(-isystem "$LIBTORCH/include"
     -isystem "$LIBTORCH/include/torch/csrc/api/include")
+  # As tools/libtorch_configure.bzl does for common/logging.h.
+  grep -q '^#define C10_USE_GLOG' "$LIBTORCH/include/c10/macros/cmake_macros.h" ||
+    torch_includes+=(-DRINGLEADER_C10_OWN_LOGGING)
 fi
 flags=(-std=c++17 -fsyntax-only -Wthread-safety -Werror=thread-safety
   -I. -I"$bin" -I"$bin/proto" -I"$bin/tests/deploy/proto"

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "glog/logging.h"
+#include "common/logging.h"
 #include "worker/comm/collective_wait.h"
 #include "worker/comm/lost_result_communicator.h"
 #include "worker/device/communicator_factory.h"

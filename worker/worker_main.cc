@@ -24,6 +24,7 @@
 #include "glog/logging.h"
 #include "worker/device/communicator_factory.h"
 #include "worker/malloc_tuning.h"
+#include "worker/torch_logging.h"
 #include "worker/torch_threads.h"
 #include "worker/worker_daemon.h"
 #include "worker/worker_env.h"
@@ -205,6 +206,7 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
+  ShowTorchLogInfo();
   LOG(INFO) << "ringleader-worker, build: "
             << ringleader::BuildModeDescription();
 
