@@ -40,16 +40,6 @@ GLOG_ONLY = re.compile(
     r"LOG_IF_EVERY_N|VLOG_EVERY_N|LOG_STRING|LOG_TO_\w+|SYSLOG\w*|google::(?!protobuf\b)\w+)\b")
 LOG_SEVERITY = re.compile(r"\b(?:LOG|LOG_IF|DLOG)\(\s*(\w+)")
 C10_SEVERITIES = {"INFO", "WARNING", "ERROR", "FATAL"}
-# Translation units owned by a concurrent change to worker/train (issue 20):
-# each must include common/logging.h instead of glog/logging.h. Reported as
-# skipped, not passed, while listed; listing one that is fixed fails.
-PENDING = {
-    "worker/train/checkpointer.cc",
-    "worker/train/peer_recovery.cc",
-    "worker/train/trainer.cc",
-}
-
-
 class Tree:
     def __init__(self, files):
         self.includes = {}
@@ -118,16 +108,9 @@ def shim_use_cases(tree, units):
              for u, c in units.items()}
     wrong = {u: fs for u, fs in wrong.items() if fs}
     bad = ["%s (glog/logging.h from %s)" % (u, ", ".join(fs))
-           for u, fs in sorted(wrong.items()) if u not in PENDING]
-    fixed = sorted(PENDING - set(wrong))
-    if fixed:
-        bad.append("no longer pending, remove from PENDING: " + ", ".join(fixed))
-    use = ("LibTorch units that include glog/logging.h instead of %s: %s"
-           % (SHIM, "; ".join(bad))) if bad else None
-    pending = sorted(PENDING & set(wrong))
-    skip = ("still to switch to %s (owned by the worker/train change): %s"
-            % (SHIM, ", ".join(pending))) if pending else None
-    return use, skip
+           for u, fs in sorted(wrong.items())]
+    return ("LibTorch units that include glog/logging.h instead of %s: %s"
+            % (SHIM, "; ".join(bad))) if bad else None
 
 
 def macro_case(tree, units):
@@ -165,13 +148,11 @@ def main(argv):
                            stdout=subprocess.PIPE, universal_newlines=True).stdout.split()
     tree = Tree([f for f in files if f.startswith(SOURCE_DIRS) and os.path.exists(f)])
     units = torch_units(tree)
-    use, pending = shim_use_cases(tree, units)
+    use = shim_use_cases(tree, units)
     results = [("shim_picks_c10_or_glog", None, shim_case()),
                ("torch_units_use_the_shim", None, use),
                ("torch_units_use_c10s_macros", None, macro_case(tree, units))]
     results = [(n, "failure" if m else None, m or "") for n, _, m in results]
-    if pending:
-        results.append(("pending_worker_train_units", "skipped", pending))
     for name, kind, message in results:
         print("[%s] %s%s" % ({"failure": "FAIL", "skipped": "SKIP"}.get(kind, " OK "),
                              name, ": " + message if message else ""))

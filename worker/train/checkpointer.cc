@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "glog/logging.h"
+#include "common/logging.h"
 #include "worker/train/checkpoint_snapshot.h"
 #include "worker/train/int64_all_reduce.h"
 #include "worker/train/job_error.h"

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "glog/logging.h"
+#include "common/logging.h"
 #include "worker/ddp/collective_stream.h"
 #include "worker/train/int64_all_reduce.h"
 #include "worker/train/job_error.h"

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "glog/logging.h"
+#include "common/logging.h"
 #include "worker/comm/metered_communicator.h"
 #include "worker/data/batch_loader.h"
 #include "worker/data/sample_stream.h"
