@@ -22,12 +22,15 @@
 # --rehearse (or REHEARSE=1): the same steps on a development machine without
 # a GPU: the CPU graph's manifests, Debian's CPU LibTorch, /usr/local/cuda's
 # NCCL (for the tests, which skip without a GPU), --device=cpu, smaller sizes,
-# -O0 (GPU_CHECK_OPT overrides). What it cannot cover: the CUDA graph's
-# sources (cuda_backend_nccl.cc ...), a pip LibTorch's headers and its
-# LOG/CHECK macros, the GPU machine's compiler and glibc, any CUDA run.
+# -O0 (GPU_CHECK_OPT overrides); and one more step, cuda-compile, compiles
+# the CUDA graph's own units (cuda_backend_nccl.cc ...) against Debian's
+# LibTorch headers without linking them. It cannot cover: the CUDA graph's
+# link, a pip LibTorch's headers and LOG/CHECK macros, the GPU machine's
+# compiler and glibc, anything that runs on a GPU.
 # Environment: OUT (default ./gpu_check_out), JOBS (ninja -j; default the
 # cores), BUDGET_S (the whole run, default 560 s, 3000 s in the rehearsal:
-# every step's timeout is cut to what is left), WORK (scratch; default a fresh /tmp directory).
+# every step's timeout is cut to what is left), WORK (scratch; default a
+# fresh /tmp directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -164,6 +167,15 @@ PY
       TORCH_CXXFLAGS="-DRINGLEADER_C10_OWN_LOGGING"
     fi
     TORCH_DIR=$torch NCCL_DIR=$nccl
+    # Whether this LibTorch exports copies of libraries the bundle carries
+    # (the link puts LibTorch last for that reason; gpu_ninja.py says why).
+    local lib sym
+    for lib in libtorch_cpu.so libc10.so; do
+      timeout 20 nm -DC --defined-only "$torch/lib/$lib" >"$WORK/nm.txt" 2>/dev/null || true
+      for sym in gloo:: google::protobuf absl:: google::LogMessage gflags::; do
+        log "$lib exports $(grep -c "$sym" "$WORK/nm.txt") symbols matching $sym"
+      done
+    done
   else
     TORCH_INCLUDES="-isystem /usr/include/torch/csrc/api/include"
     TORCH_LIBS="-ltorch -ltorch_cpu -lc10"
@@ -213,7 +225,9 @@ check_runtime() {
   have=$(getconf GNU_LIBC_VERSION | awk '{print $2}')
   { read -r need; read -r need_cxx; } < <("$PY" -c 'import json
 i = json.load(open("gpu_bundle/info.json"))
-print(i["glibc_needed"]); print(i["glibc_needed_by_libstdcxx"])')
+print(i["glibc_needed"]); print(i["glibc_needed_by_libstdcxx"])') || true
+  [[ -n $need && -n $need_cxx ]] ||
+    { STEP_NOTE="gpu_bundle/info.json lacks glibc_needed: rerun scripts/gpu_bundle.sh"; return 1; }
   # libstdc++: the newer of this machine's and Debian's, for the objects
   # compiled here and the carried libraries both need theirs.
   local mine deb use_deb=0
@@ -260,12 +274,13 @@ build_targets() {
   local manifests=("$B"/manifest/$graph/*.json)
   # A step's function runs under `||`, where set -e is off: each command
   # that matters says so itself.
-  "$PY" scripts/gpu_ninja.py --out "$WORK/build.ninja" --build "$WORK/build" \
-    --gen "$B/gen" --cxx "$CXX_PATH" --system-includes "-isystem $B/include" \
-    --torch-includes "$TORCH_INCLUDES" --cuda-includes "$CUDA_INCLUDES" \
-    --torch-libs "$TORCH_LIBS" --cuda-libs "$CUDA_LIBS" --ldflags "$LINK_FLAGS" \
-    --cxxflags "-D_GLIBCXX_USE_CXX11_ABI=1" --torch-cxxflags "${TORCH_CXXFLAGS:-}" \
-    --opt "$OPT" "${manifests[@]}" || { STEP_NOTE="gpu_ninja.py failed"; return 1; }
+  # (--flag=VALUE: the values start with a dash.)
+  "$PY" scripts/gpu_ninja.py --out="$WORK/build.ninja" --build="$WORK/build" \
+    --gen="$B/gen" --cxx="$CXX_PATH" --system-includes="-isystem $B/include" \
+    --torch-includes="$TORCH_INCLUDES" --cuda-includes="$CUDA_INCLUDES" \
+    --torch-libs="$TORCH_LIBS" --cuda-libs="$CUDA_LIBS" --ldflags="$LINK_FLAGS" \
+    --cxxflags="-D_GLIBCXX_USE_CXX11_ABI=1" --torch-cxxflags="${TORCH_CXXFLAGS:-}" \
+    --opt="$OPT" --torch-libs-last "${manifests[@]}" || { STEP_NOTE="gpu_ninja.py failed"; return 1; }
   # -k 0: build every target that can be built, so that one broken unit
   # leaves the others' steps to run.
   local rc=0
@@ -273,6 +288,24 @@ build_targets() {
   grep -E 'FAILED|error' "$WORK/ninja.log" | head -40 || true
   tail -3 "$WORK/ninja.log"
   STEP_NOTE="$(grep -c '^FAILED' "$WORK/ninja.log" || true) failed edges; built: $(ls "$WORK/build/bin" 2>/dev/null | tr '\n' ' ')"
+  return $rc
+}
+
+# Rehearsal only: every unit of the CUDA graph's manifests compiled here
+# (no link: Debian's LibTorch has no CUDA), against Debian's headers, the
+# one generated c10/cuda header they lack (the compile check's), and
+# /usr/local/cuda. The units both graphs share are up to date already.
+compile_cuda_graph() {
+  "$PY" scripts/gpu_ninja.py --out="$WORK/build-cuda.ninja" --build="$WORK/build" \
+    --gen="$B/gen" --cxx="$CXX_PATH" --system-includes="-isystem $B/include" \
+    --torch-includes="$TORCH_INCLUDES -isystem tests/worker/device/compile_check" \
+    --cuda-includes="$CUDA_INCLUDES" --cxxflags="-D_GLIBCXX_USE_CXX11_ABI=1" \
+    --opt="$OPT" "$B"/manifest/cuda/*.json || { STEP_NOTE="gpu_ninja.py failed"; return 1; }
+  local rc=0
+  timeout "$STEP_LIMIT" ninja -f "$WORK/build-cuda.ninja" -k 0 -j "$JOBS" objects \
+    >"$WORK/ninja-cuda.log" 2>&1 || rc=$?
+  grep -E 'FAILED|error' "$WORK/ninja-cuda.log" | head -20 || true
+  STEP_NOTE="$(grep -c '^\[' "$WORK/ninja-cuda.log" || true) units compiled (those of the CUDA graph only)"
   return $rc
 }
 
@@ -408,6 +441,7 @@ main() {
   step runtime 30 check_runtime || { report; return 1; }
   local built=1
   step build "$([[ $MODE == gpu ]] && echo 330 || echo 2400)" build_targets || built=0
+  [[ $MODE == rehearse ]] && { step cuda-compile 900 compile_cuda_graph || true; }
   local kind label name
   while read -r kind label; do
     [[ $kind == test ]] || continue
