@@ -72,8 +72,13 @@ aquery_manifests() {
 make_fake_libtorch() {
   local f="$B/tmp/fake-libtorch"
   mkdir -p "$f/include/ATen" "$f/include/torch/csrc/api/include/torch" "$f/lib" \
-    "$f/share/cmake/Torch"
+    "$f/share/cmake/Torch" "$f/include/c10/macros"
   touch "$f/include/ATen/ATen.h" "$f/include/torch/csrc/api/include/torch/torch.h"
+  # What the configure rule may read: a pip build's c10 macros (no
+  # C10_USE_GLOG) and version. gpu_check.sh decides both from the real one.
+  echo '#define C10_BUILD_SHARED_LIBS' >"$f/include/c10/macros/cmake_macros.h"
+  printf '#define TORCH_VERSION_MAJOR 2\n#define TORCH_VERSION_MINOR 11\n#define TORCH_VERSION_PATCH 0\n' \
+    >"$f/include/torch/csrc/api/include/torch/version.h"
   for l in torch torch_cpu torch_cuda c10 c10_cuda; do touch "$f/lib/lib$l.so"; done
   echo 'set(TORCH_CXX_FLAGS "-D_GLIBCXX_USE_CXX11_ABI=1")' >"$f/share/cmake/Torch/TorchConfig.cmake"
   echo "$f"

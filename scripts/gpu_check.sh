@@ -285,27 +285,55 @@ build_targets() {
   # leaves the others' steps to run.
   local rc=0
   timeout "$STEP_LIMIT" ninja -f "$WORK/build.ninja" -k 0 -j "$JOBS" >"$WORK/ninja.log" 2>&1 || rc=$?
-  grep -E 'FAILED|error' "$WORK/ninja.log" | head -40 || true
+  grep -E '^FAILED|error:' "$WORK/ninja.log" | head -40 || true
   tail -3 "$WORK/ninja.log"
   STEP_NOTE="$(grep -c '^FAILED' "$WORK/ninja.log" || true) failed edges; built: $(ls "$WORK/build/bin" 2>/dev/null | tr '\n' ' ')"
+  # Where the third-party headers came from (ninja's record of every
+  # unit's includes): only the C library's, the kernel's, the C++
+  # library's and LibTorch's may come from /usr/include.
+  local system
+  system=$(ninja -f "$WORK/build.ninja" -t deps 2>/dev/null |
+    grep -oE '^\s+/usr/include/[^/]+/' | sed -E 's#^\s+/usr/include/##; s#/$##' | sort -u |
+    grep -vxE 'c\+\+|x86_64-linux-gnu|linux|asm-generic|asm|arpa|net|netinet|rpc|sys|bits|ATen|c10|torch|caffe2' |
+    tr '\n' ' ' || true)
+  STEP_NOTE+="; other headers from /usr/include: ${system:-none}"
   return $rc
 }
 
 # Rehearsal only: every unit of the CUDA graph's manifests compiled here
 # (no link: Debian's LibTorch has no CUDA), against Debian's headers, the
 # one generated c10/cuda header they lack (the compile check's), and
-# /usr/local/cuda. The units both graphs share are up to date already.
+# /usr/local/cuda. The units both graphs share are up to date already (the
+# extra directory goes with the CUDA headers so that their commands match).
 compile_cuda_graph() {
   "$PY" scripts/gpu_ninja.py --out="$WORK/build-cuda.ninja" --build="$WORK/build" \
     --gen="$B/gen" --cxx="$CXX_PATH" --system-includes="-isystem $B/include" \
-    --torch-includes="$TORCH_INCLUDES -isystem tests/worker/device/compile_check" \
-    --cuda-includes="$CUDA_INCLUDES" --cxxflags="-D_GLIBCXX_USE_CXX11_ABI=1" \
+    --torch-includes="$TORCH_INCLUDES" \
+    --cuda-includes="$CUDA_INCLUDES -isystem tests/worker/device/compile_check" \
+    --cxxflags="-D_GLIBCXX_USE_CXX11_ABI=1" \
     --opt="$OPT" "$B"/manifest/cuda/*.json || { STEP_NOTE="gpu_ninja.py failed"; return 1; }
-  local rc=0
-  timeout "$STEP_LIMIT" ninja -f "$WORK/build-cuda.ninja" -k 0 -j "$JOBS" objects \
+  # The units whose sources only the CUDA graph has (cuda_backend_nccl.cc,
+  # ...): the others were compiled by the build step (here with the CUDA
+  # headers' directory added, as every dependent of @local_cuda has it).
+  local objects=() rc=0
+  mapfile -t objects < <("$PY" - "$WORK/build" "$B"/manifest/cpu/*.json -- "$B"/manifest/cuda/*.json <<'PY'
+import json, os, sys
+args = sys.argv[2:]
+cpu, cuda = args[:args.index("--")], args[args.index("--") + 1:]
+seen = {u["src"] for m in cpu for u in json.load(open(m))["units"]}
+for m in cuda:
+    for u in json.load(open(m))["units"]:
+        if u["src"] not in seen:
+            seen.add(u["src"])
+            print(os.path.join(sys.argv[1], "obj", u["obj"][len("@GEN@/"):]))
+PY
+)
+  ((${#objects[@]})) || { STEP_NOTE="the CUDA graph has no units of its own"; return 1; }
+  timeout "$STEP_LIMIT" ninja -f "$WORK/build-cuda.ninja" -k 0 -j "$JOBS" "${objects[@]}" \
     >"$WORK/ninja-cuda.log" 2>&1 || rc=$?
-  grep -E 'FAILED|error' "$WORK/ninja-cuda.log" | head -20 || true
-  STEP_NOTE="$(grep -c '^\[' "$WORK/ninja-cuda.log" || true) units compiled (those of the CUDA graph only)"
+  grep -E '^FAILED|error:' "$WORK/ninja-cuda.log" | head -20 || true
+  STEP_NOTE="${#objects[@]} units of the CUDA graph only: $(printf '%s\n' "${objects[@]}" |
+    sed 's#.*/##' | tr '\n' ' ')"
   return $rc
 }
 
@@ -407,9 +435,11 @@ train() {
     >"$WORK/jobs/$w-worker.log" 2>&1 &
   local worker=$!
   PIDS+=($worker)
-  timeout "$STEP_LIMIT" "${RUN[@]}" "$B/bin/ringctl" --coordinator="$TARGET" watch "$job" \
-    >"$WORK/jobs/$w-watch.log" 2>&1 || rc=$?
-  tail -3 "$WORK/jobs/$w-watch.log"
+  # JSON lines: the report reads the ranks' progress reports (step, time)
+  # for steps/s and samples/s, as bench/train_watch.py does.
+  timeout "$STEP_LIMIT" "${RUN[@]}" "$B/bin/ringctl" --coordinator="$TARGET" --output=json \
+    watch "$job" >"$WORK/jobs/$w-watch.jsonl" 2>"$WORK/jobs/$w-watch.err" || rc=$?
+  tail -3 "$WORK/jobs/$w-watch.err"
   ringctl --output=json get "$job" >"$WORK/jobs/$w.json" 2>/dev/null || true
   if ((rc != 0)); then
     ringctl cancel "$job" >/dev/null 2>&1 || true
@@ -419,8 +449,10 @@ train() {
   wait "$worker" 2>/dev/null || true
   STEP_NOTE=$("$PY" -c 'import json, sys
 j = json.load(open(sys.argv[1])); p = j.get("progress", {})
-print(j.get("state"), "loss", p.get("finalTrainLoss", p.get("loss")), "accuracy", p.get("testAccuracy"),
-      "samples/s", p.get("samplesPerSec"), j.get("message", ""))' "$WORK/jobs/$w.json" 2>/dev/null || echo "no job JSON")
+print(j.get("state"), "step", p.get("step"), "of", p.get("totalSteps"), "loss",
+      p.get("finalTrainLoss", p.get("loss")), "accuracy", p.get("testAccuracy"), j.get("message", ""))' \
+    "$WORK/jobs/$w.json" 2>/dev/null || echo "no job JSON")
+  log "$w: $STEP_NOTE"
   return $rc
 }
 

@@ -12,8 +12,10 @@ lines) and DIR/jobs/*.json (`ringctl --output=json get`). Writes:
                tests' bus bandwidth is algbw * 2(n-1)/n: 0 at world size 1,
                so algbw is the figure a single GPU gives);
   jobs         {workload: {state, message, steps, total_steps, epoch,
-               final_train_loss, test_accuracy, samples_per_sec, seconds}}
-               as `ringctl get` reports them (seconds: create to last update).
+               final_train_loss, test_accuracy, test_metrics, seconds}} as
+               `ringctl get` reports them (seconds: create to last update),
+               and steps_per_sec, samples_per_sec (tokens_per_sec for the
+               GPT) from the progress reports `ringctl watch` streamed.
 Only the standard library is used (the GPU machine's python3 may lack more).
 """
 import argparse
@@ -66,6 +68,38 @@ def read_allreduce(path):
     return rows
 
 
+def throughput(watch_path, batch):
+    """steps/s and samples/s from `ringctl --output=json watch` lines.
+
+    Rank 0's progress reports (step, the coordinator's receive time) from
+    step 10 (after warm-up: CUDA context, cuDNN autotuning, the first
+    allocations) to its last report before finishing, as bench/train_watch.py
+    measures; None where there are fewer than two such reports.
+    """
+    reports = {}
+    if not os.path.exists(watch_path):
+        return None, None
+    for line in open(watch_path):
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        job = j.get("job", j)
+        if job.get("state") != "JOB_STATE_RUNNING":
+            continue
+        for r in job.get("progress", {}).get("ranks", []):
+            step = int(r.get("step", 0))
+            if int(r.get("rank", 0)) == 0 and step >= 10 and not r.get("finished"):
+                reports[step] = int(r.get("reportTimeMs", 0))
+    if len(reports) < 2:
+        return None, None
+    (s0, t0), (s1, t1) = min(reports.items()), max(reports.items())
+    if t1 <= t0:
+        return None, None
+    steps_per_s = (s1 - s0) / ((t1 - t0) / 1000.0)
+    return steps_per_s, steps_per_s * batch if batch else None
+
+
 def read_jobs(jobs_dir):
     jobs = {}
     for path in sorted(glob.glob(os.path.join(jobs_dir, "*.json"))):
@@ -76,6 +110,11 @@ def read_jobs(jobs_dir):
             jobs[name] = {"state": "unknown (no `ringctl get` JSON)"}
             continue
         p = j.get("progress", {})
+        spec = j.get("spec", {})
+        batch = int(spec.get("batchSize", 0)) * int(j.get("worldSize", 1) or 1)
+        block = int(spec.get("dataset", {}).get("blockSize", 0))
+        steps_per_s, samples_per_s = throughput(
+            os.path.join(jobs_dir, name + "-watch.jsonl"), batch)
         created, updated = int(j.get("createTimeMs", 0)), int(j.get("updateTimeMs", 0))
         jobs[name] = {
             "state": j.get("state"), "message": j.get("message", ""),
@@ -83,7 +122,9 @@ def read_jobs(jobs_dir):
             "total_steps": int(p.get("totalSteps", 0)),
             "final_train_loss": p.get("finalTrainLoss"), "last_loss": p.get("loss"),
             "test_accuracy": p.get("testAccuracy"), "test_metrics": p.get("testMetrics"),
-            "samples_per_sec": p.get("samplesPerSec"),
+            "global_batch": batch, "steps_per_sec": steps_per_s,
+            "samples_per_sec": samples_per_s,
+            "tokens_per_sec": samples_per_s * block if samples_per_s and block else None,
             "seconds": (updated - created) / 1000.0 if created and updated else None,
         }
     return jobs

@@ -32,7 +32,14 @@ _DROP_WITH_VALUE = {"-MF", "-o", "-c"}
 _DROP = {"-MD", "-fuse-ld=gold", "-B/usr/bin", "-pass-exit-codes"}
 _TORCH_LIBS = {"-ltorch", "-ltorch_cpu", "-lc10", "-ltorch_cuda", "-lc10_cuda"}
 _CUDA_LIBS = {"-lnccl", "-lcudart"}
+# The same named otherwise: -l:libnccl.so.2, or a library's path.
+_CUDA_LIB_RE = re.compile(r"^(-l:|/.*/)lib(nccl|cudart)(_static)?\.(so|a)(\.[0-9.]+)?$")
+_TORCH_LIB_RE = re.compile(r"^(-l:|/.*/)lib(torch|torch_cpu|torch_cuda|c10|c10_cuda)\.so(\.[0-9.]+)?$")
 _PLACEHOLDERS = {"@TORCH_INCLUDES@", "@CUDA_INCLUDES@"}
+# Defines that depend on the LibTorch: the builder sets them from the one it
+# has (tools/libtorch_configure.bzl decides them from this machine's), so
+# the stand-in LibTorch of the CUDA graph decides nothing.
+_BUILDER_DEFINES = {"-DRINGLEADER_C10_OWN_LOGGING"}
 
 
 def _bin_dir(path):
@@ -61,7 +68,7 @@ def compile_args(args):
     for a in it:
         if a in _DROP_WITH_VALUE:
             next(it)
-        elif a in _DROP or a.startswith("-frandom-seed="):
+        elif a in _DROP or a.startswith("-frandom-seed=") or a in _BUILDER_DEFINES:
             continue
         elif a in ("-iquote", "-isystem", "-I") or a.startswith("-I"):
             d = _include_dir(next(it) if a in ("-iquote", "-isystem", "-I") else a[2:])
@@ -84,10 +91,10 @@ def link_args(args):
             next(it)
         elif a in _DROP or a.startswith("@"):  # tools, and the params file
             continue
-        elif a in _TORCH_LIBS:
+        elif a in _TORCH_LIBS or _TORCH_LIB_RE.match(a):
             if "@TORCH_LIBS@" not in out:
                 out.append("@TORCH_LIBS@")
-        elif a in _CUDA_LIBS:
+        elif a in _CUDA_LIBS or _CUDA_LIB_RE.match(a):
             if "@CUDA_LIBS@" not in out:
                 out.append("@CUDA_LIBS@")
         elif re.match(r"^(-L|-Wl,-rpath,)/", a):
@@ -104,6 +111,22 @@ def link_args(args):
     return out
 
 
+def drop_external(link):
+    """The link without objects of external repositories, and empty groups.
+
+    Those are units the repository rules generate (such as a check that the
+    chosen LibTorch's headers come first); their sources exist only in
+    Bazel's output base. The builder puts its include paths itself.
+    """
+    out = [a for a in link if not (a.endswith(".o") and a.startswith("@GEN@/external/"))]
+    while True:
+        pairs = [i for i in range(len(out) - 1)
+                 if out[i] == "-Wl,--start-lib" and out[i + 1] == "-Wl,--end-lib"]
+        if not pairs:
+            return out
+        del out[pairs[0]:pairs[0] + 2]
+
+
 def main():
     aquery, label, kind, out_path = sys.argv[1:5]
     data = json.load(open(aquery))
@@ -117,7 +140,7 @@ def main():
             links.append(args)
     if len(links) != 1:
         sys.exit(f"{label}: expected one link action for the binary, found {len(links)}")
-    link = link_args(links[0])
+    link = drop_external(link_args(links[0]))
     objects = {a for a in link if a.endswith(".o")}
     units = []
     for a in data["actions"]:
