@@ -106,12 +106,14 @@ skip() { record "$1" skipped 0 "$2"; log "step $1 skipped: $2"; }
 RUN=()
 run_bin() { "${RUN[@]}" "$@"; }
 
-# Background processes this script started, ended on exit by their ids.
+# Background processes this script started, ended on exit by their ids
+# (and waited for by id: a bare `wait` would also wait for the log's tee,
+# which only ends when this script does).
 PIDS=()
 cleanup() {
   local p
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 
@@ -171,7 +173,7 @@ PY
     # (the link puts LibTorch last for that reason; gpu_ninja.py says why).
     local lib sym
     for lib in libtorch_cpu.so libc10.so; do
-      timeout 20 nm -DC --defined-only "$torch/lib/$lib" >"$WORK/nm.txt" 2>/dev/null || true
+      timeout 10 nm -DC --defined-only "$torch/lib/$lib" >"$WORK/nm.txt" 2>/dev/null || true
       for sym in gloo:: google::protobuf absl:: google::LogMessage gflags::; do
         log "$lib exports $(grep -c "$sym" "$WORK/nm.txt") symbols matching $sym"
       done
@@ -297,6 +299,8 @@ build_targets() {
     grep -vxE 'c\+\+|x86_64-linux-gnu|linux|asm-generic|asm|arpa|net|netinet|rpc|sys|bits|ATen|c10|torch|caffe2' |
     tr '\n' ' ' || true)
   STEP_NOTE+="; other headers from /usr/include: ${system:-none}"
+  # The whole compiler output comes back where the build failed.
+  ((rc == 0)) || cp "$WORK/ninja.log" "$OUT/ninja.log"
   return $rc
 }
 
@@ -465,7 +469,7 @@ report() {
 
 main() {
   log "mode $MODE, budget ${BUDGET_S}s, ninja -j$JOBS, scratch $WORK"
-  if ! step env 60 detect_env; then
+  if ! step env 90 detect_env; then
     report
     return 1
   fi
@@ -503,6 +507,8 @@ main() {
   done
   ((built)) || log "the build failed: see $WORK/ninja.log (first errors above)"
   report
+  # The exit status says whether every step passed (the JSON says which not).
+  ! grep -q $'\tfailed\t' "$STEPS"
 }
 
 main "$@"
