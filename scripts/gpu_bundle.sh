@@ -85,8 +85,15 @@ make_fake_libtorch() {
 }
 
 build_and_describe() {
+  # Built here: the targets of the CPU graph (a CUDA-only test is not one).
   local labels=() kind label
-  while read -r kind label; do labels+=("$label"); done < <(read_targets)
+  while read -r kind label; do
+    if bazel query "$label" >/dev/null 2>&1; then
+      labels+=("$label")
+    else
+      log "$label: not in the CPU graph; only its CUDA manifest is made (if it exists there)"
+    fi
+  done < <(read_targets)
   log "bazel build -c opt ${labels[*]} ${BUNDLED_BINARIES[*]}"
   bazel build -c opt "${labels[@]}" "${BUNDLED_BINARIES[@]}" >"$B/tmp/build.log" 2>&1 ||
     { tail -30 "$B/tmp/build.log" >&2; die "bazel build failed"; }
@@ -109,7 +116,9 @@ copy_generated() {
   local bin
   bin=$(bazel info -c opt bazel-bin 2>/dev/null)
   mkdir -p "$B/gen/proto/ringleader/v1"
-  cp "$bin"/proto/ringleader/v1/*.pb.{h,cc} "$B/gen/proto/ringleader/v1/"
+  # -p: their times stay Bazel's, and the headers' (below) Debian's, so
+  # that a build dir reused with a new bundle only rebuilds what changed.
+  cp -p "$bin"/proto/ringleader/v1/*.pb.{h,cc} "$B/gen/proto/ringleader/v1/"
   chmod u+w -R "$B/gen"
 }
 
@@ -141,7 +150,7 @@ PY
     dpkg -L "$p" | grep '^/usr/include/' | while read -r f; do
       [[ -f $f ]] || continue
       mkdir -p "$B/include/$(dirname "${f#/usr/include/}")"
-      cp -L "$f" "$B/include/${f#/usr/include/}"
+      cp -pL "$f" "$B/include/${f#/usr/include/}"
     done
   done
 }

@@ -55,11 +55,11 @@ PY=$(command -v python3)
 if [[ $MODE == gpu ]]; then
   SIZES=1024,4096,16384,65536,262144,1048576,4194304,16777216,67108864,268435456
   DEVICE=cuda:0 JOB_DEVICE=DEVICE_KIND_CUDA MLP_BATCH=256 RESNET_BATCH=128 GPT_BATCH=32
-  OPT=${GPU_CHECK_OPT:-}
+  OPT=${GPU_CHECK_OPT:-} GRAPH=cuda
 else
   SIZES=1024,16384,262144,4194304
   DEVICE=cpu JOB_DEVICE=DEVICE_KIND_CPU MLP_BATCH=128 RESNET_BATCH=64 GPT_BATCH=16
-  OPT=${GPU_CHECK_OPT:--O0}
+  OPT=${GPU_CHECK_OPT:--O0} GRAPH=cpu
 fi
 
 # ---------------------------------------------------------------- helpers --
@@ -271,9 +271,7 @@ print(i["glibc_needed"]); print(i["glibc_needed_by_libstdcxx"])') || true
 
 # The targets, with ninja from the manifests (the CUDA graph's on a GPU).
 build_targets() {
-  local graph=cuda
-  [[ $MODE == rehearse ]] && graph=cpu
-  local manifests=("$B"/manifest/$graph/*.json)
+  local manifests=("$B"/manifest/$GRAPH/*.json)
   # A step's function runs under `||`, where set -e is off: each command
   # that matters says so itself.
   # (--flag=VALUE: the values start with a dash.)
@@ -484,6 +482,8 @@ main() {
     name=${label##*:}
     if [[ -x $WORK/build/bin/$name ]]; then
       step "test:$name" 90 run_test "$name" || true
+    elif [[ ! -f $B/manifest/$GRAPH/$name.json ]]; then
+      skip "test:$name" "not in the $GRAPH graph's manifests (gpu_bundle.sh said why)"
     else
       skip "test:$name" "not built"
     fi

@@ -142,7 +142,10 @@ def main():
     report = {
         "mode": a.mode,
         "seconds": a.seconds,
-        "ok": bool(steps) and all(s["status"] == "ok" for s in steps),
+        # ok: no step failed (a skipped one says why in its note).
+        "ok": bool(steps) and all(s["status"] != "failed" for s in steps),
+        "steps_failed": sum(s["status"] == "failed" for s in steps),
+        "steps_skipped": sum(s["status"] == "skipped" for s in steps),
         "environment": json.load(open(env_path)) if os.path.exists(env_path) else {},
         "steps": steps,
         "tests": read_tests(os.path.dirname(os.path.abspath(a.out))),
