@@ -169,6 +169,16 @@ PY
       TORCH_CXXFLAGS="-DRINGLEADER_C10_OWN_LOGGING"
     fi
     TORCH_DIR=$torch NCCL_DIR=$nccl
+    # The C++ standard this LibTorch's headers need: Bazel compiles C++17;
+    # a LibTorch whose CMake config asks for C++20 gets it (the last -std
+    # wins). GPU_CHECK_STD (e.g. c++20) forces one.
+    STD_FLAG=""
+    if [[ -n ${GPU_CHECK_STD:-} ]]; then
+      STD_FLAG=-std=$GPU_CHECK_STD
+    elif grep -qsE 'CXX_STANDARD 20|cxx_std_20|std=c\+\+20' "$torch"/share/cmake/Torch/*.cmake; then
+      STD_FLAG=-std=c++20
+    fi
+    [[ -n $STD_FLAG ]] && log "compiling with $STD_FLAG (this LibTorch's headers)"
     # Whether this LibTorch exports copies of libraries the bundle carries
     # (the link puts LibTorch last for that reason; gpu_ninja.py says why).
     local lib sym
@@ -279,7 +289,7 @@ build_targets() {
     --gen="$B/gen" --cxx="$CXX_PATH" --system-includes="-isystem $B/include" \
     --torch-includes="$TORCH_INCLUDES" --cuda-includes="$CUDA_INCLUDES" \
     --torch-libs="$TORCH_LIBS" --cuda-libs="$CUDA_LIBS" --ldflags="$LINK_FLAGS" \
-    --cxxflags="-D_GLIBCXX_USE_CXX11_ABI=1" --torch-cxxflags="${TORCH_CXXFLAGS:-}" \
+    --cxxflags="-D_GLIBCXX_USE_CXX11_ABI=1 ${STD_FLAG:-}" --torch-cxxflags="${TORCH_CXXFLAGS:-}" \
     --opt="$OPT" --torch-libs-last "${manifests[@]}" || { STEP_NOTE="gpu_ninja.py failed"; return 1; }
   # -k 0: build every target that can be built, so that one broken unit
   # leaves the others' steps to run.
