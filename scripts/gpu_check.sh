@@ -56,10 +56,14 @@ if [[ $MODE == gpu ]]; then
   SIZES=1024,4096,16384,65536,262144,1048576,4194304,16777216,67108864,268435456
   DEVICE=cuda:0 JOB_DEVICE=DEVICE_KIND_CUDA MLP_BATCH=256 RESNET_BATCH=128 GPT_BATCH=32
   OPT=${GPU_CHECK_OPT:-} GRAPH=cuda
+  # One GPU, one rank: the jobs still all-reduce every bucket through NCCL
+  # (DdpSpec.communicate_alone), so training runs the whole GPU path.
+  ALONE=true
 else
   SIZES=1024,16384,262144,4194304
   DEVICE=cpu JOB_DEVICE=DEVICE_KIND_CPU MLP_BATCH=128 RESNET_BATCH=64 GPT_BATCH=16
   OPT=${GPU_CHECK_OPT:--O0} GRAPH=cpu
+  ALONE=false
 fi
 
 # ---------------------------------------------------------------- helpers --
@@ -415,6 +419,7 @@ job_spec() {
 name: "gpu-check-mlp"
 model { arch: MODEL_ARCH_MLP }
 dataset { format: DATASET_FORMAT_IDX path: "$data" shuffle: true }
+ddp { communicate_alone: $ALONE }
 optimizer { kind: OPTIMIZER_KIND_SGD learning_rate: 0.05 momentum: 0.9 }
 epochs: 1
 batch_size: $MLP_BATCH
@@ -429,7 +434,7 @@ SPEC
       local batch=$RESNET_BATCH
       [[ $w == gpt ]] && batch=$GPT_BATCH
       "$PY" bench/example_job.py examples/$w/*.textproto "$file" --data "$data" \
-        --world 1 --batch "$batch" --epochs 1
+        --world 1 --batch "$batch" --epochs 1 --ddp "communicate_alone=$ALONE"
       ;;
   esac
   echo "device: $JOB_DEVICE" >>"$file"
