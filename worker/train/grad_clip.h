@@ -21,6 +21,15 @@ namespace ringleader {
 // job). Not thread-safe with respect to the gradients.
 double ClipGradNorm(const std::vector<at::Tensor>& params, double max_norm);
 
+// The same without reading anything on the host, for a GPU (reading the
+// norm waits for the device to finish the step): returns the norm as a
+// scalar tensor on the gradients' device (undefined when no gradient is
+// defined), and scales by the clamped factor on the device, as
+// clip_grad_norm_ does; a non-finite norm then makes the gradients
+// non-finite, which the loss shows at its next read.
+at::Tensor ClipGradNormOnDevice(const std::vector<at::Tensor>& params,
+                                double max_norm);
+
 }  // namespace ringleader
 
 #endif  // RINGLEADER_WORKER_TRAIN_GRAD_CLIP_H_

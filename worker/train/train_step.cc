@@ -72,7 +72,14 @@ std::optional<double> TrainStep::ClipGradients(bool measure) {
   const bool clip = parts_.clip_grad_norm > 0;
   if (!clip && !measure) return std::nullopt;
   TimelineSpan span(parts_.timeline, clip ? "clip_grad_norm" : "grad_norm");
-  return ClipGradNorm(params_, parts_.clip_grad_norm);
+  if (!parts_.device.is_cuda()) {
+    return ClipGradNorm(params_, parts_.clip_grad_norm);
+  }
+  const at::Tensor total = ClipGradNormOnDevice(params_, parts_.clip_grad_norm);
+  if (!total.defined()) return 0.0;
+  // Read only for a report: reading waits for the device.
+  if (!measure) return std::nullopt;
+  return total.item<double>();
 }
 
 void TrainStep::Apply(double lr) {

@@ -69,7 +69,8 @@ class TrainStep {
                                    std::optional<uint64_t> rng_seed = {});
   // After the synchronizing micro-batch: the global norm of the averaged
   // gradients before clipping, measured when clipping (then they are clipped
-  // too) or when `measure`; nullopt when neither. Equal on every rank.
+  // too) or when `measure`; nullopt when neither, and on a GPU unless
+  // `measure` (reading it waits for the device). Equal on every rank.
   std::optional<double> ClipGradients(bool measure);
   // The optimizer step at learning rate `lr` (every param group's) on the
   // averaged gradients, then zeroed gradients.

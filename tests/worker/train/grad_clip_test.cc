@@ -96,5 +96,24 @@ TEST(GradClipTest, MatchesPythonsClipGradNorm) {
   }
 }
 
+// The device path (run here on CPU tensors: what it skips is the host
+// read) scales exactly as the host path, and returns the same norm.
+TEST(GradClipTest, TheDevicePathScalesAsTheHostPath) {
+  for (double max_norm : {0.0, 6.5, 100.0}) {
+    auto make = [] {
+      torch::Tensor w = torch::zeros({2}).requires_grad_();
+      w.mutable_grad() = torch::tensor({5.0f, 12.0f});
+      return w;
+    };
+    torch::Tensor host = make(), device = make();
+    const double norm = ClipGradNorm({host}, max_norm);
+    const at::Tensor total = ClipGradNormOnDevice({device}, max_norm);
+    ASSERT_TRUE(total.defined());
+    EXPECT_EQ(total.item<double>(), norm) << max_norm;
+    EXPECT_TRUE(torch::equal(host.grad(), device.grad())) << max_norm;
+  }
+  EXPECT_FALSE(ClipGradNormOnDevice({}, 1).defined());
+}
+
 }  // namespace
 }  // namespace ringleader
