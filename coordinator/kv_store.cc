@@ -1,5 +1,6 @@
 #include "coordinator/kv_store.h"
 
+#include <limits>
 #include <string_view>
 #include <utility>
 
@@ -90,12 +91,29 @@ KvStore::Completion KvStore::CompleteLocked(Space& space, WaitId id) {
   };
 }
 
+absl::Status KvStore::DroppedLocked(const GenerationKey& gen) const {
+  auto it = dropped_.find(gen.first);
+  if (it == dropped_.end() || gen.second > it->second.below_or_at) {
+    return absl::OkStatus();
+  }
+  return absl::AbortedError(it->second.reason);
+}
+
+void KvStore::MarkDroppedLocked(const std::string& job_id, int64_t generation,
+                                const std::string& reason) {
+  Dropped& d = dropped_[job_id];
+  if (generation < d.below_or_at) return;
+  d.below_or_at = generation;
+  d.reason = reason;
+}
+
 absl::Status KvStore::Set(const GenerationKey& gen, const std::string& key,
                           std::string value) {
   if (absl::Status s = ValidateKey(key); !s.ok()) return s;
   std::vector<Completion> ready;
   {
     absl::MutexLock lock(&mu_);
+    if (absl::Status s = DroppedLocked(gen); !s.ok()) return s;
     Space& space = spaces_[gen];
     if (absl::Status s = CheckQuotaLocked(space, key, value.size()); !s.ok()) {
       return s;
@@ -112,6 +130,7 @@ absl::Status KvStore::Create(const GenerationKey& gen, const std::string& key,
   std::vector<Completion> ready;
   {
     absl::MutexLock lock(&mu_);
+    if (absl::Status s = DroppedLocked(gen); !s.ok()) return s;
     Space& space = spaces_[gen];
     if (space.entries.contains(key)) {
       return absl::AlreadyExistsError(
@@ -143,6 +162,7 @@ absl::StatusOr<int64_t> KvStore::Add(const GenerationKey& gen,
   int64_t result = 0;
   {
     absl::MutexLock lock(&mu_);
+    if (absl::Status s = DroppedLocked(gen); !s.ok()) return s;
     Space& space = spaces_[gen];
     int64_t current = 0;
     auto it = space.entries.find(key);
@@ -181,8 +201,10 @@ KvStore::WaitId KvStore::Wait(const GenerationKey& gen,
   WaitId id = kNoWait;
   {
     absl::MutexLock lock(&mu_);
-    Space& space = spaces_[gen];
-    if (space.waiters.size() >= limits_.max_waiters_per_generation) {
+    if (absl::Status s = DroppedLocked(gen); !s.ok()) {
+      now = [done = std::move(done), s] { done(s); };
+    } else if (Space& space = spaces_[gen];
+               space.waiters.size() >= limits_.max_waiters_per_generation) {
       now = [done = std::move(done), n = space.waiters.size()] {
         done(absl::ResourceExhaustedError(absl::StrCat(
             "kv store has ", n, " waits pending for this generation")));
@@ -250,6 +272,7 @@ void KvStore::DropGeneration(const GenerationKey& gen,
   std::vector<WaitCallback> failed;
   {
     absl::MutexLock lock(&mu_);
+    MarkDroppedLocked(gen.first, gen.second, reason);
     auto node = spaces_.extract(gen);
     if (node.empty()) return;
     for (auto& [id, w] : node.mapped().waiters) {
@@ -266,6 +289,10 @@ void KvStore::DropJob(const std::string& job_id, int64_t keep_from,
   std::vector<GenerationKey> doomed;
   {
     absl::MutexLock lock(&mu_);
+    MarkDroppedLocked(
+        job_id,
+        keep_from < 0 ? std::numeric_limits<int64_t>::max() : keep_from - 1,
+        reason);
     for (const auto& [gen, space] : spaces_) {
       if (gen.first == job_id && (keep_from < 0 || gen.second < keep_from)) {
         doomed.push_back(gen);

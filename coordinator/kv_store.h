@@ -125,6 +125,20 @@ class KvStore {
   const Limits limits_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<GenerationKey, Space> spaces_ ABSL_GUARDED_BY(mu_);
+  // Per job, the newest generation dropped and why. A call checked against
+  // the live generation just before it ended reaches the store after the
+  // drop: it is refused (ABORTED) instead of waiting out its deadline on a
+  // generation nobody will write again, or recreating its space.
+  struct Dropped {
+    int64_t below_or_at = -1;
+    std::string reason;
+  };
+  absl::flat_hash_map<std::string, Dropped> dropped_ ABSL_GUARDED_BY(mu_);
+  absl::Status DroppedLocked(const GenerationKey& gen) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MarkDroppedLocked(const std::string& job_id, int64_t generation,
+                         const std::string& reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   WaitId next_waiter_id_ ABSL_GUARDED_BY(mu_) = 1;
   size_t waiters_ ABSL_GUARDED_BY(mu_) = 0;  // Over all spaces.
   uint64_t visits_ ABSL_GUARDED_BY(mu_) = 0;

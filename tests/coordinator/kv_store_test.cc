@@ -75,6 +75,32 @@ TEST_F(KvStoreTest, DropGenerationAbortsWaiters) {
   EXPECT_TRUE(absl::IsNotFound(kv_.Get(gen_, "k").status()));
 }
 
+// A call checked against the live generation just before it ended reaches
+// the store after the drop: it is refused at once, not left to wait out its
+// deadline on a generation nobody writes again (comm_multiprocess_test's
+// abort case hung 50 s on such a wait under load).
+TEST_F(KvStoreTest, CallsForADroppedGenerationAreRefusedAtOnce) {
+  kv_.DropGeneration(gen_, "generation 1 ended");  // Never used before.
+  std::optional<Values> got;
+  EXPECT_EQ(kv_.Wait(gen_, {"k"}, clock_.Now() + absl::Seconds(50),
+                     [&](Values v) { got = std::move(v); }),
+            KvStore::kNoWait);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(absl::IsAborted(got->status()));
+  EXPECT_EQ(got->status().message(), "generation 1 ended");
+  EXPECT_EQ(kv_.waiter_count(), 0u);
+  EXPECT_TRUE(absl::IsAborted(kv_.Set(gen_, "k", "v")));
+  EXPECT_TRUE(absl::IsAborted(kv_.Add(gen_, "n", 1).status()));
+  EXPECT_TRUE(absl::IsAborted(kv_.Create(gen_, "c", "v")));
+  // Older generations too; the next one is untouched.
+  EXPECT_TRUE(absl::IsAborted(kv_.Set({"job-1", 0}, "k", "v")));
+  EXPECT_TRUE(kv_.Set({"job-1", 2}, "k", "v").ok());
+  // A finished job's every generation.
+  kv_.DropJob("job-1", -1, "job finished");
+  EXPECT_TRUE(absl::IsAborted(kv_.Set({"job-1", 7}, "k", "v")));
+  EXPECT_TRUE(kv_.Set({"job-2", 1}, "k", "v").ok());
+}
+
 TEST_F(KvStoreTest, DropJobKeepsNewerGenerations) {
   ASSERT_TRUE(kv_.Set({"j", 1}, "k", "1").ok());
   ASSERT_TRUE(kv_.Set({"j", 2}, "k", "2").ok());
