@@ -90,5 +90,27 @@ TEST(CollectiveWaitTest, BroadcastIsTimedToo) {
   EXPECT_EQ(clock.Waiting().count(), 0);
 }
 
+// A device backend's host does not block in Wait: the clock also reads the
+// age of the oldest collective still on the device, while that
+// communicator is in use, and the longer of the two counts.
+TEST(CollectiveWaitTest, ADevicesOutstandingCollectiveCountsWhileInUse) {
+  class DeviceCommunicator : public GatedCommunicator {
+   public:
+    std::chrono::milliseconds DeviceWaiting() const override {
+      return std::chrono::milliseconds(2500);
+    }
+  };
+  DeviceCommunicator device;
+  CollectiveWaitClock clock;
+  EXPECT_EQ(clock.Waiting(), std::chrono::milliseconds(0));
+  {
+    WaitTimedCommunicator timed(&device, &clock);
+    EXPECT_EQ(clock.Waiting(), std::chrono::milliseconds(2500));
+    // Through a wrapper too (the daemon's fault-injection one forwards it).
+    EXPECT_EQ(timed.DeviceWaiting(), std::chrono::milliseconds(2500));
+  }
+  EXPECT_EQ(clock.Waiting(), std::chrono::milliseconds(0));  // Out of use.
+}
+
 }  // namespace
 }  // namespace ringleader

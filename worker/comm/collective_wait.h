@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/synchronization/mutex.h"
 #include "worker/comm/communicator.h"
 
 namespace ringleader {
@@ -21,13 +22,26 @@ class CollectiveWaitClock {
  public:
   void Enter() { since_ns_.store(NowNs(), std::memory_order_relaxed); }
   void Leave() { since_ns_.store(0, std::memory_order_relaxed); }
-  // How long the current wait has lasted, rounded up to a millisecond;
-  // zero when not waiting.
+  // How long the current wait has lasted, rounded up to a millisecond, or
+  // the device's oldest outstanding collective if longer; zero when neither.
   std::chrono::milliseconds Waiting() const {
+    std::chrono::milliseconds device(0);
+    {
+      absl::MutexLock lock(&mu_);
+      if (device_ != nullptr) device = device_->DeviceWaiting();
+    }
     const int64_t since = since_ns_.load(std::memory_order_relaxed);
-    if (since == 0) return std::chrono::milliseconds(0);
-    return std::chrono::ceil<std::chrono::milliseconds>(
-        std::chrono::nanoseconds(std::max<int64_t>(NowNs() - since, 1)));
+    if (since == 0) return device;
+    return std::max(
+        device,
+        std::chrono::ceil<std::chrono::milliseconds>(
+            std::chrono::nanoseconds(std::max<int64_t>(NowNs() - since, 1))));
+  }
+  // The communicator whose DeviceWaiting counts too (a GPU's: its host does
+  // not block in Wait); null to stop. Set while it is in use.
+  void SetDevice(const Communicator* comm) {
+    absl::MutexLock lock(&mu_);
+    device_ = comm;
   }
 
  private:
@@ -38,6 +52,8 @@ class CollectiveWaitClock {
         .count();
   }
   std::atomic<int64_t> since_ns_{0};
+  mutable absl::Mutex mu_;
+  const Communicator* device_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 // A Communicator that times every wait for a collective on a
@@ -46,7 +62,10 @@ class CollectiveWaitClock {
 class WaitTimedCommunicator final : public ForwardingCommunicator {
  public:
   WaitTimedCommunicator(Communicator* inner, CollectiveWaitClock* clock)
-      : ForwardingCommunicator(inner), clock_(clock) {}
+      : ForwardingCommunicator(inner), clock_(clock) {
+    clock_->SetDevice(inner);
+  }
+  ~WaitTimedCommunicator() override { clock_->SetDevice(nullptr); }
 
   std::unique_ptr<Work> AllReduceSumAsync(void* data, size_t count,
                                           DataType type) override {

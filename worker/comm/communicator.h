@@ -1,6 +1,7 @@
 #ifndef RINGLEADER_WORKER_COMM_COMMUNICATOR_H_
 #define RINGLEADER_WORKER_COMM_COMMUNICATOR_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -79,6 +80,12 @@ class Communicator {
     int64_t id = 0;
   };
   virtual DeviceStream device_stream() const { return {}; }
+  // How long the oldest collective still running on the device has been
+  // outstanding, for a device backend, whose Wait does not block the host
+  // (so timing Wait says nothing); zero when none, and for host backends.
+  virtual std::chrono::milliseconds DeviceWaiting() const {
+    return std::chrono::milliseconds(0);
+  }
 
   absl::Status AllReduceSum(void* data, size_t count, DataType type) {
     return AllReduceSumAsync(data, count, type)->Wait();
@@ -112,6 +119,9 @@ class ForwardingCommunicator : public Communicator {
   }
   DeviceStream device_stream() const override {
     return inner_->device_stream();
+  }
+  std::chrono::milliseconds DeviceWaiting() const override {
+    return inner_->DeviceWaiting();
   }
 
  protected:

@@ -69,6 +69,7 @@ void CUDART_CB RunHostCallback(void* data) {
 // One collective queued on the communicator's stream.
 struct NcclOp {
   cudaEvent_t done = nullptr;  // Recorded after it; recycled once finished.
+  absl::Time issued;
   absl::Time deadline;
   bool used = false;      // A Wait ordered the producer stream after it.
   bool finished = false;  // Ran to completion before any teardown.
@@ -243,7 +244,8 @@ absl::StatusOr<std::shared_ptr<NcclOp>> NcclCommunicator::Impl::Enqueue(
   }
   auto queued = std::make_shared<NcclOp>();
   queued->done = *done;
-  queued->deadline = absl::Now() + options.timeout;
+  queued->issued = absl::Now();
+  queued->deadline = queued->issued + options.timeout;
   pending.push_back(queued);
   return queued;
 }
@@ -525,6 +527,19 @@ bool NcclCommunicator::InterruptedAfterUse() const {
                              kAbortGrace + absl::Seconds(1));
   return impl_->interrupted_after_use ||
          (!impl_->torn_down && impl_->UsedUnfinishedLocked());
+}
+
+std::chrono::milliseconds NcclCommunicator::DeviceWaiting() const {
+  absl::MutexLock lock(&impl_->mu);
+  // Operations finish in order on the one stream: the first is the oldest
+  // (one finished since the watchdog's last poll, at most 2 ms ago, still
+  // counts).
+  if (!impl_->failure.ok() || impl_->pending.empty()) {
+    return std::chrono::milliseconds(0);
+  }
+  return std::chrono::milliseconds(
+      absl::ToInt64Milliseconds(absl::Now() - impl_->pending.front()->issued) +
+      1);
 }
 
 Communicator::DeviceStream NcclCommunicator::device_stream() const {

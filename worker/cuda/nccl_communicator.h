@@ -67,6 +67,7 @@ class NcclCommunicator final : public Communicator {
   void Abort() override;
   bool InterruptedAfterUse() const override;
   DeviceStream device_stream() const override;
+  std::chrono::milliseconds DeviceWaiting() const override;
 
  private:
   struct Impl;
