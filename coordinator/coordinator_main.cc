@@ -2,9 +2,7 @@
 #include <malloc.h>
 
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -19,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/flag_help.h"
+#include "common/port_file.h"
 #include "common/systemd/notify.h"
 #include "common/tls_credentials.h"
 #include "coordinator/coordinator_server.h"
@@ -165,18 +164,6 @@ absl::StatusOr<ringleader::CoordinatorServerConfig> ConfigFromFlags() {
   return config;
 }
 
-// Writes the port to `path` (write then rename, so a reader never sees a
-// partial number); nothing when `path` is empty.
-absl::Status WritePortFile(const std::string& path, int port) {
-  if (path.empty()) return absl::OkStatus();
-  const std::string tmp = path + ".tmp";
-  std::ofstream(tmp) << port << "\n";
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot write ", path));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -211,8 +198,8 @@ int main(int argc, char** argv) {
               << "\n";
     return 1;
   }
-  if (absl::Status s =
-          WritePortFile(absl::GetFlag(FLAGS_port_file), (*server)->port());
+  if (absl::Status s = ringleader::WritePortFile(absl::GetFlag(FLAGS_port_file),
+                                                 (*server)->port());
       !s.ok()) {
     std::cerr << "ringleader-coordinator: " << s.message() << "\n";
     return 1;

@@ -2,8 +2,6 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,6 +17,7 @@
 #include "common/flag_help.h"
 #include "common/metrics.h"
 #include "common/metrics_http.h"
+#include "common/port_file.h"
 #include "common/systemd/notify.h"
 #include "common/tls_credentials.h"
 #include "glog/logging.h"
@@ -179,13 +178,10 @@ StartMetricsHttp() {
         absl::StrCat("--metrics_listen: ", http.status().message()));
   }
   LOG(INFO) << "metrics on port " << (*http)->port() << " at /metrics";
-  if (const std::string file = absl::GetFlag(FLAGS_metrics_port_file);
-      !file.empty()) {
-    // Write then rename, so a reader never sees a partial number.
-    std::ofstream(file + ".tmp") << (*http)->port() << "\n";
-    if (std::rename((file + ".tmp").c_str(), file.c_str()) != 0) {
-      return absl::InternalError(absl::StrCat("cannot write ", file));
-    }
+  if (absl::Status s = ringleader::WritePortFile(
+          absl::GetFlag(FLAGS_metrics_port_file), (*http)->port());
+      !s.ok()) {
+    return s;
   }
   return http;
 }
