@@ -123,75 +123,79 @@ trap cleanup EXIT
 
 # ----------------------------------------------------------------- steps --
 
-# Where this machine's LibTorch, NCCL, cudart and compiler are; writes
-# $WORK/env.json. Sets TORCH_INCLUDES, TORCH_LIBS, CUDA_INCLUDES, CUDA_LIBS,
-# TORCH_CXXFLAGS.
-detect_env() {
-  if [[ $MODE == gpu ]]; then
-    local info
-    info=$(timeout "$STEP_LIMIT" "$PY" - <<'PY'
-import glob, os, sys, torch
-site = os.path.dirname(os.path.dirname(torch.__file__))
-def first(pattern):
-    hits = sorted(glob.glob(os.path.join(site, pattern)))
-    return hits[0] if hits else ""
+# The pip PyTorch's LibTorch, and where NCCL, cudart and the CUDA headers
+# are as the Bazel build would find them (tools/find_cuda_libs.py, the same
+# search: beside the LibTorch first, then nvcc's toolkit). Sets TORCH_DIR,
+# NCCL_DIR, TORCH_INCLUDES, TORCH_LIBS, CUDA_INCLUDES, CUDA_LIBS,
+# TORCH_CXXFLAGS and STD_FLAG.
+detect_gpu_env() {
+  local info torch abi versions
+  info=$(timeout "$STEP_LIMIT" "$PY" -c 'import os, torch
 print(os.path.dirname(torch.__file__))
 print(int(torch.compiled_with_cxx11_abi()))
-print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), torch.cuda.device_count())
-print(first("nvidia/nccl"))
-print(first("nvidia/cuda_runtime"))
-PY
-) || { STEP_NOTE="python3 cannot import torch"; return 1; }
-    local torch abi versions nccl cudart
-    { read -r torch; read -r abi; read -r versions; read -r nccl; read -r cudart; } <<<"$info"
-    log "torch at $torch ($versions); NCCL $nccl; cudart $cudart"
-    if [[ $abi != 1 ]]; then
-      STEP_NOTE="this PyTorch uses the pre-C++11 ABI: Debian's gRPC/Abseil cannot link with it"
-      return 1
-    fi
-    [[ -d $nccl/lib && -e $nccl/include/nccl.h ]] ||
-      { STEP_NOTE="no nvidia/nccl (include/nccl.h, lib/) next to torch"; return 1; }
-    local nvcc_inc=""
-    command -v nvcc >/dev/null && nvcc_inc=$(dirname "$(dirname "$(command -v nvcc)")")/include
-    TORCH_INCLUDES="-isystem $torch/include -isystem $torch/include/torch/csrc/api/include"
-    TORCH_LIBS="-L$torch/lib -Wl,-rpath,$torch/lib -Wl,--push-state,--no-as-needed -ltorch_cuda -lc10_cuda -ltorch -ltorch_cpu -lc10 -Wl,--pop-state"
-    # NCCL and cudart as the LibTorch uses them (the wheels'), the toolkit's
-    # headers for what cudart's wheel lacks.
-    CUDA_INCLUDES="-isystem $nccl/include"
-    [[ -d $cudart/include ]] && CUDA_INCLUDES+=" -isystem $cudart/include"
-    [[ -n $nvcc_inc ]] && CUDA_INCLUDES+=" -isystem $nvcc_inc"
-    local cudart_lib=$cudart/lib
-    [[ -d $cudart_lib ]] || cudart_lib=$(dirname "$nvcc_inc")/lib64
-    CUDA_LIBS="-L$nccl/lib -Wl,-rpath,$nccl/lib -L$cudart_lib -Wl,-rpath,$cudart_lib -l:libnccl.so.2 -l:libcudart.so.13"
-    ls "$cudart_lib"/libcudart.so.13 >/dev/null 2>&1 ||
-      CUDA_LIBS=${CUDA_LIBS/-l:libcudart.so.13/-lcudart}
-    # Torch 2.x defines its own LOG/CHECK unless it was built with glog
-    # (Debian's 1.13 was); common/logging.h (issue 20 point 9) then keeps
-    # glog's out of the torch translation units.
-    # >>> RINGLEADER_C10_OWN_LOGGING: the define the logging shim reads. <<<
-    if ! grep -q '^#define C10_USE_GLOG' "$torch/include/c10/macros/cmake_macros.h" 2>/dev/null; then
-      TORCH_CXXFLAGS="-DRINGLEADER_C10_OWN_LOGGING"
-    fi
-    TORCH_DIR=$torch NCCL_DIR=$nccl
-    # The C++ standard this LibTorch's headers need: Bazel compiles C++17;
-    # a LibTorch whose CMake config asks for C++20 gets it (the last -std
-    # wins). GPU_CHECK_STD (e.g. c++20) forces one.
-    STD_FLAG=""
-    if [[ -n ${GPU_CHECK_STD:-} ]]; then
-      STD_FLAG=-std=$GPU_CHECK_STD
-    elif grep -qsE 'CXX_STANDARD 20|cxx_std_20|std=c\+\+20' "$torch"/share/cmake/Torch/*.cmake; then
-      STD_FLAG=-std=c++20
-    fi
-    [[ -n $STD_FLAG ]] && log "compiling with $STD_FLAG (this LibTorch's headers)"
-    # Whether this LibTorch exports copies of libraries the bundle carries
-    # (the link puts LibTorch last for that reason; gpu_ninja.py says why).
-    local lib sym
-    for lib in libtorch_cpu.so libc10.so; do
-      timeout 10 nm -DC --defined-only "$torch/lib/$lib" >"$WORK/nm.txt" 2>/dev/null || true
-      for sym in gloo:: google::protobuf absl:: google::LogMessage gflags::; do
-        log "$lib exports $(grep -c "$sym" "$WORK/nm.txt") symbols matching $sym"
-      done
+print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), torch.cuda.device_count())') ||
+    { STEP_NOTE="python3 cannot import torch"; return 1; }
+  { read -r torch; read -r abi; read -r versions; } <<<"$info"
+  if [[ $abi != 1 ]]; then
+    STEP_NOTE="this PyTorch uses the pre-C++11 ABI: Debian's gRPC/Abseil cannot link with it"
+    return 1
+  fi
+  local toolkit=""
+  command -v nvcc >/dev/null && toolkit=$(dirname "$(dirname "$(command -v nvcc)")")
+  local found
+  found=$("$PY" tools/find_cuda_libs.py --libtorch "$torch" ${toolkit:+--cuda "$toolkit"} |
+    "$PY" -c 'import json, sys
+a = json.load(sys.stdin)
+if a.get("error") or not a["has_nccl"]:
+    print("ERROR", a.get("error", "no NCCL found")); sys.exit()
+for lib in ("nccl", "cudart"):
+    print(a[lib]["lib_dir"], a[lib]["lib"])
+print(" ".join("-isystem " + d for d in a["include_dirs"]))') ||
+    { STEP_NOTE="tools/find_cuda_libs.py failed"; return 1; }
+  local nccl_dir nccl_lib cudart_dir cudart_lib
+  { read -r nccl_dir nccl_lib; read -r cudart_dir cudart_lib; read -r CUDA_INCLUDES; } <<<"$found"
+  [[ $nccl_dir == ERROR ]] && { STEP_NOTE="$nccl_lib"; return 1; }
+  log "torch at $torch ($versions); NCCL $nccl_dir/$nccl_lib; cudart $cudart_dir/$cudart_lib"
+  TORCH_INCLUDES="-isystem $torch/include -isystem $torch/include/torch/csrc/api/include"
+  TORCH_LIBS="-L$torch/lib -Wl,-rpath,$torch/lib -Wl,--push-state,--no-as-needed -ltorch_cuda -lc10_cuda -ltorch -ltorch_cpu -lc10 -Wl,--pop-state"
+  CUDA_LIBS="-L$nccl_dir -Wl,-rpath,$nccl_dir -L$cudart_dir -Wl,-rpath,$cudart_dir -l:$nccl_lib -l:$cudart_lib"
+  # Torch 2.x defines its own LOG/CHECK unless it was built with glog
+  # (Debian's 1.13 was): common/logging.h then takes c10's (issue 20 point 9).
+  TORCH_CXXFLAGS=""
+  if ! grep -q '^#define C10_USE_GLOG' "$torch/include/c10/macros/cmake_macros.h" 2>/dev/null; then
+    TORCH_CXXFLAGS="-DRINGLEADER_C10_OWN_LOGGING"
+  fi
+  TORCH_DIR=$torch NCCL_DIR=$nccl_dir
+  # The C++ standard this LibTorch's headers need: Bazel compiles C++17;
+  # a LibTorch whose CMake config asks for C++20 gets it (the last -std
+  # wins). GPU_CHECK_STD (e.g. c++20) forces one.
+  STD_FLAG=""
+  if [[ -n ${GPU_CHECK_STD:-} ]]; then
+    STD_FLAG=-std=$GPU_CHECK_STD
+  elif grep -qsE 'CXX_STANDARD 20|cxx_std_20|std=c\+\+20' "$torch"/share/cmake/Torch/*.cmake; then
+    STD_FLAG=-std=c++20
+  fi
+  [[ -n $STD_FLAG ]] && log "compiling with $STD_FLAG (this LibTorch's headers)"
+  log_torch_exports "$torch"
+}
+
+# Whether this LibTorch exports copies of libraries the bundle carries (the
+# link puts LibTorch last for that reason; gpu_ninja.py says why).
+log_torch_exports() {
+  local lib sym
+  for lib in libtorch_cpu.so libc10.so; do
+    timeout 10 nm -DC --defined-only "$1/lib/$lib" >"$WORK/nm.txt" 2>/dev/null || true
+    for sym in gloo:: google::protobuf absl:: google::LogMessage gflags::; do
+      log "$lib exports $(grep -c "$sym" "$WORK/nm.txt") symbols matching $sym"
     done
+  done
+}
+
+# Where this machine's LibTorch, NCCL, cudart and compiler are; writes
+# $WORK/env.json. The rehearsal's: Debian's CPU LibTorch and /usr/local/cuda.
+detect_env() {
+  if [[ $MODE == gpu ]]; then
+    detect_gpu_env || return 1
   else
     TORCH_INCLUDES="-isystem /usr/include/torch/csrc/api/include"
     TORCH_LIBS="-ltorch -ltorch_cpu -lc10"

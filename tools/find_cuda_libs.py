@@ -143,7 +143,13 @@ def resolve(root, libtorch, cuda, nccl_setting):
         return answer
     if answer["nccl"] is None or answer["cudart"] is None:
         return answer  # CPU LibTorch: builds without the NCCL backend.
+    resolve_headers(answer, site, cuda_root, system_include, torch_cuda, torch_desc)
+    return answer
 
+
+def resolve_headers(answer, site, cuda_root, system_include, torch_cuda, torch_desc):
+    """Fills answer's headers and include_dirs, or its error when a CUDA
+    LibTorch lacks one; has_nccl once every header is found."""
     # Each header from the first directory that has it, in this order, so
     # the headers come from the same place as the libraries where they can.
     include_candidates = [answer["nccl"]["include"], answer["cudart"]["include"],
@@ -172,9 +178,8 @@ def resolve(root, libtorch, cuda, nccl_setting):
         answer["error"] = ("%s has CUDA, but these CUDA headers were not found: %s. "
                            "Searched: %s." % (torch_desc, ", ".join(missing),
                                               ", ".join(include_candidates)))
-        return answer
+        return
     answer["has_nccl"] = True
-    return answer
 
 
 def main(argv):
