@@ -1,6 +1,7 @@
 #include "coordinator/coordinator.h"
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -108,6 +109,14 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
       [this](const std::string& job_id, const std::string& why) {
         jobs_.Fail(job_id, why).IgnoreError();  // It may have ended already.
       });
+  rendezvous_.SetGoneHook([this](const std::string& job_id, int64_t gen,
+                                 int32_t rank, const std::string& worker_id,
+                                 const std::string& reason) {
+    LOG(INFO) << "rank " << rank << " of generation " << gen << " of job "
+              << job_id << " is gone after training to the end (" << reason
+              << "); the job finishes without its final report";
+    jobs_.RankGone(job_id, gen, rank, worker_id, reason).IgnoreError();
+  });
   jobs_.SetFinishedHook([this](const v1::Job& job) { OnJobFinished(job); });
 }
 
@@ -212,10 +221,7 @@ absl::Status Coordinator::OpenRendezvous(const v1::Job& job) {
 void Coordinator::OnWorkerGone(const v1::WorkerInfo& worker,
                                const std::string& reason) {
   liveness_.Forget(worker.worker_id());
-  {
-    absl::MutexLock lock(&mu_);
-    heartbeat_peer_.erase(worker.worker_id());
-  }
+  connections_.Forget(worker.worker_id());
   if (worker.job_id().empty()) return;
   {
     absl::MutexLock lock(&mu_);
@@ -251,6 +257,7 @@ void Coordinator::OnGenerationFormed(const std::string& job_id,
     info.resume_candidates = *std::move(candidates);
   }
   liveness_.StartGeneration(job_id, gen.number, MemberIds(gen), clock_->Now());
+  finish_line_.StartGeneration(job_id, gen.number, MemberIds(gen));
   SaveGeneration(job_id, gen);
   // State left by generations that ended is of no use to anyone.
   kv_.DropJob(job_id, gen.number, "generation ended");
@@ -302,6 +309,7 @@ absl::Status Coordinator::AdoptGeneration(const v1::GenerationRecord& record) {
   // Its members are heard from now on, as if they had just joined.
   liveness_.StartGeneration(record.job_id(), gen.number, MemberIds(gen),
                             clock_->Now());
+  finish_line_.StartGeneration(record.job_id(), gen.number, MemberIds(gen));
   absl::MutexLock lock(&mu_);
   for (int i = 0; i < record.members_size(); ++i) {
     const v1::WorkerInfo& w = record.members(i);
@@ -366,6 +374,7 @@ void Coordinator::PushGenerationEnd(const std::string& job_id,
 
 void Coordinator::OnJobFinished(const v1::Job& job) {
   liveness_.EndGeneration(job.job_id(), INT64_MAX);
+  finish_line_.EndJob(job.job_id());
   store_->DeleteGeneration(job.job_id(), -1).IgnoreError();
   const std::string why = absl::StrCat("job ", job.job_id(), " is ",
                                        v1::JobState_Name(job.state()));
@@ -417,23 +426,42 @@ int64_t Coordinator::TrainSize(const std::string& job_id, int64_t generation) {
   return it->second.dataset_size[0];
 }
 
-bool Coordinator::FinalReportCounted(const Caller& caller,
+void Coordinator::NoteStep(const std::string& job_id, int64_t generation,
+                           const std::string& worker_id, int64_t step,
+                           int64_t total_steps) {
+  if (finish_line_.Reached(job_id, generation, worker_id, step, total_steps)) {
+    LOG(INFO) << "generation " << generation << " of job " << job_id
+              << " trained to its last step on every rank";
+    rendezvous_.Advance(job_id, generation, Rendezvous::Stage::kTrained);
+  }
+}
+
+bool Coordinator::FinalReportSettled(const Caller& caller,
                                      const v1::ReportProgressRequest& r) {
   absl::StatusOr<std::string> sender =
       jobs_.FinalReporter(r.job_id(), r.generation(), r.rank());
   if (!sender.ok()) return false;
   const std::string* token = caller.TokenOf(*sender);
   return token != nullptr &&
-         workers_.Authenticate(*sender, *token, caller.peer_identity).ok();
+         workers_.AuthenticateRecent(*sender, *token, caller.peer_identity)
+             .ok();
 }
 
 // ---- WorkerService ----
 
 absl::StatusOr<v1::RegisterResponse> Coordinator::Register(
     const Caller& caller, const v1::RegisterRequest& r) {
-  absl::StatusOr<WorkerRegistry::Registration> reg =
-      workers_.Register(r, caller.peer_identity);
+  // A process registering again carries its previous credential: the same
+  // process keeps its worker id (WorkerRegistry::Register).
+  std::optional<WorkerRegistry::Credential> previous;
+  if (caller.tokens.size() == 1) previous.emplace(*caller.tokens.begin());
+  absl::StatusOr<WorkerRegistry::Registration> reg = workers_.Register(
+      r, caller.peer_identity, previous ? &*previous : nullptr);
   if (!reg.ok()) return reg.status();
+  if (reg->kept_id) {
+    LOG(INFO) << "worker " << reg->response.worker_id() << " on "
+              << r.hostname() << " registered again (same process)";
+  }
   for (const v1::WorkerInfo& old : reg->replaced) {
     OnWorkerGone(
         old, absl::StrCat("worker ", old.worker_id(), " registered again as ",
@@ -458,14 +486,19 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(
   }
   absl::StatusOr<v1::WorkerInfo> worker = workers_.Heartbeat(r.worker_id());
   if (!worker.ok()) return worker.status();
-  {
-    absl::MutexLock lock(&mu_);
-    heartbeat_peer_[r.worker_id()] = caller.peer_address;
-  }
+  connections_.Heard(r.worker_id(), caller.peer_address, clock_->Now());
   if (r.job_id() == worker->job_id() && r.generation() > 0) {
     liveness_.Heard(
         r.worker_id(), r.generation(), r.step(), clock_->Now(),
         absl::Milliseconds(std::max<int64_t>(r.collective_wait_ms(), 0)));
+    NoteStep(r.job_id(), r.generation(), r.worker_id(), r.step());
+  } else if (!worker->job_id().empty() &&
+             rendezvous_.IsLiveMember(worker->job_id(), r.worker_id())) {
+    // A member done with its part (it sent its final report and went
+    // idle) still shows that our link to the generation's hosts works: a
+    // peer silent meanwhile is judged as one silent among heard ones.
+    liveness_.Heard(r.worker_id(), rendezvous_.LastGeneration(worker->job_id()),
+                    /*step=*/0, clock_->Now());
   }
   return Directive(*worker, r);
 }
@@ -498,9 +531,12 @@ v1::HeartbeatResponse Coordinator::Directive(const v1::WorkerInfo& worker,
     }
     if (r.job_id() != worker.job_id() || r.generation() == 0) {
       // Not joined yet (or the first answer was lost): say it again. Not to
-      // a rank that sent its final report: its part is done, and the job
-      // releases it when it ends.
+      // a member of the live generation (one that sent its final report is
+      // done, and the job releases it when it ends; one whose report is
+      // still on its way would end its own generation by joining again),
+      // nor to one that is waiting already.
       if (!rendezvous_.IsWaiting(worker.job_id(), worker.worker_id()) &&
+          !rendezvous_.IsLiveMember(worker.job_id(), worker.worker_id()) &&
           !jobs_.WorkerFinished(worker.job_id(), worker.worker_id())) {
         v1::JobAssignment* a = out.mutable_assignment();
         a->set_job_id(job->job_id());
@@ -546,14 +582,35 @@ void Coordinator::AssignAgain(const std::string& worker_id,
   absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
   // A job that is over or gone: the worker finds out when it joins.
   if (!job.ok() || IsTerminal(job->state())) return;
+  if (rendezvous_.IsLiveMember(job_id, worker_id)) {
+    // Still a member (its generation trained to the end, so a verdict
+    // against it ended nothing): it is back in its place, whatever the
+    // room for newcomers, and the job waits for its final report again.
+    if (!workers_.SetJob(worker_id, job_id).ok()) return;
+    {
+      absl::MutexLock lock(&mu_);
+      assigned_[job_id].insert(worker_id);
+    }
+    if (const int32_t rank = rendezvous_.Returned(job_id, worker_id);
+        rank >= 0) {
+      LOG(INFO) << "worker " << worker_id << " (rank " << rank << " of job "
+                << job_id << ") is back; its final report counts again";
+      jobs_.RankBack(job_id, job->generation(), rank).IgnoreError();
+    }
+    return;
+  }
   TakeWorker(worker_id, *job);
 }
 
 Coordinator::Take Coordinator::TakeWorker(const std::string& worker_id,
                                           const v1::Job& job) {
-  // A generation some rank of which finished is ending: a worker it took
-  // now would only find the job over when it joins.
-  if (Finishing(job)) return Take::kNoRoom;
+  // A generation that trained to its last step (or some rank of which
+  // finished) is ending: a worker it took now would only find the job over
+  // when it joins.
+  if (Finishing(job) ||
+      rendezvous_.StageOf(job.job_id()) != Rendezvous::Stage::kTraining) {
+    return Take::kNoRoom;
+  }
   absl::MutexLock lock(&mu_);
   auto& set = assigned_[job.job_id()];
   if (static_cast<int32_t>(set.size()) >= job.spec().max_workers()) {
@@ -967,7 +1024,7 @@ absl::Status Coordinator::ReportProgress(const Caller& caller,
     // in time, or restarted) is sent again, and may find the job over
     // because it counted: the same answer as the first time.
     if (r.finished() && r.fatal_error().empty() &&
-        FinalReportCounted(caller, r)) {
+        FinalReportSettled(caller, r)) {
       return absl::OkStatus();
     }
     return s;
@@ -994,6 +1051,14 @@ absl::Status Coordinator::ReportProgress(const Caller& caller,
   absl::StatusOr<Rendezvous::LiveRank> live =
       LiveMember(rendezvous_, r.job_id(), r.generation(), r.rank());
   if (!live.ok()) return live.status();
+  // Before the report is recorded: from here on nothing ends a generation
+  // some rank of which finished, so no verdict between the two can.
+  if (r.finished()) {
+    rendezvous_.Advance(r.job_id(), r.generation(),
+                        Rendezvous::Stage::kFinishing);
+  }
+  NoteStep(r.job_id(), r.generation(), live->member.worker_id, r.step(),
+           r.total_steps());
   return jobs_.ReportProgress(r, live->member.worker_id);
 }
 

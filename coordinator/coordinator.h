@@ -17,7 +17,9 @@
 #include "common/timer_queue.h"
 #include "coordinator/barrier_manager.h"
 #include "coordinator/caller.h"
+#include "coordinator/finish_line.h"
 #include "coordinator/generation_watchers.h"
+#include "coordinator/heartbeat_connections.h"
 #include "coordinator/job_manager.h"
 #include "coordinator/kv_store.h"
 #include "coordinator/member_liveness.h"
@@ -131,13 +133,14 @@ class Coordinator {
   // The stream of a watch that WatchGeneration accepted went away before
   // the coordinator ended it: the worker's process exited (a kill -9 closes
   // its connections at once; a partition does not, and is left to the
-  // lease). The worker is gone as if it had left: its generation ends now,
-  // or, if it has ended, the next one stops waiting for it, and its place
-  // in the job is free for a replacement. A worker that finished its job,
-  // one not heard within its lease (a partition, a stopped process), one
-  // whose last heartbeat came over another connection (it replaced its
-  // channel after a partition: the old connection's reset is no death), or
-  // a coordinator that is stopping, ends nothing.
+  // lease). The worker is gone as if it had left: its generation ends now
+  // (one that trained to its last step goes on without it), or, if it has
+  // ended, the next one stops waiting for it, and its place in the job is
+  // free for a replacement. A worker that finished its job, one whose
+  // heartbeats within its lease did not all come over the stream's
+  // connection (none did: a partition, a stopped process; another did: it
+  // replaced its channel after a partition, and the old connection's reset
+  // is no death), or a coordinator that is stopping, ends nothing.
   void WatchBroken(const Caller& caller, const v1::WatchGenerationRequest& r);
 
   // UserService.
@@ -271,11 +274,19 @@ class Coordinator {
   absl::Status NoteTrainingFacts(const std::string& job_id, int64_t generation,
                                  int32_t rank, int64_t train_size,
                                  int64_t resumed_checkpoint_id);
-  // True when the job counted `r` (a final report) from the caller already:
-  // the caller is the worker whose final report for that rank of that
-  // generation the job holds.
-  bool FinalReportCounted(const Caller& caller,
+  // True when the job settled `r` (a final report) already: the caller is
+  // the worker whose final report for that rank of that generation the job
+  // counted, or the one that rank's worker was when the job finished
+  // without it (it was judged gone; its report came too late to count).
+  bool FinalReportSettled(const Caller& caller,
                           const v1::ReportProgressRequest& r);
+  // What a heartbeat or report of `worker_id` in live `generation` of
+  // `job_id` says of how far the generation trained: at `step` (of
+  // `total_steps`, 0: not said). The generation is kTrained once every
+  // member reached the last step.
+  void NoteStep(const std::string& job_id, int64_t generation,
+                const std::string& worker_id, int64_t step,
+                int64_t total_steps = 0);
   // The directive for a heartbeat of `worker`.
   v1::HeartbeatResponse Directive(const v1::WorkerInfo& worker,
                                   const v1::HeartbeatRequest& r);
@@ -291,6 +302,9 @@ class Coordinator {
   KvStore kv_;
   BarrierManager barriers_;
   MemberLiveness liveness_;
+  FinishLine finish_line_;
+  // Judges a broken watch stream (WatchBroken).
+  HeartbeatConnections connections_;
   GenerationWatchers watchers_;
 
   absl::Mutex mu_;
@@ -300,11 +314,6 @@ class Coordinator {
   absl::flat_hash_map<std::string, GenerationInfo> generations_
       ABSL_GUARDED_BY(mu_);
   bool sweeping_ ABSL_GUARDED_BY(mu_) = false;
-  // The connection each worker's last heartbeat came over: a watch stream
-  // that breaks on another (older) connection says nothing about the
-  // process (WatchBroken).
-  absl::flat_hash_map<std::string, std::string> heartbeat_peer_
-      ABSL_GUARDED_BY(mu_);
   TimerQueue::TimerId sweep_timer_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -83,27 +83,23 @@ void Coordinator::WatchBroken(const Caller& caller,
   {
     absl::MutexLock lock(&mu_);
     if (!sweeping_) return;  // Stopping: the server cancels every call.
-    auto beat = heartbeat_peer_.find(r.worker_id());
-    if (beat == heartbeat_peer_.end() || beat->second != caller.peer_address) {
-      return;
-    }
+  }
+  // Evidence only while the worker is heard, and only over this
+  // connection: a kill -9 closes the stream within a heartbeat of the last
+  // one. A stream that breaks after the worker went silent is a partition
+  // or a stopped process that the server's TCP timeout (20 s by default)
+  // gave up on; one whose worker also heartbeats over another connection
+  // lately went through a partition and replaced its channel. The lease
+  // and the liveness verdict judge those.
+  if (!connections_.OnlyOver(r.worker_id(), caller.peer_address, clock_->Now(),
+                             options_.lease)) {
+    return;
   }
   // A stream that outlived its generation's end, or of a worker that has
   // joined again since, says nothing about the worker now.
   if (!rendezvous_.CountsOn(r.job_id(), r.generation(), r.worker_id())) return;
   // Done with the job: its peers only finish their evaluation.
   if (jobs_.WorkerFinished(r.job_id(), r.worker_id())) return;
-  // Evidence only while the worker is heard: a kill -9 closes the stream
-  // within a heartbeat of the last one. A stream that breaks after the
-  // worker went silent is a partition or a stopped process that the
-  // server's TCP timeout (20 s by default) gave up on: the lease and the
-  // liveness verdict judge those.
-  absl::StatusOr<v1::WorkerInfo> info = workers_.Get(r.worker_id());
-  if (!info.ok() ||
-      clock_->Now() - absl::FromUnixMillis(info->last_heartbeat_ms()) >=
-          options_.lease) {
-    return;
-  }
   // As if it had left: a worker that is alive after all finds its
   // registration gone at its next heartbeat and registers again.
   absl::StatusOr<v1::WorkerInfo> gone = workers_.Remove(r.worker_id());

@@ -498,18 +498,69 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
         e.progress.Add(r, worker_id, absl::ToUnixMillis(clock_->Now()));
         const bool evaluated = e.progress.Combine(
             e.job.world_size(), e.job.spec().task(), e.job.mutable_progress());
-        if (e.progress.AllFinished(e.job.world_size())) {
-          return Changed(TransitionLocked(e, v1::JOB_STATE_SUCCEEDED,
-                                          "all ranks finished"));
-        }
-        if (r.finished() || evaluated) {
-          // A rank's final report must outlive a coordinator restart: the rank
-          // has gone idle and will not send it again. So must an epoch's
-          // evaluation: the ranks have moved on.
-          return Changed(PersistLocked(e));
-        }
-        return true;
+        // A rank's final report must outlive a coordinator restart: the rank
+        // has gone idle and will not send it again. So must an epoch's
+        // evaluation: the ranks have moved on.
+        return SettleLocked(e, r.finished() || evaluated);
       });
+}
+
+absl::Status JobManager::RankGone(const std::string& job_id, int64_t generation,
+                                  int32_t rank, const std::string& worker_id,
+                                  const std::string& reason) {
+  return Update(
+      job_id,
+      [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        if (e.job.state() != v1::JOB_STATE_RUNNING ||
+            e.job.generation() != generation || rank < 0 ||
+            rank >= e.job.world_size()) {
+          return false;
+        }
+        e.progress.MarkGone(rank, worker_id, reason);
+        e.progress.Combine(e.job.world_size(), e.job.spec().task(),
+                           e.job.mutable_progress());
+        return SettleLocked(e, /*persist=*/true);
+      });
+}
+
+absl::Status JobManager::RankBack(const std::string& job_id, int64_t generation,
+                                  int32_t rank) {
+  return Update(
+      job_id,
+      [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        if (e.job.state() != v1::JOB_STATE_RUNNING ||
+            e.job.generation() != generation || !e.progress.Back(rank)) {
+          return false;
+        }
+        e.progress.Combine(e.job.world_size(), e.job.spec().task(),
+                           e.job.mutable_progress());
+        return Changed(PersistLocked(e));
+      });
+}
+
+absl::StatusOr<bool> JobManager::SettleLocked(Entry& e, bool persist) {
+  const int32_t world = e.job.world_size();
+  if (!e.progress.AllFinished(world)) {
+    if (!persist) return true;
+    return Changed(PersistLocked(e));
+  }
+  const std::vector<const v1::RankProgress*> gone = e.progress.Gone(world);
+  if (gone.empty()) {
+    return Changed(
+        TransitionLocked(e, v1::JOB_STATE_SUCCEEDED, "all ranks finished"));
+  }
+  std::string message = absl::StrCat(world - gone.size(), " of ", world,
+                                     " ranks finished; the final metrics "
+                                     "leave out the test shard of");
+  for (const v1::RankProgress* r : gone) {
+    absl::StrAppend(&message, " rank ", r->rank(), " (", r->gone(), ")");
+    if (r->rank() == 0) {
+      absl::StrAppend(&message,
+                      "; rank 0 writes the export before its final report, "
+                      "so the export may be missing");
+    }
+  }
+  return Changed(TransitionLocked(e, v1::JOB_STATE_SUCCEEDED, message));
 }
 
 bool JobManager::WorkerFinished(const std::string& job_id,
@@ -525,8 +576,12 @@ absl::StatusOr<std::string> JobManager::FinalReporter(const std::string& job_id,
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(job_id);
   if (it != jobs_.end() && it->second.job.generation() == generation) {
+    const bool succeeded = it->second.job.state() == v1::JOB_STATE_SUCCEEDED;
     for (const v1::RankProgress& p : it->second.job.progress().ranks()) {
-      if (p.rank() == rank && p.finished()) return p.worker_id();
+      if (p.rank() == rank &&
+          (p.finished() || (succeeded && !p.gone().empty()))) {
+        return p.worker_id();
+      }
     }
   }
   return absl::NotFoundError(absl::StrCat("no final report of rank ", rank,

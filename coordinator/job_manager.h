@@ -115,14 +115,28 @@ class JobManager {
   // break CheckMetricSums (common/eval_metrics.h), before anything changes.
   absl::Status ReportProgress(const v1::ReportProgressRequest& report,
                               const std::string& worker_id);
+  // Rank `rank` of `generation`, which trained to its last step, left
+  // without its final report (Rendezvous' gone hook): the job finishes
+  // without it, SUCCEEDED once every other rank reported or is gone too,
+  // its final metrics pooled over the ranks that reported. Nothing changes
+  // unless the job runs that generation.
+  absl::Status RankGone(const std::string& job_id, int64_t generation,
+                        int32_t rank, const std::string& worker_id,
+                        const std::string& reason);
+  // Rank `rank` of `generation`, counted gone, is back (its process
+  // registered again): the job waits for its final report again.
+  absl::Status RankBack(const std::string& job_id, int64_t generation,
+                        int32_t rank);
   // True if `worker_id` has sent its final report for the job's current
   // generation: it may go away without ending the generation.
   bool WorkerFinished(const std::string& job_id,
                       const std::string& worker_id) const;
   // The worker whose final report for `rank` of `generation` the job
-  // counted (it is that generation's job, and the rank finished);
-  // NOT_FOUND otherwise. Lets a final report sent again after the job
-  // finished be answered as the first one was.
+  // counted (it is that generation's job, and the rank finished), or, once
+  // the job SUCCEEDED without that rank's report, the worker it was gone
+  // with; NOT_FOUND otherwise. Lets a final report sent again after the
+  // job finished be answered as the first one was, and one that comes too
+  // late to count be answered as settled.
   absl::StatusOr<std::string> FinalReporter(const std::string& job_id,
                                             int64_t generation,
                                             int32_t rank) const;
@@ -175,6 +189,11 @@ class JobManager {
   absl::Status PersistLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Notice NoticeLocked(Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Deliver(const Notice& notice);
+  // After a report or a gone rank: SUCCEEDED once every rank of the
+  // generation finished or is gone (saying which are missing), else
+  // persisted when `persist`. Whether the job changed.
+  absl::StatusOr<bool> SettleLocked(Entry& e, bool persist)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes a finished job from the store, then from memory.
   absl::Status DeleteLocked(const std::string& job_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -19,6 +19,7 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
   if (!report.finished()) p.set_step_time_ms(report.step_time_ms());
   p.set_report_time_ms(now_ms);
   p.set_finished(report.finished());
+  p.clear_gone();  // Heard after all.
   p.set_total_steps(report.total_steps());
   if (report.join_to_first_step_ms() > 0) {
     p.set_join_to_first_step_ms(report.join_to_first_step_ms());
@@ -38,6 +39,31 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
   }
 }
 
+void ProgressAggregator::MarkGone(int32_t rank, const std::string& worker,
+                                  const std::string& reason) {
+  v1::RankProgress& p = ranks_[rank];
+  if (p.finished()) return;
+  p.set_rank(rank);
+  p.set_worker_id(worker);
+  p.set_gone(reason.empty() ? "gone" : reason);
+}
+
+bool ProgressAggregator::Back(int32_t rank) {
+  auto it = ranks_.find(rank);
+  if (it == ranks_.end() || it->second.gone().empty()) return false;
+  it->second.clear_gone();
+  return true;
+}
+
+std::vector<const v1::RankProgress*> ProgressAggregator::Gone(
+    int32_t world_size) const {
+  std::vector<const v1::RankProgress*> out;
+  for (const auto& [rank, r] : ranks_) {
+    if (rank < world_size && !r.gone().empty()) out.push_back(&r);
+  }
+  return out;
+}
+
 bool ProgressAggregator::WorkerFinished(const std::string& worker) const {
   for (const auto& [rank, r] : ranks_) {
     if (r.worker_id() == worker) return r.finished();
@@ -46,11 +72,14 @@ bool ProgressAggregator::WorkerFinished(const std::string& worker) const {
 }
 
 bool ProgressAggregator::AllFinished(int32_t world_size) const {
+  bool some = false;
   for (int32_t rank = 0; rank < world_size; ++rank) {
     auto it = ranks_.find(rank);
-    if (it == ranks_.end() || !it->second.finished()) return false;
+    if (it == ranks_.end()) return false;
+    if (!it->second.finished() && it->second.gone().empty()) return false;
+    some |= it->second.finished();
   }
-  return world_size > 0;
+  return some;
 }
 
 bool ProgressAggregator::Combine(int32_t world_size, const v1::TaskSpec& task,
@@ -61,8 +90,13 @@ bool ProgressAggregator::Combine(int32_t world_size, const v1::TaskSpec& task,
   double loss_sum = 0, rate_sum = 0, final_loss_sum = 0;
   int64_t correct = 0, samples = 0, finished = 0;
   MetricPool test;
+  int64_t counted = 0;
   for (const auto& [rank, r] : ranks_) {
     *progress->add_ranks() = r;
+    // A gone rank stopped where it was last heard: the job is as far as
+    // the ranks that go on.
+    if (!r.gone().empty()) continue;
+    ++counted;
     min_step = std::min(min_step, r.step());
     min_epoch = std::min(min_epoch, r.epoch());
     total_steps = std::max(total_steps, r.total_steps());
@@ -78,7 +112,8 @@ bool ProgressAggregator::Combine(int32_t world_size, const v1::TaskSpec& task,
       test.AddRank(r.test_metrics());
     }
   }
-  const double n = static_cast<double>(ranks_.size());
+  if (counted == 0) return false;
+  const double n = static_cast<double>(counted);
   progress->set_step(min_step);
   progress->set_epoch(min_epoch);
   progress->set_total_steps(total_steps);
@@ -93,8 +128,8 @@ bool ProgressAggregator::Combine(int32_t world_size, const v1::TaskSpec& task,
   }
   // Final only when the whole generation is: a rank that finishes before
   // another has reported at all must not make one shard's result the job's.
-  if (finished == static_cast<int64_t>(ranks_.size()) &&
-      AllFinished(world_size)) {
+  // The shards of ranks gone without their final report are not in it.
+  if (finished == counted && AllFinished(world_size)) {
     progress->set_has_final_metrics(true);
     progress->set_final_train_loss(final_loss_sum / n);
     progress->set_test_accuracy(
@@ -122,6 +157,7 @@ bool ProgressAggregator::AddEvaluation(int32_t world_size,
     auto it = ranks_.find(rank);
     if (it == ranks_.end()) return false;
     const v1::RankProgress& r = it->second;
+    if (!r.gone().empty()) continue;  // Its shard is missing from here on.
     const int64_t e = r.finished() ? r.epoch() + 1 : r.eval_epoch();
     if (e <= last || (epoch >= 0 && e != epoch)) return false;
     epoch = e;
@@ -132,6 +168,7 @@ bool ProgressAggregator::AddEvaluation(int32_t world_size,
     time_ms = std::max(time_ms, r.report_time_ms());
     metrics.AddRank(r.finished() ? r.test_metrics() : r.eval_metrics());
   }
+  if (epoch < 0) return false;  // Every rank gone.
   v1::EpochEvaluation* ev = progress->add_evaluations();
   ev->set_epoch(epoch);
   ev->set_test_accuracy(samples > 0 ? static_cast<double>(correct) / samples

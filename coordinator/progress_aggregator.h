@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "ringleader/v1/job.pb.h"
 #include "ringleader/v1/worker_service.pb.h"
@@ -24,10 +26,21 @@ class ProgressAggregator {
   }
   void Add(const v1::ReportProgressRequest& report, const std::string& worker,
            int64_t now_ms);
+  // Rank `rank` (worker `worker`) left a generation that trained to its
+  // last step without its final report, for `reason`: the job finishes
+  // without it (RankProgress.gone). A final report of the rank that comes
+  // after all the same counts.
+  void MarkGone(int32_t rank, const std::string& worker,
+                const std::string& reason);
+  // Rank `rank` is not gone after all; whether it was.
+  bool Back(int32_t rank);
   // True if `worker` sent its final report in this generation.
   bool WorkerFinished(const std::string& worker) const;
-  // True once every rank in [0, world_size) has sent its final report.
+  // True once every rank in [0, world_size) has sent its final report or
+  // is gone, and at least one sent it.
   bool AllFinished(int32_t world_size) const;
+  // The ranks in [0, world_size) that are gone, in rank order.
+  std::vector<const v1::RankProgress*> Gone(int32_t world_size) const;
   // Writes the combined view into `progress` (ranks in rank order), with
   // the test metrics once every rank finished. When every rank in
   // [0, world_size) has evaluated a later epoch than the last in

@@ -111,19 +111,7 @@ void Rendezvous::JoinLocked(const std::string& job_id, JobState& job,
                             const Member& member, absl::Time deadline,
                             JoinCallback done, std::vector<Completion>& out) {
   {
-    // A member of the live generation joining again has restarted: its
-    // generation cannot go on without it.
-    if (job.live_valid) {
-      for (const Member& m : job.live.members) {
-        if (m.worker_id == member.worker_id) {
-          EndLiveLocked(job_id, job,
-                        absl::StrCat("worker ", member.worker_id,
-                                     " rejoined the rendezvous"),
-                        out);
-          break;
-        }
-      }
-    }
+    if (!MemberRejoinsLocked(job_id, job, member, done, out)) return;
     // A retried join replaces the earlier call of the same worker.
     if (auto old = job.waiters.find(member.worker_id);
         old != job.waiters.end()) {
@@ -149,6 +137,89 @@ void Rendezvous::JoinLocked(const std::string& job_id, JobState& job,
     ArmRoundLocked(job_id, job);
     MaybeFormLocked(job_id, job, out);
   }
+}
+
+bool Rendezvous::MemberRejoinsLocked(const std::string& job_id, JobState& job,
+                                     const Member& member, JoinCallback& done,
+                                     std::vector<Completion>& out) {
+  if (!job.live_valid) return true;
+  auto rank = job.live_rank.find(member.worker_id);
+  if (rank == job.live_rank.end()) return true;
+  if (job.stage != Stage::kFinishing) {
+    // A member joining again lost its place (it restarted, or its
+    // collective failed): its generation cannot go on without it.
+    EndLiveLocked(
+        job_id, job,
+        absl::StrCat("worker ", member.worker_id, " rejoined the rendezvous"),
+        out);
+    return true;
+  }
+  // Its peers are reporting their final results: there is nothing left to
+  // train, so no generation forms for it, and its rank is done without
+  // its own report.
+  const std::string why = absl::StrCat(
+      "generation ", job.live.number, " of job ", QuoteForError(job_id),
+      " trained to its last step and its ranks are reporting; rank ",
+      rank->second, " (worker ", member.worker_id,
+      ") joined again, so its part ends without its final report");
+  GoneLocked(job_id, job, member.worker_id, rank->second, why, out);
+  out.push_back(
+      [cb = std::move(done), why] { cb(absl::FailedPreconditionError(why)); });
+  return false;
+}
+
+void Rendezvous::GoneLocked(const std::string& job_id, JobState& job,
+                            const std::string& worker_id, int32_t rank,
+                            const std::string& reason,
+                            std::vector<Completion>& out) {
+  if (!job.gone.insert(worker_id).second) return;
+  if (job.gone.size() == job.live.members.size()) {
+    EndLiveLocked(job_id, job,
+                  absl::StrCat("every member is gone; the last: ", reason),
+                  out);
+    return;
+  }
+  out.push_back(
+      [this, job_id, number = job.live.number, rank, worker_id, reason] {
+        if (on_gone_) on_gone_(job_id, number, rank, worker_id, reason);
+      });
+}
+
+void Rendezvous::Advance(const std::string& job_id, int64_t generation,
+                         Stage stage) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || !it->second.live_valid ||
+      it->second.live.number != generation) {
+    return;
+  }
+  it->second.stage = std::max(it->second.stage, stage);
+}
+
+Rendezvous::Stage Rendezvous::StageOf(const std::string& job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || !it->second.live_valid) return Stage::kTraining;
+  return it->second.stage;
+}
+
+bool Rendezvous::IsLiveMember(const std::string& job_id,
+                              const std::string& worker_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  return it != jobs_.end() && it->second.live_valid &&
+         it->second.live_rank.contains(worker_id);
+}
+
+int32_t Rendezvous::Returned(const std::string& job_id,
+                             const std::string& worker_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || !it->second.live_valid ||
+      it->second.gone.erase(worker_id) == 0) {
+    return -1;
+  }
+  return it->second.live_rank.at(worker_id);
 }
 
 void Rendezvous::MaybeFormLocked(const std::string& job_id, JobState& job,
@@ -306,7 +377,8 @@ void Rendezvous::OnRoundTimeout(const std::string& job_id) {
 bool Rendezvous::Growable(const JobState& job, int64_t generation) {
   const int32_t size = static_cast<int32_t>(job.live.members.size());
   return job.live_valid && job.live.number == generation &&
-         size < job.config.max_workers && !job.waiters.empty();
+         job.stage == Stage::kTraining && size < job.config.max_workers &&
+         !job.waiters.empty();
 }
 
 bool Rendezvous::WantsToGrow(const std::string& job_id,
@@ -429,14 +501,14 @@ bool Rendezvous::RemoveWorker(const std::string& job_id,
         job.last_call_armed = false;
       }
     }
-    if (job.live_valid) {
-      for (const Member& m : job.live.members) {
-        if (m.worker_id == worker_id) {
-          EndLiveLocked(job_id, job, reason, out);
-          ended = true;
-          break;
-        }
+    if (auto rank = job.live_rank.find(worker_id);
+        job.live_valid && rank != job.live_rank.end()) {
+      if (job.stage == Stage::kTraining) {
+        EndLiveLocked(job_id, job, reason, out);
+      } else {
+        GoneLocked(job_id, job, worker_id, rank->second, reason, out);
       }
+      ended = !job.live_valid;
     }
     // A member of the ended generation that will not come back.
     const bool was_rejoining = job.rejoining.erase(worker_id) > 0;
@@ -523,6 +595,8 @@ void Rendezvous::SetLiveLocked(JobState& job, const Generation& gen) {
   job.live_valid = true;
   job.live_rank.clear();
   job.live_keeps_state = false;
+  job.stage = Stage::kTraining;
+  job.gone.clear();
   for (const Member& m : gen.members) {
     job.live_rank[m.worker_id] = m.rank;
     job.live_keeps_state |= m.keeps_state;

@@ -41,6 +41,14 @@ namespace ringleader {
 // `timeout` fails: the timed-out hook runs and every waiter gets
 // DEADLINE_EXCEEDED with the same message.
 //
+// A generation that trained to its last step is over but for its final
+// evaluation and reports: the coordinator marks it (Advance), and from then
+// on a member it judges gone no longer ends it (the gone hook runs and the
+// generation goes on, so that the others finish; the data plane still ends
+// it: a member whose collective failed joins again). Once some member sent
+// its final report nothing ends it: a member that joins again is refused
+// and counted gone.
+//
 // Waiters are map entries plus timers, never threads. Callbacks and listener
 // hooks run without the lock held. Thread-safe; listeners must be set before
 // the first Join.
@@ -76,6 +84,18 @@ class Rendezvous {
                          const std::string& reason)>;
   using TimedOutHook =
       std::function<void(const std::string& job_id, const std::string& why)>;
+  // How far the live generation got, as the coordinator learned it. Only
+  // moves forward.
+  enum class Stage {
+    kTraining,   // Until every member reached the planned last step.
+    kTrained,    // Every member reached it; no final report yet.
+    kFinishing,  // Some member sent its final report.
+  };
+  // A member of a generation at kTrained or later left without its final
+  // report: judged gone (RemoveWorker), or, at kFinishing, joined again.
+  using GoneHook = std::function<void(
+      const std::string& job_id, int64_t generation, int32_t rank,
+      const std::string& worker_id, const std::string& reason)>;
   // How long a round took, from its start (the first join, or the end of
   // the previous generation if workers already waited) to the generation
   // formed: for metrics.
@@ -91,6 +111,7 @@ class Rendezvous {
   void SetResizedHook(EndedHook hook) { on_resized_ = std::move(hook); }
   void SetTimedOutHook(TimedOutHook hook) { on_timed_out_ = std::move(hook); }
   void SetLatencyHook(LatencyHook hook) { on_latency_ = std::move(hook); }
+  void SetGoneHook(GoneHook hook) { on_gone_ = std::move(hook); }
 
   // Starts accepting joins for a job. `last_generation` continues numbering
   // (after a coordinator restart) so generation numbers never repeat.
@@ -112,9 +133,22 @@ class Rendezvous {
   void CancelJoin(const std::string& job_id, const std::string& worker_id,
                   uint64_t waiter_id);
   // Ends the live generation of `job_id` if `worker_id` is in it, and drops it
-  // from the waiters. Returns true if a generation ended.
+  // from the waiters. Returns true if a generation ended. A generation at
+  // kTrained or later goes on: the member is gone (the gone hook runs),
+  // and the generation ends only when every member is.
   bool RemoveWorker(const std::string& job_id, const std::string& worker_id,
                     const std::string& reason);
+  // Raises live generation `generation` of `job_id` to `stage`; a lower
+  // stage, or a generation that is not live, changes nothing.
+  void Advance(const std::string& job_id, int64_t generation, Stage stage);
+  // The live generation's stage (kTraining when none is live).
+  Stage StageOf(const std::string& job_id) const;
+  // Whether `worker_id` is a member of the live generation of `job_id`.
+  bool IsLiveMember(const std::string& job_id,
+                    const std::string& worker_id) const;
+  // A member counted gone is back (the same process registered again):
+  // its rank in the live generation, or -1 if it was not gone.
+  int32_t Returned(const std::string& job_id, const std::string& worker_id);
   // Whether `worker_id` is a member of generation `generation` of `job_id`
   // that the job still counts on: the live generation's member, or, once
   // it ended, a member the next one waits for (not back yet, not removed).
@@ -174,7 +208,10 @@ class Rendezvous {
     Config config;
     Generation live;
     bool live_valid = false;
-    bool live_keeps_state = false;  // A member of `live` keeps its state.
+    bool live_keeps_state = false;   // A member of `live` keeps its state.
+    Stage stage = Stage::kTraining;  // Of `live`.
+    // Members of `live` gone since it reached kTrained.
+    absl::flat_hash_set<std::string> gone;
     // Rank by worker id in `live`.
     absl::flat_hash_map<std::string, int32_t> live_rank;
     absl::flat_hash_map<std::string, Waiter> waiters;  // By worker id.
@@ -199,6 +236,18 @@ class Rendezvous {
   using Completion = std::function<void()>;
 
   void SetLiveLocked(JobState& job, const Generation& gen)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records that live member `worker_id` (rank `rank`) of a generation at
+  // kTrained or later is gone; ends the generation when every member is.
+  void GoneLocked(const std::string& job_id, JobState& job,
+                  const std::string& worker_id, int32_t rank,
+                  const std::string& reason, std::vector<Completion>& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A member's join while its generation is live: ends it, or, at
+  // kFinishing, refuses the join. False when the join was answered.
+  bool MemberRejoinsLocked(const std::string& job_id, JobState& job,
+                           const Member& member, JoinCallback& done,
+                           std::vector<Completion>& out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void JoinLocked(const std::string& job_id, JobState& job,
                   const Member& member, absl::Time deadline, JoinCallback done,
@@ -238,6 +287,7 @@ class Rendezvous {
   EndedHook on_resized_;
   TimedOutHook on_timed_out_;
   LatencyHook on_latency_;
+  GoneHook on_gone_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, JobState> jobs_ ABSL_GUARDED_BY(mu_);
   uint64_t next_waiter_id_ ABSL_GUARDED_BY(mu_) = 1;

@@ -60,31 +60,59 @@ WorkerRegistry::WorkerRegistry(Clock* clock, Options options)
     : clock_(clock), options_(options), instance_(RandomInstanceTag()) {}
 
 absl::StatusOr<WorkerRegistry::Registration> WorkerRegistry::Register(
-    const v1::RegisterRequest& request, const std::string& peer_identity) {
+    const v1::RegisterRequest& request, const std::string& peer_identity,
+    const Credential* previous) {
   if (absl::Status s = ValidateRegistration(request); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   Registration out;
+  const absl::Time now = clock_->Now();
+  const std::string kept =
+      VerifiedPreviousLocked(request, peer_identity, previous);
   // The same process registering again (it lost its lease, or the coordinator
-  // restarted) replaces its old record: one process is one worker.
+  // restarted) replaces its old records: one process is one worker.
   if (auto same = by_process_.find(ProcessKey(request));
       same != by_process_.end()) {
     // A copy: Unindex empties (and erases) the set.
     const absl::flat_hash_set<std::string> ids = same->second;
     for (const std::string& id : ids) {
+      if (id == kept) continue;
       auto node = workers_.extract(id);
       if (node.empty()) continue;
       Unindex(node.mapped().info);
+      RememberRemovedLocked(node.mapped().info, node.mapped().secret, now);
       out.replaced.push_back(std::move(node.mapped().info));
     }
   }
-  if (workers_.size() >= options_.max_workers) {
+  out.kept_id = !kept.empty();
+  if (auto live = workers_.find(kept); out.kept_id && live != workers_.end()) {
+    // Still registered: the same worker, with a new token and lease, in
+    // whatever job it was.
+    const std::string job = live->second.info.job_id();
+    Unindex(live->second.info);
+    workers_.erase(live);
+    Entry& e = AddLocked(kept, request, peer_identity, now, out);
+    e.info.set_job_id(job);
+    e.info.set_state(job.empty() ? v1::WORKER_STATE_IDLE
+                                 : v1::WORKER_STATE_BUSY);
+    return out;
+  }
+  if (!out.kept_id && workers_.size() >= options_.max_workers) {
     return absl::ResourceExhaustedError(
         absl::StrCat("register: the coordinator already has ", workers_.size(),
                      " workers, its limit"));
   }
-  const absl::Time now = clock_->Now();
-  std::string id =
-      absl::StrFormat("w-%s-%05d", instance_, static_cast<int>(next_seq_++));
+  const std::string id = out.kept_id
+                             ? kept
+                             : absl::StrFormat("w-%s-%05d", instance_,
+                                               static_cast<int>(next_seq_++));
+  removed_.erase(id);
+  AddLocked(id, request, peer_identity, now, out);
+  return out;
+}
+
+WorkerRegistry::Entry& WorkerRegistry::AddLocked(
+    const std::string& id, const v1::RegisterRequest& request,
+    const std::string& peer_identity, absl::Time now, Registration& out) {
   Entry& e = workers_[id];
   e.info.set_worker_id(id);
   e.info.set_hostname(request.hostname());
@@ -104,7 +132,50 @@ absl::StatusOr<WorkerRegistry::Registration> WorkerRegistry::Register(
   out.response.set_lease_ms(absl::ToInt64Milliseconds(options_.lease));
   out.response.set_heartbeat_interval_ms(
       absl::ToInt64Milliseconds(options_.heartbeat_interval));
-  return out;
+  return e;
+}
+
+std::string WorkerRegistry::VerifiedPreviousLocked(
+    const v1::RegisterRequest& request, const std::string& peer_identity,
+    const Credential* previous) const {
+  if (previous == nullptr || previous->first.empty()) return "";
+  const auto& [id, token] = *previous;
+  const v1::MemberSecret* secret = nullptr;
+  std::string key;
+  if (auto live = workers_.find(id); live != workers_.end()) {
+    secret = &live->second.secret;
+    key = ProcessKey(live->second.info);
+  } else if (auto gone = removed_.find(id);
+             gone != removed_.end() &&
+             clock_->Now() - gone->second.at <= options_.keep_removed) {
+    secret = &gone->second.secret;
+    key = gone->second.process_key;
+  } else {
+    return "";
+  }
+  // Another process's credential (or a guessed one) earns nothing: the
+  // registration is a new worker.
+  if (key != ProcessKey(request) || secret->token_sha256().empty() ||
+      !ConstantTimeEquals(WorkerTokenHash(token), secret->token_sha256()) ||
+      secret->peer_identity() != peer_identity) {
+    return "";
+  }
+  return id;
+}
+
+void WorkerRegistry::RememberRemovedLocked(const v1::WorkerInfo& info,
+                                           const v1::MemberSecret& secret,
+                                           absl::Time now) {
+  removed_[info.worker_id()] = Removed{ProcessKey(info), secret, now};
+  removed_order_.emplace_back(now, info.worker_id());
+  while (!removed_order_.empty() &&
+         (now - removed_order_.front().first > options_.keep_removed ||
+          removed_order_.size() > options_.max_workers)) {
+    const auto& [at, id] = removed_order_.front();
+    auto it = removed_.find(id);
+    if (it != removed_.end() && it->second.at == at) removed_.erase(it);
+    removed_order_.pop_front();
+  }
 }
 
 absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Heartbeat(
@@ -175,6 +246,27 @@ absl::Status WorkerRegistry::Authenticate(
   return absl::OkStatus();
 }
 
+absl::Status WorkerRegistry::AuthenticateRecent(
+    const std::string& worker_id, const std::string& token,
+    const std::string& peer_identity) const {
+  absl::Status s = Authenticate(worker_id, token, peer_identity);
+  if (!absl::IsNotFound(s)) return s;
+  absl::MutexLock lock(&mu_);
+  auto gone = removed_.find(worker_id);
+  if (gone == removed_.end() ||
+      clock_->Now() - gone->second.at > options_.keep_removed) {
+    return s;
+  }
+  const v1::MemberSecret& secret = gone->second.secret;
+  if (secret.token_sha256().empty() ||
+      !ConstantTimeEquals(WorkerTokenHash(token), secret.token_sha256()) ||
+      secret.peer_identity() != peer_identity) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "the call's token was not worker ", QuoteForError(worker_id), "'s"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::MemberSecret> WorkerRegistry::Secret(
     const std::string& worker_id) const {
   absl::MutexLock lock(&mu_);
@@ -194,6 +286,7 @@ std::vector<v1::WorkerInfo> WorkerRegistry::ExpireLeases(KeepSilent keep) {
       ++it;
     } else if (it->second.lease_expiry <= now) {
       Unindex(it->second.info);
+      RememberRemovedLocked(it->second.info, it->second.secret, now);
       dead.push_back(it->second.info);
       workers_.erase(it++);
     } else {
@@ -212,6 +305,8 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Remove(
                                             " is not registered"));
   }
   Unindex(node.mapped().info);
+  RememberRemovedLocked(node.mapped().info, node.mapped().secret,
+                        clock_->Now());
   return node.mapped().info;
 }
 

@@ -2,7 +2,9 @@
 #define RINGLEADER_COORDINATOR_WORKER_REGISTRY_H_
 
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -31,19 +33,34 @@ class WorkerRegistry {
     absl::Duration lease = absl::Seconds(3);
     absl::Duration heartbeat_interval = absl::Seconds(1);
     size_t max_workers = 100'000;
+    // How long a removed worker's credential still lets its process
+    // register again under the same id (longer than a worker keeps trying
+    // to reach the coordinator, 5 min by default).
+    absl::Duration keep_removed = absl::Minutes(10);
   };
   // A worker replaced by a newer registration of the same process.
   struct Registration {
     v1::RegisterResponse response;
     std::vector<v1::WorkerInfo> replaced;
+    // The id is the one the process had before (Register's `previous`).
+    bool kept_id = false;
   };
+  // A process's previous credential: its worker id and token.
+  using Credential = std::pair<std::string, std::string>;
 
   WorkerRegistry(Clock* clock, Options options);
 
   // Gives the worker a new id and token (response.worker_token); its calls
   // must come from `peer_identity` (its client certificate's, "" without).
+  // A process that registers again with its previous credential keeps its
+  // id (with a new token) when the registry can still verify that
+  // credential, for the same hostname, pid, device and identity: the worker
+  // is registered (its lease is renewed and its job kept), or was removed
+  // within keep_removed (it comes back idle). One process is one worker, so
+  // what is said of it before and after is said of the same worker.
   absl::StatusOr<Registration> Register(const v1::RegisterRequest& request,
-                                        const std::string& peer_identity = "");
+                                        const std::string& peer_identity = "",
+                                        const Credential* previous = nullptr);
   // Takes back a worker known before a coordinator restart (a member of an
   // adopted generation) under its old id and token (`secret`), with a lease
   // of `first_lease` from now: if it does not heartbeat by then it expires
@@ -57,6 +74,12 @@ class WorkerRegistry {
   absl::Status Authenticate(const std::string& worker_id,
                             const std::string& token,
                             const std::string& peer_identity) const;
+  // Authenticate, but also OK for a worker removed within keep_removed
+  // whose credential it was: for answering a call about what the worker
+  // did before it was removed.
+  absl::Status AuthenticateRecent(const std::string& worker_id,
+                                  const std::string& token,
+                                  const std::string& peer_identity) const;
   // What Restore takes back: the token's hash and the identity.
   absl::StatusOr<v1::MemberSecret> Secret(const std::string& worker_id) const;
   // Renews the lease; NOT_FOUND for an unknown (or expired) worker.
@@ -88,6 +111,28 @@ class WorkerRegistry {
     absl::Time lease_expiry;
     v1::MemberSecret secret;
   };
+  // What is kept of a removed worker, so that its process can register
+  // again under its id.
+  struct Removed {
+    std::string process_key;
+    v1::MemberSecret secret;
+    absl::Time at;
+  };
+  // Keeps `info` (just removed) in removed_, and forgets the entries past
+  // keep_removed or beyond max_workers.
+  void RememberRemovedLocked(const v1::WorkerInfo& info,
+                             const v1::MemberSecret& secret, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The id `previous` names when it verifies for `request` (see Register),
+  // else "".
+  std::string VerifiedPreviousLocked(const v1::RegisterRequest& request,
+                                     const std::string& peer_identity,
+                                     const Credential* previous) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A new entry for `request` under `id`, with a new token in `out`.
+  Entry& AddLocked(const std::string& id, const v1::RegisterRequest& request,
+                   const std::string& peer_identity, absl::Time now,
+                   Registration& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // (hostname, pid, device): the process a worker record belongs to.
   static std::string ProcessKey(const v1::WorkerInfo& info);
   static std::string ProcessKey(const v1::RegisterRequest& request);
@@ -112,6 +157,9 @@ class WorkerRegistry {
   // Worker ids by (hostname, device), so that the lease sweep asks whether a
   // silent worker was replaced without scanning every worker for each one.
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>> by_device_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Removed> removed_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::pair<absl::Time, std::string>> removed_order_
       ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
 };

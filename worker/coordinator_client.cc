@@ -187,6 +187,7 @@ void CoordinatorClient::SetCurrent(const std::string& job_id,
     absl::MutexLock lock(&mu_);
     job_id_ = job_id;
     generation_ = generation;
+    if (job_id.empty()) serving_job_.clear();
   }
   if (watch_ != nullptr && !keep_watch) watch_->Set(job_id, generation);
 }
@@ -233,7 +234,7 @@ void CoordinatorClient::HeartbeatLoop() {
       backoff = absl::Milliseconds(100);
       if (resp.has_assignment()) {
         absl::MutexLock lock(&mu_);
-        assignment_ = resp.assignment();
+        if (serving_job_.empty()) assignment_ = resp.assignment();
       } else if (resp.has_abort() && on_abort_) {
         on_abort_(resp.abort());
       }
@@ -249,8 +250,10 @@ void CoordinatorClient::HeartbeatLoop() {
       }
       abort.set_reason("lease lost; registered again");
       abort.set_rejoin(false);
+      // A coordinator that gave the process its id back still counts on it
+      // where it did; it tells the worker if its generation ended.
       if (RegisterAgain(req.worker_id(), abort.job_id()).ok() && on_abort_ &&
-          !abort.job_id().empty()) {
+          !abort.job_id().empty() && worker_id() != req.worker_id()) {
         on_abort_(abort);
       }
       wait = absl::ZeroDuration();
@@ -293,6 +296,7 @@ absl::StatusOr<v1::JobAssignment> CoordinatorClient::WaitForAssignment(
   if (assignment_.has_value()) {
     v1::JobAssignment a = *std::move(assignment_);
     assignment_.reset();
+    serving_job_ = a.job_id();
     return a;
   }
   if (unreachable_) {
@@ -310,24 +314,38 @@ absl::StatusOr<v1::JoinRendezvousResponse> CoordinatorClient::Join(
   req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));
   req.set_keeps_state(options_.keeps_state);
   v1::JoinRendezvousResponse resp;
+  absl::Status s = AsRegistered("rejoin job", job_id, [&] {
+    return Retrying("join rendezvous", timeout + options_.rpc_timeout,
+                    [&](grpc::ClientContext* ctx) {
+                      // RegisterAgain may change it.
+                      req.set_worker_id(worker_id());
+                      return Stub()->JoinRendezvous(ctx, req, &resp);
+                    });
+  });
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::Status CoordinatorClient::AsRegistered(
+    absl::string_view what, const std::string& job_id,
+    absl::FunctionRef<absl::Status()> call) {
   absl::Status s;
   // Bounded: each round registers again at most once, and only when the
   // coordinator said it does not know us.
   for (int round = 0; round < 3; ++round) {
     const std::string id = worker_id();
-    s = Retrying("join rendezvous", timeout + options_.rpc_timeout,
-                 [&](grpc::ClientContext* ctx) {
-                   req.set_worker_id(worker_id());  // RegisterAgain changes it.
-                   return Stub()->JoinRendezvous(ctx, req, &resp);
-                 });
-    // NOT_FOUND is also the answer for a job that is gone: ask.
-    if (!absl::IsNotFound(s) || !Unknown(id)) break;
+    s = call();
+    // NOT_FOUND is also the answer for a job that is gone, UNAUTHENTICATED
+    // (a generation's calls) for a token that is not the worker's: ask.
+    if ((!absl::IsNotFound(s) && !absl::IsUnauthenticated(s)) || round == 2 ||
+        !Unknown(id)) {
+      break;
+    }
     LOG(WARNING) << "the coordinator no longer knows worker " << id
-                 << "; registering again to rejoin job " << job_id;
+                 << "; registering again to " << what << " " << job_id;
     if (absl::Status r = RegisterAgain(id, job_id); !r.ok()) return r;
   }
-  if (!s.ok()) return s;
-  return resp;
+  return s;
 }
 
 absl::Status CoordinatorClient::Barrier(const std::string& job_id,
@@ -399,24 +417,28 @@ absl::StatusOr<v1::ShardAssignment> CoordinatorClient::GetShard(
 absl::Status CoordinatorClient::ReportProgress(
     const v1::ReportProgressRequest& r, const std::atomic<bool>* cancel) {
   v1::ReportProgressResponse resp;
-  return RetryingThroughOutage(
-      "report progress", options_.rpc_timeout,
-      [&](grpc::ClientContext* ctx) {
-        return Stub()->ReportProgress(ctx, r, &resp);
-      },
-      cancel);
+  return AsRegistered("report the progress of job", r.job_id(), [&] {
+    return RetryingThroughOutage(
+        "report progress", options_.rpc_timeout,
+        [&](grpc::ClientContext* ctx) {
+          return Stub()->ReportProgress(ctx, r, &resp);
+        },
+        cancel);
+  });
 }
 
 absl::StatusOr<v1::CommitCheckpointResponse>
 CoordinatorClient::CommitCheckpoint(const v1::CommitCheckpointRequest& r,
                                     const std::atomic<bool>* cancel) {
   v1::CommitCheckpointResponse resp;
-  absl::Status s = RetryingThroughOutage(
-      "commit checkpoint", options_.rpc_timeout,
-      [&](grpc::ClientContext* ctx) {
-        return Stub()->CommitCheckpoint(ctx, r, &resp);
-      },
-      cancel);
+  absl::Status s = AsRegistered("commit a checkpoint of job", r.job_id(), [&] {
+    return RetryingThroughOutage(
+        "commit checkpoint", options_.rpc_timeout,
+        [&](grpc::ClientContext* ctx) {
+          return Stub()->CommitCheckpoint(ctx, r, &resp);
+        },
+        cancel);
+  });
   if (!s.ok()) return s;
   return resp;
 }

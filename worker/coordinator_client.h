@@ -80,7 +80,12 @@ class CoordinatorClient {
   // heartbeats carry how long the current one has lasted.
   CollectiveWaitClock* collective_wait() { return &collective_wait_; }
   // The next assignment; DEADLINE_EXCEEDED after `timeout`; UNAVAILABLE once
-  // the coordinator stayed unreachable past unreachable_timeout.
+  // the coordinator stayed unreachable past unreachable_timeout. From then
+  // until SetCurrent("", 0) the worker serves that job, and assignments
+  // that heartbeats bring meanwhile are dropped: they were answers to a
+  // heartbeat sent before the worker joined (the coordinator says an
+  // assignment again until the worker joins), and kept, they would send it
+  // back into the job it just finished.
   absl::StatusOr<v1::JobAssignment> WaitForAssignment(absl::Duration timeout);
 
   absl::StatusOr<v1::JoinRendezvousResponse> Join(const std::string& job_id,
@@ -149,11 +154,19 @@ class CoordinatorClient {
   absl::Status RegisterOnce(const std::string& resume_job_id = "");
   // Registers again if the coordinator no longer knows `stale_id` (its lease
   // ran out past the silent limits, or a restarted coordinator kept no
-  // record), asking to go back to `job_id`. Idempotent across the heartbeat
-  // thread and a caller that found out first: only the one that still holds
-  // `stale_id` registers.
+  // record), asking to go back to `job_id`. The registration carries the
+  // stale credential, so a coordinator that can still verify it gives the
+  // process its id back. Idempotent across the heartbeat thread and a
+  // caller that found out first: only the one that still holds `stale_id`
+  // registers.
   absl::Status RegisterAgain(const std::string& stale_id,
                              const std::string& job_id);
+  // Runs `call` (a job call that authenticates as this worker); when it
+  // fails because the coordinator no longer knows the worker, registers
+  // again (asking to go back to `job_id`) and runs it once more with the
+  // new credential, at most twice. `what` names the call in the log.
+  absl::Status AsRegistered(absl::string_view what, const std::string& job_id,
+                            absl::FunctionRef<absl::Status()> call);
   // A heartbeat of `worker_id` saying what the worker does now.
   v1::HeartbeatRequest BeatRequest(const std::string& worker_id) const;
   // Whether the coordinator knows `worker_id` (a heartbeat answers
@@ -175,6 +188,8 @@ class CoordinatorClient {
   std::string job_id_ ABSL_GUARDED_BY(mu_);
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<v1::JobAssignment> assignment_ ABSL_GUARDED_BY(mu_);
+  // The job taken from WaitForAssignment until the worker is idle again.
+  std::string serving_job_ ABSL_GUARDED_BY(mu_);
   bool unreachable_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   AbortHook on_abort_;

@@ -107,9 +107,13 @@ class BadInputTest : public ::testing::Test {
     return reg;
   }
 
+  // A new process: it has no credential to show (one that registers again
+  // with its own keeps its id: bad_input's AProcessRegisteringAgain...).
   std::string Register(int pid) {
     v1::RegisterResponse resp;
-    grpc::Status s = workers().Register(Ctx().get(), Registration(pid), &resp);
+    grpc::Status s =
+        workers().Register(testing::ClientContext(absl::Seconds(30)).get(),
+                           Registration(pid), &resp);
     EXPECT_TRUE(s.ok()) << s.error_message();
     Hold(testing::CredentialOf(resp));
     return resp.worker_id();

@@ -246,6 +246,14 @@ class ScaleUpFromMemoryTest : public ElasticPolicyTest {
       r.set_loss(0.5);
       ASSERT_TRUE(coordinator_->ReportProgress(workers_caller_, r).ok());
     }
+    if (steps_done >= kTotalSteps) {
+      // Nothing left to train: a newcomer is not even given the job.
+      auto reg = RegisterAs(NewProcess());
+      ASSERT_TRUE(reg.ok()) << reg.status();
+      w3_ = reg->worker_id();
+      EXPECT_FALSE(Heartbeat(w3_, "", 0).has_assignment());
+      return;
+    }
     w3_ = AddWorker(job_);
     Join(job_, w3_);
   }
@@ -278,7 +286,8 @@ TEST_F(ScaleUpFromMemoryTest, MembersThatKeepNothingWaitForACheckpoint) {
 }
 
 TEST_F(ScaleUpFromMemoryTest, NoScaleUpOnceTrainingIsDone) {
-  // Every planned step is done: only the final evaluation is left.
+  // Every planned step is done: only the final evaluation is left, and the
+  // newcomer is not assigned the job (Start).
   Start(/*members_keep_state=*/true, /*steps_done=*/kTotalSteps);
   ASSERT_FALSE(HasFailure());
   const v1::Job job = Job(job_);

@@ -169,8 +169,10 @@ TEST_F(GenerationWatchTest, AMembersWatchGoingAwayEndsItsGeneration) {
 // The last rank dies after its peers sent their final reports and went
 // away: once no member is heard, the leases alone would read it as the
 // coordinator's own link down and keep the generation for
-// silent_generation_limit (5 min). Its closed stream ends the generation at
-// once; the finished peer's closed stream ended nothing.
+// silent_generation_limit (5 min). Its closed stream ends its part at once:
+// the generation trained to its end, so the job SUCCEEDS with the finished
+// rank's evaluation, saying whose is missing; the finished peer's closed
+// stream ended nothing.
 TEST_F(GenerationWatchTest, TheLastRankDyingAfterItsPeersFinishedEndsAtOnce) {
   Form(2);
   ASSERT_FALSE(HasFailure());
@@ -216,7 +218,12 @@ TEST_F(GenerationWatchTest, TheLastRankDyingAfterItsPeersFinishedEndsAtOnce) {
   for (int n = 0; n < 100 && job.state() == v1::JOB_STATE_RUNNING; ++n) {
     ASSERT_TRUE(states->Read(&job)) << "no state change in 30 s";
   }
-  EXPECT_EQ(job.state(), v1::JOB_STATE_RESTARTING);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job.restarts(), 0);
+  EXPECT_NE(job.message().find("1 of 2 ranks finished"), std::string::npos)
+      << job.message();
+  EXPECT_NE(job.message().find("rank 0 (worker"), std::string::npos)
+      << job.message();
   EXPECT_NE(job.message().find("closed its connection"), std::string::npos)
       << job.message();
   watch_ctx->TryCancel();

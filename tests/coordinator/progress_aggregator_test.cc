@@ -267,5 +267,41 @@ TEST(ProgressAggregatorTest, ANewcomersJoinTimeStaysOnItsRank) {
   EXPECT_EQ(p.ranks(0).join_to_first_step_ms(), 1800);
 }
 
+// A rank gone after its generation trained to the end (issue 31): the job
+// is final once the others finished, its shard left out; its report, if it
+// comes after all, counts.
+TEST(ProgressAggregatorTest, AGoneRankIsLeftOutOfTheFinalMetrics) {
+  ProgressAggregator agg;
+  v1::TaskSpec task;
+  v1::JobProgress progress;
+  agg.Add(Final(0, 40, 10.0), "w0", 1);
+  agg.MarkGone(1, "w1", "missed its lease");
+  EXPECT_FALSE(agg.AllFinished(3));
+  agg.Add(Final(2, 30, 10.0), "w2", 2);
+  EXPECT_TRUE(agg.AllFinished(3));
+  agg.Combine(3, task, &progress);
+  EXPECT_TRUE(progress.has_final_metrics());
+  EXPECT_DOUBLE_EQ(progress.test_accuracy(), 70.0 / 100.0);
+  EXPECT_EQ(progress.step(), 10);  // Not the gone rank's 0.
+  ASSERT_EQ(agg.Gone(3).size(), 1u);
+  EXPECT_EQ(agg.Gone(3)[0]->rank(), 1);
+  EXPECT_EQ(agg.Gone(3)[0]->gone(), "missed its lease");
+  // Back after all, and its report is in.
+  agg.Add(Final(1, 50, 10.0), "w1", 3);
+  EXPECT_TRUE(agg.Gone(3).empty());
+  agg.Combine(3, task, &progress);
+  EXPECT_DOUBLE_EQ(progress.test_accuracy(), 120.0 / 150.0);
+  // A finished rank is never marked gone.
+  agg.MarkGone(0, "w0", "closed its connection");
+  EXPECT_TRUE(agg.Gone(3).empty());
+}
+
+TEST(ProgressAggregatorTest, EveryRankGoneIsNotFinished) {
+  ProgressAggregator agg;
+  agg.MarkGone(0, "w0", "gone");
+  agg.MarkGone(1, "w1", "gone");
+  EXPECT_FALSE(agg.AllFinished(2));
+}
+
 }  // namespace
 }  // namespace ringleader

@@ -449,5 +449,84 @@ TEST_F(RendezvousTest, ManyCancelledJoinsLeaveNoWaiters) {
   }
 }
 
+// ---- A generation that trained to its last step (issue 31) ----
+
+class FinishingRendezvousTest : public RendezvousTest {
+ protected:
+  void SetUp() override {
+    RendezvousTest::SetUp();
+    rdzv_.SetGoneHook([this](const std::string&, int64_t, int32_t rank,
+                             const std::string& worker, const std::string&) {
+      gone_.push_back(rank);
+      gone_workers_.push_back(worker);
+    });
+    Open(3, 3, absl::Seconds(5));
+    for (const char* w : {"w1", "w2", "w3"}) Join(w);
+    ASSERT_EQ(formed_.size(), 1u);
+  }
+  std::vector<int32_t> gone_;
+  std::vector<std::string> gone_workers_;
+};
+
+TEST_F(FinishingRendezvousTest, StagesOnlyMoveForwardForTheLiveGeneration) {
+  EXPECT_EQ(rdzv_.StageOf("job"), Rendezvous::Stage::kTraining);
+  rdzv_.Advance("job", 2, Rendezvous::Stage::kTrained);  // Not live.
+  EXPECT_EQ(rdzv_.StageOf("job"), Rendezvous::Stage::kTraining);
+  rdzv_.Advance("job", 1, Rendezvous::Stage::kFinishing);
+  rdzv_.Advance("job", 1, Rendezvous::Stage::kTrained);
+  EXPECT_EQ(rdzv_.StageOf("job"), Rendezvous::Stage::kFinishing);
+  EXPECT_TRUE(rdzv_.IsLiveMember("job", "w2"));
+  EXPECT_FALSE(rdzv_.IsLiveMember("job", "w4"));
+}
+
+TEST_F(FinishingRendezvousTest, ATrainedGenerationOutlivesAMemberJudgedGone) {
+  rdzv_.Advance("job", 1, Rendezvous::Stage::kTrained);
+  EXPECT_FALSE(rdzv_.RemoveWorker("job", "w2", "lease"));
+  EXPECT_TRUE(ended_.empty());
+  EXPECT_EQ(gone_, std::vector<int32_t>{1});
+  EXPECT_EQ(gone_workers_, std::vector<std::string>{"w2"});
+  EXPECT_TRUE(rdzv_.CheckMember("job", 1, 0).ok());
+  // Back (its process registered again): no longer gone.
+  EXPECT_EQ(rdzv_.Returned("job", "w2"), 1);
+  EXPECT_EQ(rdzv_.Returned("job", "w2"), -1);
+  // A member whose collective failed joins again: that still ends it, so
+  // that a new generation evaluates from the members' memory.
+  Join("w1");
+  EXPECT_EQ(ended_, std::vector<int64_t>{1});
+}
+
+TEST_F(FinishingRendezvousTest, EveryMemberGoneEndsIt) {
+  rdzv_.Advance("job", 1, Rendezvous::Stage::kTrained);
+  EXPECT_FALSE(rdzv_.RemoveWorker("job", "w1", "gone"));
+  EXPECT_FALSE(rdzv_.RemoveWorker("job", "w2", "gone"));
+  EXPECT_TRUE(rdzv_.RemoveWorker("job", "w3", "gone"));
+  EXPECT_EQ(ended_, std::vector<int64_t>{1});
+  EXPECT_NE(last_reason_.find("every member is gone"), std::string::npos)
+      << last_reason_;
+}
+
+TEST_F(FinishingRendezvousTest, AJoinOfAFinishingMemberIsRefused) {
+  rdzv_.Advance("job", 1, Rendezvous::Stage::kFinishing);
+  EXPECT_EQ(Join("w3"), 0u);
+  ASSERT_EQ(results_.count("w3"), 1u);
+  EXPECT_TRUE(absl::IsFailedPrecondition(results_["w3"].status()))
+      << results_["w3"].status();
+  EXPECT_TRUE(ended_.empty());
+  EXPECT_EQ(gone_, std::vector<int32_t>{2});
+  EXPECT_FALSE(rdzv_.IsWaiting("job", "w3"));
+}
+
+TEST_F(FinishingRendezvousTest, ATrainedGenerationDoesNotGrow) {
+  rdzv_.Advance("job", 1, Rendezvous::Stage::kTrained);
+  ASSERT_TRUE(rdzv_.OpenJob("job2", {1, 2, absl::ZeroDuration()}, 0).ok());
+  rdzv_.Join("job2", {"a", "h", "addr", -1}, clock_.Now() + absl::Seconds(9),
+             [](Result) {});
+  rdzv_.Advance("job2", 1, Rendezvous::Stage::kTrained);
+  rdzv_.Join("job2", {"b", "h", "addr", -1}, clock_.Now() + absl::Seconds(9),
+             [](Result) {});
+  EXPECT_FALSE(rdzv_.WantsToGrow("job2", 1));
+  EXPECT_FALSE(rdzv_.Grow("job2", 1));
+}
+
 }  // namespace
 }  // namespace ringleader

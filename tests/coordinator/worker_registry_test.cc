@@ -115,5 +115,79 @@ TEST_F(WorkerRegistryTest, SetJobAndRemove) {
   EXPECT_TRUE(absl::IsNotFound(registry_.SetJob(id, "j")));
 }
 
+// ---- One process, one worker across registrations (issue 31) ----
+
+WorkerRegistry::Credential CredentialOf(const WorkerRegistry::Registration& r) {
+  return {r.response.worker_id(), r.response.worker_token()};
+}
+
+TEST_F(WorkerRegistryTest, TheSameProcessWithItsCredentialKeepsItsId) {
+  auto a = registry_.Register(Req("h", 1));
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(registry_.SetJob(a->response.worker_id(), "job").ok());
+  const WorkerRegistry::Credential old = CredentialOf(*a);
+  // Registered still: the same worker, its job kept, a new token.
+  auto again = registry_.Register(Req("h", 1), "", &old);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->kept_id);
+  EXPECT_TRUE(again->replaced.empty());
+  EXPECT_EQ(again->response.worker_id(), old.first);
+  EXPECT_NE(again->response.worker_token(), old.second);
+  EXPECT_EQ(registry_.Get(old.first)->job_id(), "job");
+  EXPECT_FALSE(registry_.Authenticate(old.first, old.second, "").ok());
+  EXPECT_TRUE(
+      registry_.Authenticate(old.first, again->response.worker_token(), "")
+          .ok());
+  // Removed (its lease ran out), then back within keep_removed: same id,
+  // idle.
+  clock_.Advance(absl::Seconds(4));
+  ASSERT_EQ(registry_.ExpireLeases().size(), 1u);
+  const WorkerRegistry::Credential second = CredentialOf(*again);
+  EXPECT_TRUE(
+      registry_.AuthenticateRecent(second.first, second.second, "").ok());
+  auto back = registry_.Register(Req("h", 1), "", &second);
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->kept_id);
+  EXPECT_EQ(back->response.worker_id(), old.first);
+  EXPECT_EQ(registry_.Get(old.first)->job_id(), "");
+}
+
+TEST_F(WorkerRegistryTest, AnotherProcessOrAWrongTokenGetsANewId) {
+  auto a = registry_.Register(Req("h", 1));
+  ASSERT_TRUE(a.ok());
+  const WorkerRegistry::Credential old = CredentialOf(*a);
+  // Another pid showing the credential: a new worker; the first stays.
+  auto other = registry_.Register(Req("h", 2), "", &old);
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(other->kept_id);
+  EXPECT_NE(other->response.worker_id(), old.first);
+  // The same process with a wrong token: a new worker replacing the old.
+  const WorkerRegistry::Credential forged = {old.first, "0123"};
+  auto wrong = registry_.Register(Req("h", 1), "", &forged);
+  ASSERT_TRUE(wrong.ok());
+  EXPECT_FALSE(wrong->kept_id);
+  EXPECT_NE(wrong->response.worker_id(), old.first);
+  ASSERT_EQ(wrong->replaced.size(), 1u);
+  EXPECT_EQ(wrong->replaced[0].worker_id(), old.first);
+  // Another certificate identity: a new worker too.
+  const WorkerRegistry::Credential latest = CredentialOf(*wrong);
+  auto impostor = registry_.Register(Req("h", 1), "someone-else", &latest);
+  ASSERT_TRUE(impostor.ok());
+  EXPECT_FALSE(impostor->kept_id);
+}
+
+TEST_F(WorkerRegistryTest, ARemovedWorkerIsForgottenAfterKeepRemoved) {
+  auto a = registry_.Register(Req("h", 1));
+  ASSERT_TRUE(a.ok());
+  const WorkerRegistry::Credential old = CredentialOf(*a);
+  ASSERT_TRUE(registry_.Remove(old.first).ok());
+  clock_.Advance(registry_.options().keep_removed + absl::Seconds(1));
+  EXPECT_FALSE(registry_.AuthenticateRecent(old.first, old.second, "").ok());
+  auto late = registry_.Register(Req("h", 1), "", &old);
+  ASSERT_TRUE(late.ok());
+  EXPECT_FALSE(late->kept_id);
+  EXPECT_NE(late->response.worker_id(), old.first);
+}
+
 }  // namespace
 }  // namespace ringleader
