@@ -556,6 +556,20 @@ v1::HeartbeatResponse Coordinator::Directive(const v1::WorkerInfo& worker,
     }
     return out;
   }
+  if (r.generation() > 0 &&
+      !rendezvous_.IsLiveMember(r.job_id(), worker.worker_id())) {
+    // It still trains in a generation that goes on without it (it was
+    // counted out, registered again, and its job took it no more): it
+    // stops, and hears of work at its next heartbeat.
+    v1::GenerationAbort* abort = out.mutable_abort();
+    abort->set_job_id(r.job_id());
+    abort->set_generation(r.generation());
+    abort->set_rejoin(false);
+    abort->set_reason(absl::StrCat("worker ", worker.worker_id(),
+                                   " is not in generation ", r.generation(),
+                                   " of job ", QuoteForError(r.job_id())));
+    return out;
+  }
   // Idle: give it the oldest job that still wants workers.
   for (const v1::Job& job : jobs_.Active()) {
     const Take took = TakeWorker(worker.worker_id(), job);

@@ -327,5 +327,28 @@ TEST_F(HealVerdictsTest, AFinishedRanksStaleJoinEndsNothing) {
   ExpectSucceededWithEveryRank();
 }
 
+// A worker counted out while its generation was training (the generation
+// ended) registers again as the same process, and its job has no room for
+// it: its heartbeats still name the old generation, and it is told to stop
+// rather than left training for peers that moved on.
+TEST_F(HealVerdictsTest, AWorkerCountedOutOfALiveGenerationIsToldToStop) {
+  clock_.Advance(absl::Seconds(4));  // Past the registration's heartbeats.
+  Beat(2, "old", 20);
+  StreamCloses(2, "old");  // Gone: generation 1 ends.
+  ASSERT_EQ(Job(job_).state(), v1::JOB_STATE_RESTARTING);
+  v1::RegisterRequest again = NewProcess();
+  again.set_pid(100 + 2);  // No resume_job_id: its job does not take it.
+  Caller as_w2 = Caller::Of(w_[2], *workers_caller_.TokenOf(w_[2]));
+  absl::StatusOr<v1::RegisterResponse> reg =
+      coordinator_->Register(as_w2, again);
+  ASSERT_TRUE(reg.ok()) << reg.status();
+  workers_caller_.tokens[w_[2]] = reg->worker_token();
+  const v1::HeartbeatResponse hb = Beat(2, "new", 21);
+  ASSERT_TRUE(hb.has_abort());
+  EXPECT_EQ(hb.abort().generation(), 1);
+  EXPECT_FALSE(hb.abort().rejoin());
+  EXPECT_FALSE(hb.has_assignment());
+}
+
 }  // namespace
 }  // namespace ringleader
