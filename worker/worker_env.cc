@@ -29,7 +29,105 @@ absl::StatusOr<int> ParseInt(const std::string& name, const std::string& value,
   return n;
 }
 
+// Slurm's task variables (srun sets them for every task), checked.
+absl::Status ReadSlurm(const EnvLookup& env, WorkerEnv& out) {
+  out.slurm_job_id = NonEmpty(env, "SLURM_JOB_ID");
+  if (!out.slurm_job_id.has_value()) return absl::OkStatus();
+  if (std::optional<std::string> n = NonEmpty(env, "SLURM_NTASKS")) {
+    absl::StatusOr<int> ntasks = ParseInt("SLURM_NTASKS", *n, 1, 1 << 20);
+    if (!ntasks.ok()) return ntasks.status();
+    out.slurm_ntasks = *ntasks;
+  }
+  if (std::optional<std::string> p = NonEmpty(env, "SLURM_PROCID")) {
+    absl::StatusOr<int> procid =
+        ParseInt("SLURM_PROCID", *p, 0, out.slurm_ntasks.value_or(1 << 20) - 1);
+    if (!procid.ok()) return procid.status();
+    out.slurm_procid = *procid;
+  }
+  return absl::OkStatus();
+}
+
+// $LOCAL_RANK, else $SLURM_LOCALID.
+absl::Status ReadLocalRank(const EnvLookup& env, WorkerEnv& out) {
+  for (const char* name : {"LOCAL_RANK", "SLURM_LOCALID"}) {
+    std::optional<std::string> v = NonEmpty(env, name);
+    if (!v.has_value()) continue;
+    absl::StatusOr<int> local = ParseInt(name, *v, 0, 1 << 16);
+    if (!local.ok()) return local.status();
+    out.local_rank = *local;
+    return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+// Under Slurm without a coordinator named: the allocation's first node,
+// where deploy/slurm's batch script starts it.
+absl::StatusOr<std::string> SlurmCoordinator(const EnvLookup& env) {
+  std::optional<std::string> nodes = NonEmpty(env, "SLURM_JOB_NODELIST");
+  if (!nodes.has_value()) nodes = NonEmpty(env, "SLURM_NODELIST");
+  if (!nodes.has_value()) return std::string();
+  absl::StatusOr<std::string> host = FirstSlurmHost(*nodes);
+  if (!host.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("$SLURM_JOB_NODELIST: ", host.status().message()));
+  }
+  int port = 7070;
+  if (std::optional<std::string> p =
+          NonEmpty(env, "RINGLEADER_COORDINATOR_PORT")) {
+    absl::StatusOr<int> parsed =
+        ParseInt("RINGLEADER_COORDINATOR_PORT", *p, 1, 65535);
+    if (!parsed.ok()) return parsed.status();
+    port = *parsed;
+  }
+  return absl::StrCat(*host, ":", port);
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> FirstSlurmHost(const std::string& nodelist) {
+  // A host list is comma-separated entries, each a name with at most one
+  // bracketed set of numbers or ranges: "gpu[01-04,07]", "cpu3".
+  const std::string list(absl::StripAsciiWhitespace(nodelist));
+  const size_t open = list.find('[');
+  const size_t comma = list.find(',');
+  if (list.empty() || list.front() == '[' || list.front() == ',') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no host in \"", list, "\""));
+  }
+  if (open == std::string::npos ||
+      (comma != std::string::npos && comma < open)) {
+    return list.substr(0, comma);
+  }
+  const size_t close = list.find(']', open);
+  if (close == std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unclosed '[' in \"", list, "\""));
+  }
+  const std::string set = list.substr(open + 1, close - open - 1);
+  const std::string first = set.substr(0, set.find_first_of(",-"));
+  if (first.empty() ||
+      first.find_first_not_of("0123456789") != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad range \"[", set, "]\" in \"", list, "\""));
+  }
+  // A suffix after the brackets ends at the entry's comma.
+  const size_t end = list.find(',', close);
+  return absl::StrCat(
+      list.substr(0, open), first,
+      list.substr(close + 1, end == std::string::npos ? std::string::npos
+                                                      : end - close - 1));
+}
+
+absl::StatusOr<std::string> ResolveDevice(const std::string& device_flag,
+                                          const WorkerEnv& env) {
+  if (device_flag != "cuda") return device_flag;
+  if (!env.local_rank.has_value()) {
+    return absl::InvalidArgumentError(
+        "--device=cuda names the launcher's local rank, but neither "
+        "$LOCAL_RANK nor $SLURM_LOCALID is set: give cuda:N");
+  }
+  return absl::StrCat("cuda:", *env.local_rank);
+}
 
 EnvLookup ProcessEnvironment() {
   return [](const std::string& name) -> std::optional<std::string> {
@@ -69,9 +167,14 @@ absl::StatusOr<WorkerEnv> ResolveWorkerEnv(const std::string& coordinator_flag,
                          : absl::StrCat(*master_addr, ":", *port);
     out.coordinator_source = "MASTER_ADDR:MASTER_PORT";
   } else {
-    out.coordinator = "127.0.0.1:7070";
-    out.coordinator_source = "default";
+    absl::StatusOr<std::string> slurm = SlurmCoordinator(env);
+    if (!slurm.ok()) return slurm.status();
+    out.coordinator = slurm->empty() ? "127.0.0.1:7070" : *slurm;
+    out.coordinator_source =
+        slurm->empty() ? "default" : "SLURM_JOB_NODELIST's first node";
   }
+  if (absl::Status s = ReadSlurm(env, out); !s.ok()) return s;
+  if (absl::Status s = ReadLocalRank(env, out); !s.ok()) return s;
 
   const std::optional<std::string> rank = NonEmpty(env, "RANK");
   const std::optional<std::string> world = NonEmpty(env, "WORLD_SIZE");
@@ -102,6 +205,15 @@ std::string DescribeWorkerEnv(const WorkerEnv& env) {
     absl::StrAppend(&s, "; PyTorchJob rank ", *env.rank, " of ",
                     *env.world_size,
                     " (a hint: the coordinator assigns ranks)");
+  }
+  if (env.slurm_job_id.has_value()) {
+    absl::StrAppend(&s, "; Slurm job ", *env.slurm_job_id);
+    if (env.slurm_procid.has_value()) {
+      absl::StrAppend(&s, " task ", *env.slurm_procid);
+      if (env.slurm_ntasks.has_value()) {
+        absl::StrAppend(&s, " of ", *env.slurm_ntasks);
+      }
+    }
   }
   return s;
 }

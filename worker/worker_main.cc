@@ -1,4 +1,8 @@
 // ringleader-worker: one training worker per GPU or CPU slot.
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -31,10 +35,15 @@
 ABSL_FLAG(std::string, coordinator, "",
           "Coordinator HOST:PORT (default: $RINGLEADER_COORDINATOR, else "
           "$MASTER_ADDR:$MASTER_PORT as a Kubeflow PyTorchJob sets them, else "
-          "127.0.0.1:7070).");
-ABSL_FLAG(std::string, device, "cpu", "cpu or cuda:N.");
-ABSL_FLAG(std::string, address, "127.0.0.1",
-          "Address other workers reach this one at for collectives.");
+          "under Slurm the first node of $SLURM_JOB_NODELIST at "
+          "$RINGLEADER_COORDINATOR_PORT or 7070, else 127.0.0.1:7070).");
+ABSL_FLAG(std::string, device, "cpu",
+          "cpu, cuda:N, or cuda: the launcher's local rank ($LOCAL_RANK, "
+          "else Slurm's $SLURM_LOCALID).");
+ABSL_FLAG(std::optional<std::string>, address, std::nullopt,
+          "Address other workers reach this one at for collectives (default "
+          "127.0.0.1; under Slurm, this host's address, as its hostname "
+          "resolves).");
 ABSL_FLAG(int, threads, 1,
           "Intra-op threads for LibTorch (one per rank avoids "
           "oversubscribing cores when several ranks share a host).");
@@ -42,9 +51,10 @@ ABSL_FLAG(bool, keep_freed_memory, true,
           "Keep freed memory in the process for the next step instead of "
           "returning it to the kernel (glibc malloc; see "
           "worker/malloc_tuning.h).");
-ABSL_FLAG(int, max_jobs, 0,
-          "Exit after this many jobs (0: serve forever); with status 0 only "
-          "when the last one finished (succeeded), else 1, so that a "
+ABSL_FLAG(std::optional<int>, max_jobs, std::nullopt,
+          "Exit after this many jobs (0, the default: serve forever; under "
+          "Slurm the default is 1: a job step ends with its job); with status "
+          "0 only when the last one finished (succeeded), else 1, so that a "
           "supervisor restarts a worker that lost its job.");
 ABSL_FLAG(int, collective_timeout_s, 60, "Timeout of one collective.");
 ABSL_FLAG(bool, recover_from_peers, true,
@@ -102,6 +112,42 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
   return *groups;
 }
 
+// This host's address as its name resolves (IPv4 preferred), for peers on
+// other nodes; "" when it does not resolve.
+std::string HostAddress(const std::string& hostname) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(hostname.c_str(), nullptr, &hints, &found) != 0) return "";
+  std::string v4, v6;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {0};
+    const void* raw =
+        a->ai_family == AF_INET
+            ? static_cast<const void*>(
+                  &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
+            : static_cast<const void*>(
+                  &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
+    if (::inet_ntop(a->ai_family, raw, text, sizeof(text)) == nullptr) continue;
+    std::string& slot = a->ai_family == AF_INET ? v4 : v6;
+    if (slot.empty()) slot = text;
+  }
+  ::freeaddrinfo(found);
+  return v4.empty() ? v6 : v4;
+}
+
+// A task of a Slurm job step serves that job and ends with it, and peers
+// on other nodes reach it at its host's address, unless the flags say
+// otherwise.
+void ApplySlurmDefaults(ringleader::WorkerConfig& config) {
+  if (!absl::GetFlag(FLAGS_max_jobs).has_value()) config.max_jobs = 1;
+  if (!absl::GetFlag(FLAGS_address).has_value()) {
+    const std::string address = HostAddress(config.hostname);
+    if (!address.empty()) config.address = address;
+  }
+}
+
 // The daemon's configuration from the flags and the environment;
 // INVALID_ARGUMENT (exit 2) names the flag at fault.
 absl::StatusOr<ringleader::WorkerConfig> ConfigFromFlags() {
@@ -121,7 +167,10 @@ absl::StatusOr<ringleader::WorkerConfig> ConfigFromFlags() {
     return absl::InvalidArgumentError(credentials.status().message());
   }
   config.credentials = *std::move(credentials);
-  config.device = absl::GetFlag(FLAGS_device);
+  absl::StatusOr<std::string> device =
+      ringleader::ResolveDevice(absl::GetFlag(FLAGS_device), *env);
+  if (!device.ok()) return device.status();
+  config.device = *std::move(device);
   // A device this build or host cannot train on fails here, not mid-job.
   if (absl::Status s = ringleader::CheckDevice(config.device); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--device: ", s.message()));
@@ -129,8 +178,9 @@ absl::StatusOr<ringleader::WorkerConfig> ConfigFromFlags() {
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
   config.hostname = host;
-  config.address = absl::GetFlag(FLAGS_address);
-  config.max_jobs = absl::GetFlag(FLAGS_max_jobs);
+  config.address = absl::GetFlag(FLAGS_address).value_or("127.0.0.1");
+  config.max_jobs = absl::GetFlag(FLAGS_max_jobs).value_or(0);
+  if (env->slurm_job_id.has_value()) ApplySlurmDefaults(config);
   config.collective_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_collective_timeout_s));
   config.recover_from_peers = absl::GetFlag(FLAGS_recover_from_peers);

@@ -1,6 +1,6 @@
-// worker/worker_env: the coordinator address from flag, RINGLEADER_COORDINATOR
-// or a Kubeflow PyTorchJob's MASTER_ADDR/MASTER_PORT, and RANK/WORLD_SIZE
-// checks.
+// worker/worker_env: the coordinator address from flag, RINGLEADER_COORDINATOR,
+// a Kubeflow PyTorchJob's MASTER_ADDR/MASTER_PORT or Slurm's node list, and
+// RANK/WORLD_SIZE, Slurm task and local-rank checks.
 #include "worker/worker_env.h"
 
 #include <map>
@@ -135,6 +135,74 @@ TEST(WorkerEnvTest, RankAndWorldSize) {
       ResolveWorkerEnv("", Env({{"RANK", "1"}, {"WORLD_SIZE", "2"}}));
   ASSERT_TRUE(last.ok()) << last.status();
   EXPECT_EQ(last->rank, 1);
+}
+
+// What srun sets for task 3 of 4 of job 812 on a two-node allocation.
+const std::map<std::string, std::string> kSlurmTask = {
+    {"SLURM_JOB_ID", "812"},
+    {"SLURM_PROCID", "3"},
+    {"SLURM_NTASKS", "4"},
+    {"SLURM_LOCALID", "1"},
+    {"SLURM_JOB_NODELIST", "gpu[07-08]"},
+};
+
+TEST(WorkerEnvTest, SlurmTaskFindsTheCoordinatorOnTheFirstNode) {
+  absl::StatusOr<WorkerEnv> e = ResolveWorkerEnv("", Env(kSlurmTask));
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->coordinator, "gpu07:7070");
+  EXPECT_EQ(e->coordinator_source, "SLURM_JOB_NODELIST's first node");
+  EXPECT_EQ(e->slurm_job_id, "812");
+  EXPECT_EQ(e->slurm_procid, 3);
+  EXPECT_EQ(e->slurm_ntasks, 4);
+  EXPECT_EQ(e->local_rank, 1);
+  EXPECT_THAT(DescribeWorkerEnv(*e), HasSubstr("Slurm job 812 task 3 of 4"));
+  EXPECT_EQ(*ResolveDevice("cuda", *e), "cuda:1");
+  EXPECT_EQ(*ResolveDevice("cuda:0", *e), "cuda:0");
+  EXPECT_EQ(*ResolveDevice("cpu", *e), "cpu");
+  // The batch script's address wins over the node list.
+  std::map<std::string, std::string> vars = kSlurmTask;
+  vars["RINGLEADER_COORDINATOR"] = "gpu07:41234";
+  EXPECT_EQ(ResolveWorkerEnv("", Env(vars))->coordinator, "gpu07:41234");
+  vars.erase("RINGLEADER_COORDINATOR");
+  vars["RINGLEADER_COORDINATOR_PORT"] = "9000";
+  EXPECT_EQ(ResolveWorkerEnv("", Env(vars))->coordinator, "gpu07:9000");
+}
+
+TEST(WorkerEnvTest, BadSlurmVariablesAreNamed) {
+  std::map<std::string, std::string> vars = kSlurmTask;
+  vars["SLURM_PROCID"] = "4";
+  EXPECT_THAT(ResolveWorkerEnv("", Env(vars)).status().message(),
+              HasSubstr("$SLURM_PROCID=4 must be an integer in 0..3"));
+  vars = kSlurmTask;
+  vars["SLURM_JOB_NODELIST"] = "gpu[07-08";
+  EXPECT_THAT(ResolveWorkerEnv("", Env(vars)).status().message(),
+              HasSubstr("$SLURM_JOB_NODELIST: unclosed '['"));
+  vars = kSlurmTask;
+  vars["SLURM_LOCALID"] = "x";
+  EXPECT_THAT(ResolveWorkerEnv("", Env(vars)).status().message(),
+              HasSubstr("$SLURM_LOCALID=x"));
+  absl::StatusOr<WorkerEnv> none = ResolveWorkerEnv("", Env({}));
+  ASSERT_TRUE(none.ok());
+  EXPECT_THAT(ResolveDevice("cuda", *none).status().message(),
+              HasSubstr("neither $LOCAL_RANK nor $SLURM_LOCALID"));
+}
+
+TEST(WorkerEnvTest, TorchrunsLocalRankComesBeforeSlurms) {
+  std::map<std::string, std::string> vars = kSlurmTask;
+  vars["LOCAL_RANK"] = "0";
+  EXPECT_EQ(ResolveWorkerEnv("", Env(vars))->local_rank, 0);
+}
+
+TEST(WorkerEnvTest, FirstHostOfASlurmHostList) {
+  EXPECT_EQ(*FirstSlurmHost("node3"), "node3");
+  EXPECT_EQ(*FirstSlurmHost("a1,b2"), "a1");
+  EXPECT_EQ(*FirstSlurmHost("gpu[01-04,07],cpu3"), "gpu01");
+  EXPECT_EQ(*FirstSlurmHost("gpu[12,3-4]"), "gpu12");
+  EXPECT_EQ(*FirstSlurmHost("rack[2-3]-node,x"), "rack2-node");
+  EXPECT_EQ(*FirstSlurmHost("cpu3,gpu[1-2]"), "cpu3");
+  for (const char* bad : {"", "[1-2]", "gpu[", "gpu[]", "gpu[a-b]", ",x"}) {
+    EXPECT_FALSE(FirstSlurmHost(bad).ok()) << bad;
+  }
 }
 
 }  // namespace
