@@ -17,6 +17,7 @@ PACKAGES=(
   python3-yaml systemd
   iproute2 nftables
   libnetfilter-queue-dev
+  slurm-wlm munge
 )
 
 SUDO=""
