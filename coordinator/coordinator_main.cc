@@ -15,9 +15,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/flag_help.h"
 #include "common/port_file.h"
+#include "common/signal_watch.h"
 #include "common/systemd/notify.h"
 #include "common/tls_credentials.h"
 #include "coordinator/coordinator_server.h"
@@ -77,9 +79,9 @@ ABSL_FLAG(absl::Duration, retain_finished_for, absl::InfiniteDuration(),
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-
-void OnSignal(int) { g_stop = true; }
+// Taken on a thread of their own (common/signal_watch.h), not in a
+// handler.
+constexpr int kStopSignals[] = {SIGTERM, SIGINT};
 
 constexpr char kUsage[] =
     "ringleader-coordinator: registration, rendezvous, KV store, barriers, "
@@ -172,6 +174,13 @@ int main(int argc, char** argv) {
     std::cout << ringleader::FlagHelp(kUsage, FlagGroups(), {"coordinator/"});
     return 0;
   }
+  // Before any thread starts: they inherit the mask.
+  if (absl::Status s = ringleader::SignalWatch::Block(
+          {std::begin(kStopSignals), std::end(kStopSignals)});
+      !s.ok()) {
+    std::cerr << "ringleader-coordinator: " << s.message() << "\n";
+    return 1;
+  }
   absl::ParseCommandLine(argc, argv);
   // Debian builds Abseil without NDEBUG, which leaves absl::Mutex's deadlock
   // detection on: every lock then updates one global lock-order graph (and
@@ -210,9 +219,14 @@ int main(int argc, char** argv) {
     LOG(INFO) << "metrics on port " << (*server)->metrics_port()
               << " at /metrics";
   }
-  // Before READY: a supervisor may stop us as soon as it has seen it.
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  // Before READY: a supervisor may stop us as soon as it has seen it (a
+  // signal that came earlier waits, blocked, until now).
+  absl::Notification stop;
+  ringleader::SignalWatch signals(
+      {std::begin(kStopSignals), std::end(kStopSignals)}, [&stop](int signal) {
+        LOG(INFO) << "got " << strsignal(signal);
+        if (!stop.HasBeenNotified()) stop.Notify();
+      });
   // Type=notify: ready only now that the state is recovered, the server
   // accepts calls and the port file is written. The watchdog's liveness
   // check takes the coordinator's locks, so a deadlocked coordinator stops
@@ -224,7 +238,7 @@ int main(int argc, char** argv) {
         (*server)->coordinator().ListWorkers();
         return true;
       });
-  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  stop.WaitForNotification();
   LOG(INFO) << "coordinator shutting down";
   ringleader::SdNotify("STOPPING=1");
   watchdog.reset();

@@ -22,6 +22,7 @@
 #include "common/metrics.h"
 #include "common/metrics_http.h"
 #include "common/port_file.h"
+#include "common/signal_watch.h"
 #include "common/systemd/notify.h"
 #include "common/tls_credentials.h"
 #include "glog/logging.h"
@@ -87,10 +88,10 @@ ABSL_FLAG(std::string, tls_cert, "",
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 
 namespace {
-ringleader::WorkerDaemon* g_daemon = nullptr;
-void OnSignal(int) {
-  if (g_daemon != nullptr) g_daemon->Stop();
-}
+// SIGTERM and SIGINT are taken on a thread of their own (common/
+// signal_watch.h): the daemon's response takes locks, which no signal
+// handler may.
+constexpr int kStopSignals[] = {SIGTERM, SIGINT};
 
 constexpr char kUsage[] =
     "ringleader-worker: registers with the coordinator, trains the jobs it is "
@@ -249,6 +250,13 @@ int main(int argc, char** argv) {
     std::cout << ringleader::FlagHelp(kUsage, FlagGroups(), {"worker/"});
     return 0;
   }
+  // Before any thread starts: they inherit the mask.
+  if (absl::Status s = ringleader::SignalWatch::Block(
+          {std::begin(kStopSignals), std::end(kStopSignals)});
+      !s.ok()) {
+    std::cerr << "ringleader-worker: " << s.message() << "\n";
+    return 1;
+  }
   absl::ParseCommandLine(argc, argv);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
@@ -283,11 +291,16 @@ int main(int argc, char** argv) {
   if (!metrics_http.ok()) return Fail(metrics_http.status());
   ringleader::WorkerDaemon daemon(config);
   daemon_ptr = &daemon;
-  g_daemon = &daemon;
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
-  absl::Status s = daemon.Run();
-  g_daemon = nullptr;
+  absl::Status s;
+  {
+    ringleader::SignalWatch signals(
+        {std::begin(kStopSignals), std::end(kStopSignals)},
+        [&daemon](int signal) {
+          LOG(WARNING) << "got " << strsignal(signal) << "; stopping";
+          daemon.Stop();
+        });
+    s = daemon.Run();
+  }
   ringleader::SdNotify("STOPPING=1");
   watchdog.reset();
   if (!s.ok()) {
