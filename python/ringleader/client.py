@@ -8,7 +8,6 @@ subclasses worded as ringctl words them (``errors.from_rpc_error``).
 from __future__ import annotations
 
 import os
-import threading
 from typing import Iterable, Iterator, List, Optional, Union
 
 import grpc
@@ -136,18 +135,21 @@ class Client:
             self._channel = grpc.secure_channel(self.address, creds, options)
         else:
             self._channel = grpc.insecure_channel(self.address, options)
-        self._state = grpc.ChannelConnectivity.IDLE
-        self._state_lock = threading.Lock()
-        self._channel.subscribe(self._on_state, try_to_connect=False)
         self._stub = user_service_pb2_grpc.UserServiceStub(self._channel)
 
-    def _on_state(self, state: grpc.ChannelConnectivity) -> None:
-        with self._state_lock:
-            self._state = state
-
     def _connected(self) -> bool:
-        with self._state_lock:
-            return self._state == grpc.ChannelConnectivity.READY
+        """Whether the channel is connected now. grpc's public way is a
+        subscription, whose polling thread fails when the channel closes
+        under it (grpc 1.51); this asks the core channel directly, as that
+        thread does, and says "not connected" if it cannot ask."""
+        try:
+            from grpc._common import \
+                CYGRPC_CONNECTIVITY_STATE_TO_CHANNEL_CONNECTIVITY as states
+            core = self._channel._channel  # type: ignore[attr-defined]
+            state = states[core.check_connectivity_state(False)]
+        except Exception:  # pragma: no cover - another grpc's internals
+            return False
+        return state == grpc.ChannelConnectivity.READY
 
     def _metadata(self) -> list:
         # As metadata rather than call credentials, which gRPC sends only
@@ -266,7 +268,6 @@ class Client:
 
     def close(self) -> None:
         """Closes the channel; the client is unusable after."""
-        self._channel.unsubscribe(self._on_state)
         self._channel.close()
 
     def __enter__(self) -> "Client":

@@ -150,6 +150,7 @@ class ItemSource:
     dataset: Any
     fields: List[FieldSpec]
     split: str
+    item_dtypes: List[np.dtype]  # Item 0's, before widening: every item's
 
     def __len__(self) -> int:
         return len(self.dataset)
@@ -161,27 +162,27 @@ class ItemSource:
         for j in range(n):
             i = start + j
             parts = item_fields(self.dataset[i], i, self.split)
-            check_item(parts, self.fields, i, self.split)
+            check_item(parts, self.fields, self.item_dtypes, i, self.split)
             for k, part in enumerate(parts):
                 buffers[k][j] = part
         return n
 
 
-def check_item(parts: List[np.ndarray], fields: List[FieldSpec], index: int,
-               split: str) -> None:
-    """Item ``index`` has item 0's structure: its fields, shapes, dtypes."""
+def check_item(parts: List[np.ndarray], fields: List[FieldSpec],
+               dtypes: List[np.dtype], index: int, split: str) -> None:
+    """Item ``index`` has item 0's structure: its fields, shapes, dtypes
+    (as ``DataLoader`` would stack them)."""
     if len(parts) != len(fields):
         raise DataError(f"{split} item {index} has {len(parts)} fields; item 0 "
                         f"has {len(fields)}")
-    for k, (part, spec) in enumerate(zip(parts, fields)):
-        got = worker_dtype(part.dtype, f"{split} item {index} field {k}")
-        if tuple(part.shape) != spec.shape or got != spec.dtype:
+    for k, (part, spec, dtype) in enumerate(zip(parts, fields, dtypes)):
+        if tuple(part.shape) != spec.shape or part.dtype != dtype:
             role = "target" if k == len(fields) - 1 else f"input {k}"
             raise DataError(
                 f"{split} item {index}: field {k} ({role}) is "
                 f"{part.dtype.name} {list(part.shape)}, but item 0's is "
-                f"{spec.describe()}: every item needs one shape and dtype per "
-                "field (pad or crop it, or cast it)")
+                f"{dtype.name} {list(spec.shape)}: every item needs one shape "
+                "and dtype per field (pad or crop it, or cast it)")
 
 
 def _array_source(arrays: Sequence[Any], split: str) -> ArraySource:
@@ -221,7 +222,7 @@ def _item_source(dataset: Any, split: str) -> ItemSource:
     parts = item_fields(dataset[0], 0, split)
     fields = [FieldSpec(worker_dtype(p.dtype, f"{split} item 0 field {k}"),
                         tuple(p.shape)) for k, p in enumerate(parts)]
-    return ItemSource(dataset, fields, split)
+    return ItemSource(dataset, fields, split, [p.dtype for p in parts])
 
 
 def source(data: Any, split: str, task: str):

@@ -252,7 +252,22 @@ def _write_inputs(spec: job_pb2.JobSpec, plan: plan_mod.DataPlan,
         spec.export.torchscript_path = str(job_dir / "trained.pt")
     if not spec.export.safetensors_path:
         spec.export.safetensors_path = str(job_dir / "trained.safetensors")
+    _make_output_dirs(spec)
     return job_dir
+
+
+def _make_output_dirs(spec: job_pb2.JobSpec) -> None:
+    """The directories the job writes to, which the workers expect to
+    exist (as a training script's os.makedirs(out_dir) would make them)."""
+    dirs = [spec.checkpoint_dir, spec.timeline_dir,
+            os.path.dirname(spec.export.torchscript_path),
+            os.path.dirname(spec.export.safetensors_path)]
+    for d in dirs:
+        if d and os.path.isabs(d):
+            try:
+                os.makedirs(d, exist_ok=True)
+            except OSError as e:
+                raise Error(f"cannot create {d} for the job: {e}") from e
 
 
 def _run(client: Client, spec: job_pb2.JobSpec, show: bool) -> job_pb2.Job:

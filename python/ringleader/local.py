@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import time
 import weakref
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 from . import binaries
 from .client import Client
@@ -58,7 +58,8 @@ class LocalCluster:
     """A coordinator and ``workers`` worker daemons on this machine.
 
     Args:
-        workers: worker daemons to start, one rank each.
+        workers: worker daemons to start, one rank each (0: only the
+            coordinator, for workers started elsewhere).
         bin_dir: where ``ringleader-coordinator`` and ``ringleader-worker``
             are (a ``bazel-bin`` or a flat directory). Default:
             ``$RINGLEADER_BIN_DIR``, else this repository's ``bazel-bin``,
@@ -66,6 +67,9 @@ class LocalCluster:
         threads: LibTorch and BLAS threads per worker.
         start_timeout: seconds to wait for the daemons to come up.
         keep_dir: keep the state and log directory after :meth:`stop`.
+        coordinator_args: more ``ringleader-coordinator`` flags (TLS,
+            ``--auth_token_file``, lease settings...).
+        worker_args: more ``ringleader-worker`` flags.
 
     Example::
 
@@ -77,11 +81,14 @@ class LocalCluster:
 
     def __init__(self, workers: int = 2, *, bin_dir: Optional[str] = None,
                  threads: int = 1, start_timeout: float = 60.0,
-                 keep_dir: bool = False) -> None:
+                 keep_dir: bool = False, coordinator_args: Sequence[str] = (),
+                 worker_args: Sequence[str] = ()) -> None:
         if not isinstance(workers, int) or isinstance(workers, bool) or \
-                not 1 <= workers <= 256:
-            raise ClusterError(f"workers must be an int in [1, 256], not "
+                not 0 <= workers <= 256:
+            raise ClusterError(f"workers must be an int in [0, 256], not "
                                f"{workers!r}")
+        self.coordinator_args = list(coordinator_args)
+        self.worker_args = list(worker_args)
         self.workers = workers
         self.threads = int(threads)
         self.start_timeout = float(start_timeout)
@@ -141,7 +148,8 @@ class LocalCluster:
         port_file = self.dir / "port"
         proc = self._spawn([self._paths["ringleader-coordinator"],
                             "--listen=127.0.0.1:0", f"--port_file={port_file}",
-                            f"--state={self.dir / 'state.db'}"],
+                            f"--state={self.dir / 'state.db'}",
+                            *self.coordinator_args],
                            "coordinator.log", self._env())
         for _ in _deadline_loop(self.start_timeout):
             if proc.poll() is not None:
@@ -160,7 +168,8 @@ class LocalCluster:
         self._workers = [self._spawn([self._paths["ringleader-worker"],
                                       f"--coordinator={self.address}",
                                       "--device=cpu",
-                                      f"--threads={self.threads}"],
+                                      f"--threads={self.threads}",
+                                      *self.worker_args],
                                      f"worker{i}.log", env)
                          for i in range(self.workers)]
 
@@ -170,6 +179,8 @@ class LocalCluster:
         assert self.dir is not None
         workers = self._workers
         pids = {p.pid for p in workers}
+        if not pids:
+            return
         with self.client() as client:
             for _ in _deadline_loop(self.start_timeout, 0.05):
                 for i, p in enumerate(workers):
@@ -182,11 +193,12 @@ class LocalCluster:
         raise ClusterError(f"{self.workers} workers did not register within "
                            f"{self.start_timeout:g}s (logs in {self.dir})")
 
-    def client(self, timeout: float = 10.0) -> Client:
-        """A :class:`Client` of this cluster's coordinator."""
+    def client(self, **options) -> Client:
+        """A :class:`Client` of this cluster's coordinator; ``options`` are
+        Client's (``timeout``, ``tls_ca``, ``token``...)."""
         if self.address is None:
             raise ClusterError("the LocalCluster is not started")
-        return Client(self.address, timeout=timeout)
+        return Client(self.address, **options)
 
     def stop(self) -> None:
         """Stops every daemon (SIGTERM, then SIGKILL after 10 s) and removes

@@ -50,8 +50,21 @@ def instantiate(model: ModelLike) -> nn.Module:
                            f"returning one, not a {type(model).__name__}")
 
 
+def _where(module: nn.Module) -> str:
+    """`` at file:line`` of the module's forward, for an error without one."""
+    try:
+        forward = type(module).forward
+        _, line = inspect.getsourcelines(forward)
+        return f" at {inspect.getsourcefile(forward)}:{line}"
+    except (OSError, TypeError):
+        return " (its source is not available)"
+
+
 def _script_error(module: nn.Module, err: Exception) -> ModelScriptError:
     text = str(err).strip()
+    if "<--- HERE" not in text:  # Not a compile error with a pointer.
+        text += (f"\n(while compiling {type(module).__name__}.forward"
+                 f"{_where(module)} or what it calls; {type(err).__name__})")
     body = "\n".join("    " + line for line in text.splitlines())
     return ModelScriptError(
         f"torch.jit.script cannot compile {type(module).__name__}, and the "

@@ -6,7 +6,8 @@ hand, so a field added to ``proto/ringleader/v1/job.proto`` is a keyword the
 moment the stubs are regenerated. A field is reachable as
 
 * its top-level name: ``epochs=3``, ``precision="bf16"``,
-  ``lr_schedule={"kind": "cosine", "warmup_steps": 100}``;
+  ``lr_schedule={"kind": "cosine", "warmup_steps": 100}``; a message with
+  a ``kind`` also takes the kind alone: ``lr_schedule="cosine"``;
 * its path with ``__``: ``lr_schedule__kind="cosine"``,
   ``export__safetensors_path="/data/m.safetensors"``;
 * its own name when no other field below ``JobSpec`` has it:
@@ -121,8 +122,20 @@ def _enum_value(field: FieldDescriptor, value: Any, where: str) -> int:
                            f"({enum.name})")
 
 
-def _scalar(field: FieldDescriptor, value: Any, where: str) -> Any:
+def _scalar(field: FieldDescriptor, value: Any, where: str,
+            json_like: bool = False) -> Any:
     t = field.type
+    if json_like and isinstance(value, str) and t not in (
+            FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES,
+            FieldDescriptor.TYPE_ENUM):
+        # The proto3 JSON mapping (MessageToDict) writes 64-bit integers and
+        # special floats as strings.
+        try:
+            value = float(value) if t in (FieldDescriptor.TYPE_DOUBLE,
+                                          FieldDescriptor.TYPE_FLOAT) \
+                else int(value)
+        except ValueError:
+            pass
     if t == FieldDescriptor.TYPE_ENUM:
         return _enum_value(field, value, where)
     if t == FieldDescriptor.TYPE_BOOL:
@@ -147,7 +160,7 @@ def _scalar(field: FieldDescriptor, value: Any, where: str) -> Any:
 
 
 def _set_field(msg: message.Message, field: FieldDescriptor, value: Any,
-               where: str) -> None:
+               where: str, json_like: bool = False) -> None:
     name = field.name
     if field.label == FieldDescriptor.LABEL_REPEATED:
         if isinstance(value, (str, bytes, Mapping)) or not hasattr(
@@ -160,12 +173,13 @@ def _set_field(msg: message.Message, field: FieldDescriptor, value: Any,
             if field.message_type is not None:
                 _merge(container.add(), item, f"{where}[{i}]")
             else:
-                container.append(_scalar(field, item, f"{where}[{i}]"))
+                container.append(
+                    _scalar(field, item, f"{where}[{i}]", json_like))
         return
     if field.message_type is not None:
         _merge(getattr(msg, name), value, where)
         return
-    checked = _scalar(field, value, where)
+    checked = _scalar(field, value, where, json_like)
     try:
         setattr(msg, name, checked)
     except (TypeError, ValueError) as e:  # Out of the wire type's range.
@@ -180,6 +194,13 @@ def _merge(msg: message.Message, value: Any, where: str) -> None:
                 f"{where} takes a {msg.DESCRIPTOR.name} (or a dict), not a "
                 f"{value.DESCRIPTOR.name}")
         msg.CopyFrom(value)
+        return
+    kind = msg.DESCRIPTOR.fields_by_name.get("kind")
+    if kind is not None and kind.enum_type is not None and \
+            isinstance(value, (str, int)):
+        # The shorthand ringctl's flags have: lr_schedule="cosine" sets
+        # lr_schedule.kind, optimizer="adamw" optimizer.kind.
+        _set_field(msg, kind, value, f"{where}.kind" if where else "kind")
         return
     if not isinstance(value, Mapping):
         raise InvalidSpecError(
@@ -197,7 +218,7 @@ def _merge(msg: message.Message, value: Any, where: str) -> None:
             raise InvalidSpecError(
                 f"{where}: {desc.name} has no field {key!r}{hint}")
         _set_field(msg, field, item, f"{where}.{field.name}" if where
-                   else field.name)
+                   else field.name, json_like=True)
 
 
 def set_path(spec: JobSpec, path: Tuple[str, ...], value: Any,
