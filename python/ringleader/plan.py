@@ -35,10 +35,13 @@ OWNED = {
     ("dataset", "block_size"): "block_size",
     ("dataset", "synthetic_train_size"): "train",
     ("dataset", "synthetic_test_size"): "test",
-    ("dataset",): "train/test (or shuffle=, transform=... by keyword)",
     ("optimizer", "kind"): "optimizer", ("optimizer", "learning_rate"): "lr",
     ("task", "kind"): "task",
 }
+# Whole messages that hold both kinds: their other fields are keywords
+# (shuffle=, transform=, augmentation=...).
+OWNED_WHOLE = {("dataset",): "train and test arguments (and keywords such "
+                             "as shuffle= or transform=)"}
 
 
 def _positive_int(name: str, value: Any) -> int:
@@ -52,6 +55,9 @@ def check_owned(fields: Mapping[str, Any]) -> None:
     """No keyword sets a field that fit sets from its own arguments."""
     for keyword in fields:
         path = resolve_keyword(keyword)
+        if path in OWNED_WHOLE:
+            raise InvalidSpecError(
+                f"keyword {keyword} is set by fit from its {OWNED_WHOLE[path]}")
         for owned, argument in OWNED.items():
             if path[:len(owned)] == owned:
                 raise InvalidSpecError(

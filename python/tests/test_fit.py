@@ -157,6 +157,8 @@ def test_keywords_and_values_are_checked_before_submitting(
         (dict(task="ranking"), "task must be one of"),
         (dict(optimizer="lion"), "optimizer.kind.*'lion' is not one of sgd, adam"),
         (dict(min_workers=3), "min_workers 3 is more than workers=2"),
+        (dict(dataset={"shuffle": True}), "set by fit from its train and test"),
+        (dict(train_tokens="/x"), r"dataset.train_tokens\) is set by fit"),
     ]
     with cluster.client() as c:
         before = len(c.list())
@@ -183,13 +185,16 @@ def test_the_recipe_reaches_the_job(cluster, fashion_mnist, tmp_path):
         lr_schedule="cosine", warmup_steps=2, min_lr=1e-4, clip_grad_norm=1.0,
         gradient_compression="bf16", checkpoint_dir=tmp_path / "ckpt",
         checkpoint_every_steps=4, min_workers=1, name="recipe", seed=3,
-        label_smoothing=0.1, client=cluster.address, data_dir=tmp_path,
+        label_smoothing=0.1, drop_last=True, shuffle=False,
+        transform={"scale": 2.0}, client=cluster.address, data_dir=tmp_path,
         progress=False)
     s = result.job.spec
     assert s.name == "recipe" and result.job_id.startswith("recipe-")
     assert (s.lr_schedule.warmup_steps, s.lr_schedule.min_lr) == (2, 1e-4)
     assert s.clip_grad_norm == 1.0 and s.ddp.gradient_compression != 0
     assert (s.min_workers, s.max_workers, s.seed) == (1, 2, 3)
+    assert (s.dataset.drop_last, s.dataset.shuffle) == (True, False)
+    assert s.dataset.transform.scale == 2.0
     assert result.job.last_checkpoint.checkpoint_id > 0
     assert result.job.progress.grad_norm > 0
 
