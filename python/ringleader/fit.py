@@ -6,7 +6,8 @@ import os
 import pathlib
 import secrets
 import sys
-from typing import Any, Callable, Iterator, Optional, Union
+import time
+from typing import Any, Callable, Dict, Iterator, Optional, Union
 
 import torch
 from torch import nn
@@ -127,6 +128,7 @@ def fit(model: Union[nn.Module, Callable[[], nn.Module]],
     """
     if local not in (None, True, False):
         raise InvalidSpecError(f"local must be None, True or False, not {local!r}")
+    clock = _Stopwatch()
     spec = plan_mod.base_spec(task, optimizer, lr, epochs, batch_size, workers,
                               job_fields)
     plan = plan_mod.plan_data(train, test, task)
@@ -135,12 +137,35 @@ def fit(model: Union[nn.Module, Callable[[], nn.Module]],
         spec.name = model_mod.job_name(prepared)
     if test is not None and "evaluate_every_epoch" not in job_fields:
         spec.evaluate_every_epoch = True
+    clock.lap("prepare")
     with _coordinator(local, client, spec.max_workers) as (coordinator, ready):
+        clock.lap("start_cluster")
         root = _data_dir(data_dir)
         job_dir = _write_inputs(spec, plan, prepared, root, progress)
-        ready()
+        clock.lap("write")
+        ready()  # The workers started while the data was written.
+        clock.lap("start_cluster")
         final = _run(coordinator, spec, progress)
-    return _result(final, prepared, root, job_dir)
+        clock.lap("job")
+    clock.lap("stop_cluster")
+    result = _result(final, prepared, root, job_dir)
+    clock.lap("load")
+    result.timings = clock.laps
+    return result
+
+
+class _Stopwatch:
+    """Seconds per phase of fit, for Result.timings."""
+
+    def __init__(self) -> None:
+        self.laps: Dict[str, float] = {}
+        self._at = time.monotonic()
+
+    def lap(self, name: str) -> None:
+        """Adds the time since the last lap to ``name``'s."""
+        now = time.monotonic()
+        self.laps[name] = round(self.laps.get(name, 0.0) + now - self._at, 4)
+        self._at = now
 
 
 def _prepare_model(model: Any, jit: str, spec: job_pb2.JobSpec,

@@ -32,6 +32,12 @@ class Result:
         torchscript_path: the exported TorchScript file
             (``torch.jit.load`` runs it anywhere).
         safetensors_path: the exported safetensors file.
+        timings: seconds fit spent on each phase: ``prepare`` (scripting,
+            checks), ``start_cluster`` (a local cluster's daemons, or
+            connecting; the workers start while the data is written),
+            ``write`` (the data, or only its fingerprint when reused, and the
+            model), ``job`` (submit to final state), ``stop_cluster`` and
+            ``load`` (the trained model back).
     """
     model: nn.Module
     state_dict: Dict[str, torch.Tensor]
@@ -41,6 +47,7 @@ class Result:
     job: job_pb2.Job = dataclasses.field(repr=False)
     torchscript_path: str = ""
     safetensors_path: str = ""
+    timings: Dict[str, float] = dataclasses.field(default_factory=dict)
 
     def load_torchscript(self) -> torch.jit.ScriptModule:
         """The exported TorchScript model, loaded onto the CPU."""
