@@ -136,11 +136,13 @@ class ArraySource:
     def __len__(self) -> int:
         return int(self.arrays[0].shape[0])
 
-    def chunks(self, field: int, rows: int) -> Iterator[np.ndarray]:
-        """Field ``field`` in slices of ``rows`` samples, as written."""
+    def chunks(self, field: int, rows: int, start: int = 0
+               ) -> Iterator[np.ndarray]:
+        """Field ``field`` from sample ``start`` on, in slices of ``rows``
+        samples, as written."""
         a, spec = self.arrays[field], self.fields[field]
-        for start in range(0, len(self), rows):
-            part = to_numpy(a[start:start + rows])
+        for first in range(start, len(self), rows):
+            part = to_numpy(a[first:first + rows])
             yield np.ascontiguousarray(part, dtype=spec.dtype)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -161,3 +162,24 @@ def test_tokens(tmp_path):
                          (ids.astype(np.float32), "integers")]:
         with pytest.raises(ringleader.DataError, match=words):
             data.tokens(wrong, "train")
+
+
+def test_a_sketch_finds_data_seen_before_and_the_hash_decides(tmp_path):
+    x, y = arrays()
+    first = write((x, y), tmp_path)
+    assert len(os.listdir(tmp_path / store.SKETCHES)) == 1
+    # Same sketch (sampled rows unchanged), other bytes: written anew.
+    x2 = x.copy()
+    x2[1, 0, 0, 0] += 1.0
+    assert 1 not in {int(i) for i in np.linspace(0, 299, store.SKETCH_ROWS)}
+    second = write((x2, y), tmp_path)
+    assert not second.reused and second.fingerprint != first.fingerprint
+    assert np.array_equal(np.load(second.inputs[0]), x2)
+    # Both stay findable by their full hash.
+    assert write((x, y), tmp_path).reused
+    assert write((x2, y), tmp_path).reused
+    # A lost sketch only costs a write that is then dropped.
+    shutil.rmtree(tmp_path / store.SKETCHES)
+    again = write((x, y), tmp_path)
+    assert again.reused and again.fingerprint == first.fingerprint
+    assert not [d for d in os.listdir(tmp_path) if d.startswith(".tmp-")]

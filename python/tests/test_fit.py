@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from typing import Optional, Tuple
 
 import numpy as np
@@ -10,23 +11,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.utils.data import Dataset
 
 import ringleader
+from conftest import REPO
 from ringleader.v1 import job_pb2
-
-
-class FashionMNIST(Dataset):
-    """The seed's kind of Dataset: (image tensor, int label) per item."""
-
-    def __init__(self, x, y):
-        self.x, self.y = x, y
-
-    def __len__(self):
-        return len(self.x)
-
-    def __getitem__(self, i):
-        return torch.from_numpy(self.x[i]), int(self.y[i])
 
 
 def model_fn() -> nn.Module:
@@ -68,11 +56,14 @@ class NumpyNet(nn.Module):
         return self.fc(x.flatten(1) / scale)
 
 
-def test_fit_fashion_mnist_on_a_local_cluster(fashion_mnist, tmp_path, capsys):
-    x, y, tx, ty = fashion_mnist
-    result = ringleader.fit(model_fn, FashionMNIST(x, y), test=(tx, ty),
-                            epochs=2, batch_size=64, lr=1e-3, workers=2,
-                            local=True, data_dir=tmp_path)
+def test_fit_fashion_mnist_on_a_local_cluster(tmp_path, capsys):
+    """The README's skeleton (examples/python/fashion_mnist.py) on a subset."""
+    sys.path.insert(0, str(REPO / "examples" / "python"))
+    try:
+        import fashion_mnist as example
+    finally:
+        sys.path.pop(0)
+    result = example.fit(limit=4096, local=True, data_dir=tmp_path)
     assert [m["epoch"] for m in result.metrics] == [1, 2]
     assert set(result.metrics[-1]) >= {"accuracy", "top5_accuracy", "test_loss"}
     assert result.metrics[-1]["accuracy"] > 0.6  # Chance is 0.1.
@@ -81,11 +72,12 @@ def test_fit_fashion_mnist_on_a_local_cluster(fashion_mnist, tmp_path, capsys):
     # The model handed back is the user's class, and computes what the
     # exported TorchScript computes.
     assert isinstance(result.model, nn.Sequential) and not result.model.training
-    batch = torch.from_numpy(tx[:32])
+    batch = torch.stack([example.FashionMNIST("test", 32)[i][0]
+                         for i in range(32)])
     with torch.no_grad():
         torch.testing.assert_close(result.model(batch),
                                    result.load_torchscript()(batch))
-    assert set(result.state_dict) == set(model_fn().state_dict())
+    assert set(result.state_dict) == set(example.model_fn().state_dict())
     err = capsys.readouterr().err
     assert f"submitted job {result.job_id}" in err
     assert "evaluated epoch 1: test_loss" in err
