@@ -19,6 +19,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "resnet"))
+# This checkout's package (scripts/setup.sh also makes it importable anywhere).
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
 import ringleader  # noqa: E402
 from model import build  # noqa: E402  (examples/resnet/model.py)
