@@ -159,13 +159,16 @@ class Display:
         if self._state is not None and job.state != self._state and \
                 job.state == job_pb2.JOB_STATE_RESTARTING:
             self.write(f"job {job.job_id} RESTARTING: {job.message}")
+        desc = f"{job.job_id} {state_name(job)}"
+        if p.total_steps > 0:
+            desc += f" epoch {min(p.epoch + 1, job.spec.epochs)}/{job.spec.epochs}"
         if self._bar is None:
             self._bar = tqdm(total=p.total_steps or None, unit="step",
-                             file=self.file, dynamic_ncols=True)
+                             desc=desc, file=self.file, dynamic_ncols=True)
         bar = self._bar
         if p.total_steps and bar.total != p.total_steps:
             bar.total = p.total_steps
-        bar.set_description(f"{job.job_id} {state_name(job)}", refresh=False)
+        bar.set_description(desc, refresh=False)
         postfix: Dict[str, str] = {}
         if p.step > 0:
             postfix["loss"] = f"{p.loss:.4f}"
