@@ -235,7 +235,10 @@ class Client:
             CoordinatorUnavailableError: the stream broke off.
         """
         job_id = _job_id(job)
-        yield self.get(job_id)  # Fails fast, within the deadline.
+        first = self.get(job_id)  # Fails fast, within the deadline.
+        yield first
+        if is_final(first):
+            return
         call = self._stub.WatchJob(user_service_pb2.WatchJobRequest(job_id=job_id),
                                    metadata=self._metadata())
         last: Optional[Job] = None

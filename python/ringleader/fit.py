@@ -221,6 +221,7 @@ def _coordinator(local: Optional[bool], client: Any, workers: int
     if local is False or (local is None and remote):
         c = client if isinstance(client, Client) else Client(client)
         try:
+            _check_reachable(c, workers)
             yield c, lambda: None
         finally:
             if c is not client:
@@ -233,6 +234,16 @@ def _coordinator(local: Optional[bool], client: Any, workers: int
             yield c, cluster.wait_ready
     finally:
         cluster.stop()
+
+
+def _check_reachable(client: Client, workers: int) -> None:
+    """Before any data is written: the coordinator answers (else
+    CoordinatorUnavailableError, within the client's timeout), and a word
+    when the job will wait for workers that are not there."""
+    registered = len(client.workers())
+    if registered < workers:
+        print(f"ringleader: {registered} worker(s) registered with "
+              f"{client.address}; the job waits for {workers}", file=sys.stderr)
 
 
 def _data_dir(data_dir: Any) -> pathlib.Path:

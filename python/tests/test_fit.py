@@ -211,3 +211,14 @@ def test_the_environment_picks_the_coordinator(cluster, fashion_mnist,
                             progress=False)
     with cluster.client() as c:
         assert result.job_id in [j.job_id for j in c.list()]
+
+
+def test_an_unreachable_coordinator_fails_before_the_data_is_written(
+        fashion_mnist, tmp_path):
+    x, y, _, _ = fashion_mnist
+    with ringleader.Client("127.0.0.1:1", timeout=2) as nobody:
+        with pytest.raises(ringleader.CoordinatorUnavailableError,
+                           match="cannot reach coordinator at 127.0.0.1:1"):
+            ringleader.fit(model_fn, (x[:64], y[:64]), client=nobody,
+                           data_dir=tmp_path)
+    assert not os.listdir(tmp_path)
