@@ -14,7 +14,8 @@ from torch import nn
 
 from . import model as model_mod
 from . import plan as plan_mod
-from . import progress, safetensors_io, store
+from . import progress as display_mod
+from . import safetensors_io, store
 from .data import check_token_range
 from .client import COORDINATOR_ENV, Client, check_succeeded, state_name
 from .errors import DataError, Error, InvalidSpecError
@@ -309,7 +310,7 @@ def _make_output_dirs(spec: job_pb2.JobSpec) -> None:
 def _run(client: Client, spec: job_pb2.JobSpec, show: bool) -> job_pb2.Job:
     """Submits and follows the job; Ctrl-C cancels it, says so, re-raises."""
     job_id = client.submit(spec)
-    display = progress.Display(enabled=show)
+    display = display_mod.Display(enabled=show)
     display.write(f"submitted job {job_id} ({spec.max_workers} workers, "
                   f"coordinator {client.address})")
     last = None
@@ -348,8 +349,8 @@ def _result(final: job_pb2.Job, prepared: model_mod.Prepared,
                     f"readable here ({e}): data_dir ({root}) must be a "
                     "directory every worker and this machine share") from e
     return Result(model=module, state_dict=state,
-                  metrics=progress.evaluations(final),
-                  final_metrics=progress.final_metrics(final),
+                  metrics=display_mod.evaluations(final),
+                  final_metrics=display_mod.final_metrics(final),
                   job_id=final.job_id, job=final, torchscript_path=ts,
                   safetensors_path=st)
 
