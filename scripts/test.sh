@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test, then prints "N passed, N failed"
-# counted over GoogleTest cases (from each target's test.xml), plus one case
-# for clang's lock-annotation analysis (scripts/thread_safety.sh), three for
+# counted over GoogleTest cases (from each target's test.xml) and the Python
+# package's pytest cases (scripts/python_tests.sh, against the daemons just
+# built), plus one case for clang's lock-annotation analysis
+# (scripts/thread_safety.sh), three for
 # the logging includes that a torch 2.x LibTorch needs
 # (tools/check_logging_includes.py), one per
 # fuzzer for a bounded libFuzzer run over job-spec parsing and .npy headers
@@ -20,6 +22,7 @@ bazel build -c fastbuild "${BAZEL_QUIET[@]}" //... 2>&1 | tee "$build_log"
 # Results are never taken from the cache: every run runs every test.
 bazel test //... "${BAZEL_QUIET[@]}" --nocache_test_results "$@"
 rc=$?
+PYTHON_XML="$extra_dir/python/test.xml" bash scripts/python_tests.sh || rc=1
 TSA_XML="$extra_dir/thread_safety/test.xml" bash scripts/thread_safety.sh || rc=1
 python3 tools/check_logging_includes.py \
   --xml "$extra_dir/logging_includes/test.xml" || rc=1

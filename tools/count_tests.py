@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Sums GoogleTest cases over Bazel's test.xml files.
+"""Sums test cases over JUnit test.xml files: Bazel's (GoogleTest) and
+pytest's (python/tests, scripts/python_tests.sh), which share the format: a
+<testcase> per case, with a <failure> or <error> child when it failed (pytest
+also writes <error> for a failed fixture) and <skipped> when it was skipped.
 
 Prints "N passed, N failed[, N skipped]" and exits 1 if any case failed or a
 test target left no readable result (a crash before GoogleTest wrote XML).
 Takes one or more directories (default bazel-testlogs); scripts/test.sh also
-passes the one where scripts/fuzz.sh wrote its run as a JUnit case.
+passes the one where scripts/fuzz.sh and the other checks wrote theirs.
 """
 import pathlib
 import sys

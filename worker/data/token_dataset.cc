@@ -143,6 +143,7 @@ absl::Status TokenDataset::GatherFields(const int64_t* indices, size_t n,
   }
   const int64_t b = block_size_;
   const size_t width = NpyDtypeSize(dtype_);
+  const int64_t vocab = vocabulary_limit();
   for (size_t i = 0; i < n; ++i) {
     const int64_t first = indices[i] * b;  // The window's first token.
     const uint8_t* src = tokens_ + static_cast<size_t>(first) * width;
@@ -152,11 +153,11 @@ absl::Status TokenDataset::GatherFields(const int64_t* indices, size_t n,
     // The target is the input shifted by one, plus the window's last token.
     std::memcpy(y, x + 1, static_cast<size_t>(b - 1) * sizeof(int64_t));
     ConvertToInt64(dtype_, src + static_cast<size_t>(b) * width, 1, y + b - 1);
-    if (!IsSigned(dtype_)) continue;
-    if (absl::Status s = CheckNonNegative(indices[i], x, b, first); !s.ok()) {
+    if (!IsSigned(dtype_) && vocab <= 0) continue;
+    if (absl::Status s = CheckIds(indices[i], x, b, first, vocab); !s.ok()) {
       return s;
     }
-    if (absl::Status s = CheckNonNegative(indices[i], y + b - 1, 1, first + b);
+    if (absl::Status s = CheckIds(indices[i], y + b - 1, 1, first + b, vocab);
         !s.ok()) {
       return s;
     }
@@ -164,19 +165,26 @@ absl::Status TokenDataset::GatherFields(const int64_t* indices, size_t n,
   return absl::OkStatus();
 }
 
-// ids[0, count) are tokens first_token... of the file.
-absl::Status TokenDataset::CheckNonNegative(int64_t window, const int64_t* ids,
-                                            int64_t count,
-                                            int64_t first_token) const {
-  int64_t lowest = 0;
-  for (int64_t j = 0; j < count; ++j)
-    lowest = ids[j] < lowest ? ids[j] : lowest;
-  if (lowest >= 0) return absl::OkStatus();
+// ids[0, count) are tokens first_token... of the file; each must be >= 0
+// and, with a limit (vocab_size > 0), below it.
+absl::Status TokenDataset::CheckIds(int64_t window, const int64_t* ids,
+                                    int64_t count, int64_t first_token,
+                                    int64_t vocab_size) const {
+  // Negative ids are 2^63 and up as unsigned, past either bound.
+  const uint64_t bound = vocab_size > 0 ? static_cast<uint64_t>(vocab_size)
+                                        : static_cast<uint64_t>(INT64_MAX) + 1;
   int64_t j = 0;
-  while (ids[j] >= 0) ++j;
-  return absl::InvalidArgumentError(
-      absl::StrCat(description_, ": token ", first_token + j, " (in window ",
-                   window, ") is ", ids[j], "; token ids must be >= 0"));
+  // One comparison per id.
+  while (j < count && static_cast<uint64_t>(ids[j]) < bound) ++j;
+  if (j == count) return absl::OkStatus();
+  if (ids[j] < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(description_, ": token ", first_token + j, " (in window ",
+                     window, ") is ", ids[j], "; token ids must be >= 0"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      description_, ": token id ", ids[j], " at position ", first_token + j,
+      " is >= the model's vocabulary size ", vocab_size));
 }
 
 }  // namespace ringleader

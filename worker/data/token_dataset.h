@@ -13,6 +13,7 @@
 // .npy) or anything else read as raw little-endian tokens of a given type
 // (uint16 or uint32, nanoGPT's and Megatron's .bin).
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -27,7 +28,8 @@
 
 namespace ringleader {
 
-// Immutable after Create; thread-safe.
+// Immutable after Create but for the vocabulary limit, which is atomic;
+// thread-safe.
 class TokenDataset final : public Dataset {
  public:
   // `raw_dtype` (kUint16 or kUint32) is the element type of a raw file; a
@@ -53,10 +55,24 @@ class TokenDataset final : public Dataset {
   // "train split of /data/train.bin".
   std::string Describe() const override { return description_; }
   // Also InvalidArgument when a window holds a negative id (int32 and int64
-  // files), naming the file and the token's position in it.
+  // files), or one at or past the vocabulary limit, naming the file and the
+  // token's position in it.
   absl::Status GatherFields(const int64_t* indices, size_t n,
                             const std::vector<void*>& inputs_out,
                             void* targets_out) const override;
+
+  // Ids at or past `vocab_size` fail GatherFields from now on ("token id X
+  // at position P is >= the model's vocabulary size V"), instead of failing
+  // inside the model's embedding with a TorchScript traceback; 0 removes
+  // the limit. The file may be larger than RAM, so it is checked window by
+  // window as it is read, not scanned up front. The trainer sets it once it
+  // knows the model (worker/train/token_vocabulary.h).
+  void LimitVocabulary(int64_t vocab_size) {
+    vocab_size_.store(vocab_size, std::memory_order_relaxed);
+  }
+  int64_t vocabulary_limit() const {
+    return vocab_size_.load(std::memory_order_relaxed);
+  }
 
   int64_t num_tokens() const { return num_tokens_; }
   int64_t block_size() const { return block_size_; }
@@ -65,8 +81,8 @@ class TokenDataset final : public Dataset {
  private:
   TokenDataset(MappedFile file, const uint8_t* tokens, NpyDtype dtype,
                int64_t num_tokens, int64_t block_size, std::string description);
-  absl::Status CheckNonNegative(int64_t window, const int64_t* ids,
-                                int64_t count, int64_t first_token) const;
+  absl::Status CheckIds(int64_t window, const int64_t* ids, int64_t count,
+                        int64_t first_token, int64_t vocab_size) const;
 
   const MappedFile file_;
   const uint8_t* const tokens_;
@@ -75,6 +91,7 @@ class TokenDataset final : public Dataset {
   const int64_t block_size_;
   const int64_t windows_;
   const std::string description_;
+  std::atomic<int64_t> vocab_size_{0};  // 0: no limit.
 };
 
 }  // namespace ringleader

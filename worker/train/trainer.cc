@@ -36,6 +36,7 @@
 #include "worker/train/step_plan.h"
 #include "worker/train/task.h"
 #include "worker/train/timeline.h"
+#include "worker/train/token_vocabulary.h"
 #include "worker/train/train_step.h"
 
 namespace ringleader {
@@ -94,6 +95,10 @@ absl::Status Trainer::BuildModelAndTask() {
   if (absl::Status s = ApplyPrecision(spec, device_, *model_); !s.ok()) {
     return JobError(s);
   }
+  // Before the probe reads the first windows: an id past the vocabulary
+  // fails naming its position, not in the embedding's traceback.
+  LimitTokenVocabulary(spec, *model_, *task_, *env_.data->train,
+                       *env_.data->test, device_);
   if (absl::Status s = ProbeModel(*model_, *task_, *env_.data->train, device_);
       !s.ok()) {
     return JobError(s);

@@ -252,6 +252,37 @@ TEST(TokenDatasetTest, NegativeIdsNameFileAndPosition) {
               HasSubstr("token 0 (in window 0) is -1"));
 }
 
+TEST(TokenDatasetTest, IdsPastTheVocabularyNamePositionAndSize) {
+  // 100, 101, ...: B = 3, so token 5 (value 105) is an input of window 1
+  // and token 6 (106) the last target of window 1 and an input of window 2.
+  const std::string path = WriteTemp("vocab.bin", RawBytes(Ramp<uint16_t>(10)));
+  auto ds = MustCreate(Split::kTrain, path, 3);
+  ASSERT_NE(ds, nullptr);
+  EXPECT_EQ(ds->vocabulary_limit(), 0);
+  EXPECT_TRUE(Gather(*ds, {0, 1, 2}).status.ok());  // No limit yet.
+  ds->LimitVocabulary(105);
+  EXPECT_TRUE(Gather(*ds, {0}).status.ok());  // Tokens 100..103.
+  Gathered g = Gather(*ds, {1});
+  EXPECT_EQ(g.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(g.status.message(),
+            "train split of " + path +
+                ": token id 105 at position 5 is >= the model's vocabulary "
+                "size 105");
+  ds->LimitVocabulary(106);  // Now only the last target of window 1.
+  EXPECT_THAT(std::string(Gather(*ds, {1}).status.message()),
+              HasSubstr("token id 106 at position 6 is >="));
+  ds->LimitVocabulary(0);
+  EXPECT_TRUE(Gather(*ds, {1, 2}).status.ok());
+  // A signed file: a negative id is still named as one, under a limit too.
+  const std::string neg = WriteTemp(
+      "vocab-neg.npy", NpyOf<int64_t>(NpyDtype::kInt64, {4}, {1, -2, 3, 4}));
+  auto signed_ds = MustCreate(Split::kTest, neg, 3);
+  ASSERT_NE(signed_ds, nullptr);
+  signed_ds->LimitVocabulary(3);
+  EXPECT_THAT(std::string(Gather(*signed_ds, {0}).status.message()),
+              HasSubstr("token 1 (in window 0) is -2; token ids must be >= 0"));
+}
+
 TEST(TokenDatasetTest, BadIndicesAndBuffers) {
   const std::string path = WriteTemp("idx.bin", RawBytes(Ramp<uint16_t>(9)));
   auto ds = MustCreate(Split::kTrain, path, 4);
