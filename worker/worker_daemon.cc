@@ -132,6 +132,24 @@ absl::Status WorkerDaemon::FailJob(const std::string& job_id,
   return marked;
 }
 
+void WorkerDaemon::LeaveAfterFailure(const std::string& job_id,
+                                     const v1::JoinRendezvousResponse& gen,
+                                     const absl::Status& error) {
+  // The job's own errors were reported: they fail the job. Any other
+  // failure of this rank (a disk that will not take a file, say) ends its
+  // generation; the coordinator hears why from the rank, not a guess from
+  // its closed watch, and the job goes on elsewhere if it can. The process
+  // registers again under its id at its next heartbeat.
+  if (IsJobError(error)) return;
+  const std::string why =
+      absl::StrCat("rank ", gen.rank(), " of generation ", gen.generation(),
+                   " of job ", job_id, " failed: ", error.message());
+  LOG(ERROR) << why;
+  if (absl::Status s = client_->Leave(why.substr(0, 1000)); !s.ok()) {
+    LOG(WARNING) << "could not tell the coordinator: " << s.message();
+  }
+}
+
 CommunicatorRequest WorkerDaemon::CommunicatorRequestFor(
     const std::string& job_id, const v1::JoinRendezvousResponse& gen) {
   CommunicatorRequest request;
@@ -248,6 +266,9 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
     // Heartbeats stop naming the generation; a worker that rejoins keeps
     // its watch open until the coordinator ends it.
     const bool rejoins = !s.ok() && (absl::IsAborted(s) || aborted_);
+    // Before the watch closes: the coordinator reads a watch closed first
+    // as the process gone.
+    if (!s.ok() && !rejoins) LeaveAfterFailure(job_id, *gen, s);
     client_->SetCurrent(job_id, 0, /*keep_watch=*/rejoins);
     if (s.ok()) {
       if (config_.metrics != nullptr) config_.metrics->jobs_done->Increment();

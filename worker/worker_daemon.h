@@ -91,6 +91,11 @@ class WorkerDaemon {
   // Fails the job with `error` (the job's own, such as unreadable data):
   // joins its generation and reports the error as this rank's.
   absl::Status FailJob(const std::string& job_id, const absl::Status& error);
+  // Tells the coordinator why this rank leaves generation `gen` of
+  // `job_id` after `error` (neither a rejoin nor the job's own error).
+  void LeaveAfterFailure(const std::string& job_id,
+                         const v1::JoinRendezvousResponse& gen,
+                         const absl::Status& error);
   void OnAbort(const v1::GenerationAbort& abort);
   // FaultInjection::lose_allreduce_result_*: whether the all-reduce this
   // rank launches now is to be lost (at most once per process).

@@ -235,5 +235,27 @@ TEST(JobErrorsTest, RanksThatSeeDifferentDatasetsFailTheJobNamingBothSizes) {
                            "dataset"));
 }
 
+// A failure that is neither the job's own nor a rejoin (here: a checkpoint
+// directory that is a file, so no checkpoint can be written there): the
+// rank tells the coordinator why it leaves, and the job's message says so,
+// not "closed its connection (its process exited)" guessed from its
+// closed watch while the process was alive.
+TEST(JobErrorsTest, ARankThatFailsSaysWhyItLeaves) {
+  const std::string dir = FreshDir("leave-why");
+  const std::string not_a_dir = dir + "/ckpt";
+  std::ofstream(not_a_dir) << "a file, not a directory\n";
+  v1::JobSpec spec = BaseSpec("leave-why");
+  spec.mutable_model()->set_arch(v1::MODEL_ARCH_MLP);
+  spec.set_max_restarts(0);
+  spec.set_checkpoint_dir(not_a_dir);
+  spec.set_checkpoint_every_steps(2);
+  const v1::Job job = RunToEnd(spec);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED) << job.message();
+  EXPECT_THAT(job.message(), HasSubstr("failed: ")) << job.message();
+  EXPECT_THAT(job.message(), HasSubstr(not_a_dir)) << job.message();
+  EXPECT_THAT(job.message(), ::testing::Not(HasSubstr("process exited")))
+      << job.message();
+}
+
 }  // namespace
 }  // namespace ringleader::testing
