@@ -168,52 +168,54 @@ CLI::Option* AddEnum(CLI::App* cmd, const Sink& sink) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+// Calls `add(TypeTag<T>{})` with the C++ type of a number or string field;
+// nullptr for other types.
+template <typename F>
+CLI::Option* ForNumberOrString(FieldDescriptor::CppType type, F add) {
+  using D = FieldDescriptor;
+  switch (type) {
+    case D::CPPTYPE_INT32:
+      return add(TypeTag<int32_t>{});
+    case D::CPPTYPE_INT64:
+      return add(TypeTag<int64_t>{});
+    case D::CPPTYPE_UINT32:
+      return add(TypeTag<uint32_t>{});
+    case D::CPPTYPE_UINT64:
+      return add(TypeTag<uint64_t>{});
+    case D::CPPTYPE_FLOAT:
+      return add(TypeTag<float>{});
+    case D::CPPTYPE_DOUBLE:
+      return add(TypeTag<double>{});
+    case D::CPPTYPE_STRING:
+      return add(TypeTag<std::string>{});
+    default:
+      return nullptr;
+  }
+}
+
 // The option for the field's type; a row that no option suits is an error.
 CLI::Option* AddFlag(CLI::App* cmd, const Sink& sink) {
   const FieldDescriptor* field = sink.flag->fields.front().back();
-  using F = FieldDescriptor;
-  if (field->is_repeated()) {
-    switch (field->cpp_type()) {
-      case F::CPPTYPE_INT32:
-        return AddList<int32_t>(cmd, sink);
-      case F::CPPTYPE_INT64:
-        return AddList<int64_t>(cmd, sink);
-      case F::CPPTYPE_UINT32:
-        return AddList<uint32_t>(cmd, sink);
-      case F::CPPTYPE_UINT64:
-        return AddList<uint64_t>(cmd, sink);
-      case F::CPPTYPE_FLOAT:
-        return AddList<float>(cmd, sink);
-      case F::CPPTYPE_DOUBLE:
-        return AddList<double>(cmd, sink);
-      case F::CPPTYPE_STRING:
-        return AddList<std::string>(cmd, sink);
-      default:
-        TableError(*sink.flag->row, "no flag for a list of this type");
+  if (!field->is_repeated()) {
+    if (field->cpp_type() == FieldDescriptor::CPPTYPE_BOOL) {
+      return AddBool(cmd, sink);
+    }
+    if (field->cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
+      return AddEnum(cmd, sink);
     }
   }
-  switch (field->cpp_type()) {
-    case F::CPPTYPE_BOOL:
-      return AddBool(cmd, sink);
-    case F::CPPTYPE_ENUM:
-      return AddEnum(cmd, sink);
-    case F::CPPTYPE_INT32:
-      return AddValue<int32_t>(cmd, sink);
-    case F::CPPTYPE_INT64:
-      return AddValue<int64_t>(cmd, sink);
-    case F::CPPTYPE_UINT32:
-      return AddValue<uint32_t>(cmd, sink);
-    case F::CPPTYPE_UINT64:
-      return AddValue<uint64_t>(cmd, sink);
-    case F::CPPTYPE_FLOAT:
-      return AddValue<float>(cmd, sink);
-    case F::CPPTYPE_DOUBLE:
-      return AddValue<double>(cmd, sink);
-    case F::CPPTYPE_STRING:
-      return AddValue<std::string>(cmd, sink);
-    default:
-      TableError(*sink.flag->row, "a message field takes no flag");
-  }
+  CLI::Option* opt = ForNumberOrString(field->cpp_type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return field->is_repeated() ? AddList<T>(cmd, sink)
+                                : AddValue<T>(cmd, sink);
+  });
+  if (opt == nullptr) TableError(*sink.flag->row, "no flag sets its type");
+  return opt;
 }
 
 }  // namespace
