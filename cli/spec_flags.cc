@@ -13,8 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "cli/spec_flag_table.h"
 #include "common/enum_names.h"
+#include "common/spec_violations.h"
 
 namespace ringleader::cli {
 namespace {
@@ -225,11 +227,17 @@ void AddSpecFlags(CLI::App* command, SpecOverrides* overrides) {
   std::map<FieldPath, CLI::Option*> single;  // A field's own flag.
   for (const ResolvedFlag& flag : table) {
     CLI::Option* opt = AddFlag(command, Sink{&flag, overrides});
-    if (flag.fields.size() == 1) single.emplace(flag.fields.front(), opt);
-    // A shorthand (--workers) cannot be given with the flags it stands for.
-    for (size_t i = 0; flag.fields.size() > 1 && i < flag.fields.size(); ++i) {
-      auto it = single.find(flag.fields[i]);
-      if (it != single.end()) opt->excludes(it->second);
+    if (flag.fields.size() == 1) {
+      single.emplace(flag.fields.front(), opt);
+    } else {
+      // A shorthand (--workers) cannot be given with the flags it stands for.
+      for (const FieldPath& path : flag.fields) {
+        auto it = single.find(path);
+        if (it == single.end()) {
+          TableError(*flag.row, "a shorthand follows the flags it sets");
+        }
+        opt->excludes(it->second);
+      }
     }
     opt->group(std::string(flag.row->group));
   }
@@ -258,9 +266,8 @@ std::string FlagForField(absl::string_view field_path) {
 namespace {
 
 std::string LineWithFlagHint(absl::string_view line) {
-  constexpr absl::string_view kPrefix = "invalid job spec: ";
-  if (!absl::StartsWith(line, kPrefix)) return std::string(line);
-  absl::string_view rest = line.substr(kPrefix.size());
+  absl::string_view rest = line;
+  if (!absl::ConsumePrefix(&rest, kInvalidSpecPrefix)) return std::string(line);
   const std::string flag = FlagForField(rest.substr(0, rest.find(' ')));
   if (flag.empty()) return std::string(line);
   return absl::StrCat(line, " (flag ", flag, ")");
