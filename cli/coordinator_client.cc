@@ -43,28 +43,35 @@ absl::Status CoordinatorClient::Convert(const grpc::Status& status) const {
   return RpcErrorToStatus(status, call);
 }
 
+template <typename Request, typename Response>
+absl::StatusOr<Response> CoordinatorClient::Call(
+    grpc::Status (v1::UserService::Stub::*method)(grpc::ClientContext*,
+                                                  const Request&, Response*),
+    const Request& request) {
+  Response response;
+  auto ctx = NewContext();
+  if (absl::Status s =
+          Convert((stub_.get()->*method)(ctx.get(), request, &response));
+      !s.ok()) {
+    return s;
+  }
+  return response;
+}
+
 absl::StatusOr<std::string> CoordinatorClient::SubmitJob(
     const v1::JobSpec& spec) {
   v1::SubmitJobRequest req;
   *req.mutable_spec() = spec;
-  v1::SubmitJobResponse resp;
-  auto ctx = NewContext();
-  if (absl::Status s = Convert(stub_->SubmitJob(ctx.get(), req, &resp));
-      !s.ok()) {
-    return s;
-  }
-  return resp.job_id();
+  absl::StatusOr<v1::SubmitJobResponse> resp =
+      Call(&v1::UserService::Stub::SubmitJob, req);
+  if (!resp.ok()) return resp.status();
+  return resp->job_id();
 }
 
 absl::StatusOr<v1::Job> CoordinatorClient::GetJob(const std::string& job_id) {
   v1::GetJobRequest req;
   req.set_job_id(job_id);
-  v1::Job job;
-  auto ctx = NewContext();
-  if (absl::Status s = Convert(stub_->GetJob(ctx.get(), req, &job)); !s.ok()) {
-    return s;
-  }
-  return job;
+  return Call(&v1::UserService::Stub::GetJob, req);
 }
 
 absl::StatusOr<v1::ListJobsResponse> CoordinatorClient::ListJobs(
@@ -74,45 +81,24 @@ absl::StatusOr<v1::ListJobsResponse> CoordinatorClient::ListJobs(
   for (v1::JobState s : states) req.add_states(s);
   req.set_page_size(page_size);
   req.set_page_token(page_token);
-  v1::ListJobsResponse resp;
-  auto ctx = NewContext();
-  if (absl::Status s = Convert(stub_->ListJobs(ctx.get(), req, &resp));
-      !s.ok()) {
-    return s;
-  }
-  return resp;
+  return Call(&v1::UserService::Stub::ListJobs, req);
 }
 
 absl::StatusOr<v1::Job> CoordinatorClient::CancelJob(
     const std::string& job_id) {
   v1::CancelJobRequest req;
   req.set_job_id(job_id);
-  v1::Job job;
-  auto ctx = NewContext();
-  if (absl::Status s = Convert(stub_->CancelJob(ctx.get(), req, &job));
-      !s.ok()) {
-    return s;
-  }
-  return job;
+  return Call(&v1::UserService::Stub::CancelJob, req);
 }
 
 absl::Status CoordinatorClient::DeleteJob(const std::string& job_id) {
   v1::DeleteJobRequest req;
   req.set_job_id(job_id);
-  v1::DeleteJobResponse resp;
-  auto ctx = NewContext();
-  return Convert(stub_->DeleteJob(ctx.get(), req, &resp));
+  return Call(&v1::UserService::Stub::DeleteJob, req).status();
 }
 
 absl::StatusOr<v1::ListWorkersResponse> CoordinatorClient::ListWorkers() {
-  v1::ListWorkersResponse resp;
-  auto ctx = NewContext();
-  if (absl::Status s = Convert(
-          stub_->ListWorkers(ctx.get(), v1::ListWorkersRequest(), &resp));
-      !s.ok()) {
-    return s;
-  }
-  return resp;
+  return Call(&v1::UserService::Stub::ListWorkers, v1::ListWorkersRequest());
 }
 
 absl::Status CoordinatorClient::WatchJob(

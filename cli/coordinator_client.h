@@ -58,6 +58,13 @@ class CoordinatorClient {
   // A context whose deadline is now + timeout_.
   std::unique_ptr<grpc::ClientContext> NewContext() const;
   absl::Status Convert(const grpc::Status& status) const;
+  // One unary call of the stub's `method` under the deadline: its response,
+  // or the failure in words.
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      grpc::Status (v1::UserService::Stub::*method)(grpc::ClientContext*,
+                                                    const Request&, Response*),
+      const Request& request);
 
   void AddToken(grpc::ClientContext& ctx) const;
 

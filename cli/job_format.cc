@@ -3,34 +3,23 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/table.h"
+#include "common/enum_names.h"
 #include "common/eval_metrics.h"
 
 namespace ringleader::cli {
 namespace {
-
-// The enum value's name without its prefix, or its number if undefined.
-std::string StripPrefix(const std::string& name, absl::string_view prefix,
-                        int number) {
-  if (name.empty()) return absl::StrCat(number);
-  absl::string_view s = name;
-  absl::ConsumePrefix(&s, prefix);
-  return std::string(s);
-}
-
-std::string Lower(std::string s) {
-  absl::AsciiStrToLower(&s);
-  return s;
-}
 
 std::string FormatWhen(int64_t unix_ms, absl::Time now) {
   if (unix_ms <= 0) return "-";
@@ -41,8 +30,7 @@ std::string FormatWhen(int64_t unix_ms, absl::Time now) {
 }
 
 std::string DescribeModel(const v1::ModelSpec& m) {
-  std::string s =
-      Lower(StripPrefix(v1::ModelArch_Name(m.arch()), "MODEL_ARCH_", m.arch()));
+  std::string s = EnumValueName(m.arch());
   if (m.hidden_sizes_size() > 0) {
     absl::StrAppend(&s, " ", absl::StrJoin(m.hidden_sizes(), ","));
   }
@@ -59,8 +47,7 @@ std::string DescribeSplit(absl::string_view name, const v1::NpySplit& split) {
 }
 
 std::string DescribeDataset(const v1::DatasetSpec& d) {
-  std::string s = Lower(StripPrefix(v1::DatasetFormat_Name(d.format()),
-                                    "DATASET_FORMAT_", d.format()));
+  std::string s = EnumValueName(d.format());
   if (!d.path().empty()) absl::StrAppend(&s, " ", d.path());
   if (d.format() == v1::DATASET_FORMAT_SYNTHETIC) {
     absl::StrAppend(&s, " ", d.synthetic_train_size(), " train / ",
@@ -77,9 +64,7 @@ std::string DescribeDataset(const v1::DatasetSpec& d) {
     if (!d.test_tokens().empty())
       absl::StrAppend(&s, ", test ", d.test_tokens());
     if (d.token_dtype() != v1::TOKEN_DTYPE_UNSPECIFIED) {
-      absl::StrAppend(&s, ", ",
-                      Lower(StripPrefix(v1::TokenDtype_Name(d.token_dtype()),
-                                        "TOKEN_DTYPE_", d.token_dtype())));
+      absl::StrAppend(&s, ", ", EnumValueName(d.token_dtype()));
     }
     absl::StrAppend(&s, ", block ", d.block_size());
   }
@@ -90,12 +75,9 @@ std::string DescribeDataset(const v1::DatasetSpec& d) {
 
 // "language_model, loss model, ignore_index -1": what was set.
 std::string DescribeTask(const v1::TaskSpec& t) {
-  std::string s =
-      Lower(StripPrefix(v1::TaskKind_Name(t.kind()), "TASK_KIND_", t.kind()));
+  std::string s = EnumValueName(t.kind());
   if (t.loss() != v1::LOSS_KIND_UNSPECIFIED) {
-    absl::StrAppend(&s, ", loss ",
-                    Lower(StripPrefix(v1::LossKind_Name(t.loss()), "LOSS_KIND_",
-                                      t.loss())));
+    absl::StrAppend(&s, ", loss ", EnumValueName(t.loss()));
   }
   if (t.has_ignore_index()) {
     absl::StrAppend(&s, ", ignore_index ", t.ignore_index());
@@ -141,8 +123,7 @@ void AddEvaluations(const v1::JobProgress& p,
 }
 
 std::string DescribeOptimizer(const v1::OptimizerSpec& o) {
-  std::string s = Lower(StripPrefix(v1::OptimizerKind_Name(o.kind()),
-                                    "OPTIMIZER_KIND_", o.kind()));
+  std::string s = EnumValueName(o.kind());
   absl::StrAppend(&s, " lr ", o.learning_rate());
   if (o.momentum() != 0) absl::StrAppend(&s, " momentum ", o.momentum());
   if (o.nesterov()) absl::StrAppend(&s, " nesterov");
@@ -165,8 +146,7 @@ std::string DescribeSchedule(const v1::JobSpec& spec) {
   const v1::LrSchedule& l = spec.lr_schedule();
   std::vector<std::string> parts;
   if (spec.has_lr_schedule()) {
-    std::string s = Lower(StripPrefix(v1::LrScheduleKind_Name(l.kind()),
-                                      "LR_SCHEDULE_KIND_", l.kind()));
+    std::string s = EnumValueName(l.kind());
     if (l.kind() == v1::LR_SCHEDULE_KIND_UNSPECIFIED) s = "constant";
     if (l.warmup_steps() != 0)
       absl::StrAppend(&s, ", warmup ", l.warmup_steps());
@@ -188,12 +168,13 @@ std::string DescribeSchedule(const v1::JobSpec& spec) {
 
 }  // namespace
 
+// Upper case, as the state columns have always shown them.
 std::string JobStateName(v1::JobState state) {
-  return StripPrefix(v1::JobState_Name(state), "JOB_STATE_", state);
+  return absl::AsciiStrToUpper(EnumValueName(state));
 }
 
 std::string WorkerStateName(v1::WorkerState state) {
-  return StripPrefix(v1::WorkerState_Name(state), "WORKER_STATE_", state);
+  return absl::AsciiStrToUpper(EnumValueName(state));
 }
 
 bool IsFinalState(v1::JobState state) {
@@ -206,22 +187,16 @@ absl::StatusOr<std::vector<v1::JobState>> ParseJobStates(
   std::vector<v1::JobState> states;
   for (absl::string_view item :
        absl::StrSplit(text, ',', absl::SkipWhitespace())) {
-    std::string name = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(item));
-    if (!absl::StartsWith(name, "JOB_STATE_")) name = "JOB_STATE_" + name;
-    v1::JobState state;
-    if (!v1::JobState_Parse(name, &state) ||
-        state == v1::JOB_STATE_UNSPECIFIED) {
-      std::vector<std::string> valid;
-      for (int s = v1::JobState_MIN + 1; s <= v1::JobState_MAX; ++s) {
-        if (v1::JobState_IsValid(s)) {
-          valid.push_back(Lower(JobStateName(static_cast<v1::JobState>(s))));
-        }
-      }
-      return absl::InvalidArgumentError(
-          absl::StrCat("--state: unknown job state \"", item, "\" (one of ",
-                       absl::StrJoin(valid, ", "), ")"));
+    const std::optional<int> state = ParseEnumValueName(
+        v1::JobState_descriptor(), absl::StripAsciiWhitespace(item));
+    if (!state.has_value() || *state == v1::JOB_STATE_UNSPECIFIED) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--state: unknown job state \"", item, "\" (one of ",
+          absl::StrJoin(ChoosableEnumValueNames(v1::JobState_descriptor()),
+                        ", "),
+          ")"));
     }
-    states.push_back(state);
+    states.push_back(static_cast<v1::JobState>(*state));
   }
   return states;
 }

@@ -6,21 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/strip.h"
+#include "common/enum_names.h"
 
 namespace ringleader {
 namespace {
 
 using metrics::CallbackFamily;
-
-// "JOB_STATE_RUNNING" -> "running".
-std::string StateLabel(v1::JobState state) {
-  const std::string& full = v1::JobState_Name(state);
-  absl::string_view name = full;
-  absl::ConsumePrefix(&name, "JOB_STATE_");
-  return absl::AsciiStrToLower(name);
-}
 
 bool Final(v1::JobState s) {
   return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
@@ -45,7 +36,8 @@ void RegisterCoordinatorMetrics(Coordinator* coordinator, Clock* clock,
         }
         std::vector<CallbackFamily::Sample> out;
         for (const auto& [state, n] : counts) {
-          out.push_back({{StateLabel(state)}, static_cast<double>(n)});
+          // JOB_STATE_RUNNING is "running".
+          out.push_back({{EnumValueName(state)}, static_cast<double>(n)});
         }
         return out;
       });

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "cli/spec_flag_table.h"
 #include "cli/submit_spec.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
@@ -154,13 +155,22 @@ TEST(SpecFlagsTest, AdamWAndTheScheduleKinds) {
   EXPECT_NE(ParseError("--lr_schedule=exponential"), "");
 }
 
-// Every JobSpec field (recursively) is set by some flag, so a new proto field
-// without a flag fails here.
+bool IsFileOnly(const std::string& path) {
+  for (const FileOnlyField& f : FileOnlySpecFields()) {
+    if (f.field == path) return true;
+  }
+  return false;
+}
+
+// Every JobSpec field (recursively) but those listed as file-only is set by
+// some flag, so a new proto field without a flag fails here (and in
+// spec_flag_table_test).
 void ExpectEveryFieldHasAFlag(const google::protobuf::Descriptor* d,
                               const std::string& prefix) {
   for (int i = 0; i < d->field_count(); ++i) {
     const google::protobuf::FieldDescriptor* f = d->field(i);
     const std::string path = prefix + f->name();
+    if (IsFileOnly(path)) continue;
     if (f->message_type() != nullptr) {
       ExpectEveryFieldHasAFlag(f->message_type(), path + ".");
     } else {
@@ -242,6 +252,32 @@ TEST(SpecFlagsTest, TheLastOfRepeatedFlagsWins) {
   EXPECT_TRUE(s.dataset().shuffle());
   EXPECT_EQ(s.max_workers(), 3);
   EXPECT_FALSE(Parse("--shuffle --no-shuffle").dataset().shuffle());
+}
+
+TEST(SpecFlagsTest, PrecisionIsSpelledBf16) {
+  EXPECT_EQ(Parse("--precision=BF16").precision(), v1::PRECISION_BF16_MIXED);
+  EXPECT_EQ(Parse("--precision=fp32").precision(), v1::PRECISION_FP32);
+  EXPECT_NE(ParseError("--precision=bf16_mixed"), "");
+  EXPECT_NE(ParseError("--precision=unspecified"), "");
+}
+
+TEST(SpecFlagsTest, AFlagGivenTwiceIsOneOverride) {
+  CLI::App app("test");
+  SpecOverrides overrides;
+  AddSpecFlags(&app, &overrides);
+  app.parse("--lr=1 --lr=2 --workers=3", /*program_name_included=*/false);
+  std::vector<std::string> given;
+  for (const FieldPath& path : overrides.given) {
+    given.push_back(FieldPathName(path));
+  }
+  EXPECT_EQ(given, (std::vector<std::string>{"optimizer.learning_rate",
+                                             "min_workers", "max_workers"}));
+}
+
+TEST(SpecFlagsTest, AListFlagGivenTwiceTakesBoth) {
+  const v1::JobSpec s = Parse("--hidden=1,2 --hidden=3");
+  ASSERT_EQ(s.model().hidden_sizes_size(), 3);
+  EXPECT_EQ(s.model().hidden_sizes(2), 3);
 }
 
 TEST(SpecFlagsTest, HiddenReplacesTheList) {
