@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/in_process_coordinator.h"
 #include "tests/testing/job_specs.h"
 
@@ -465,7 +466,13 @@ TEST_F(CoordinatorServiceTest, DeadWorkerEndsGenerationAndAbortsBarrier) {
   v1::GetJobRequest g;
   g.set_job_id(job);
   v1::Job j;
-  ASSERT_TRUE(users_->GetJob(Ctx().get(), g, &j).ok());
+  // The barrier's waiters are failed before the job manager hears of the
+  // end (the hooks run in that order, outside any lock): a GetJob right
+  // after the ABORTED answer can still see RUNNING.
+  ASSERT_TRUE(testing::Eventually([&] {
+    return users_->GetJob(Ctx().get(), g, &j).ok() &&
+           j.state() != v1::JOB_STATE_RUNNING;
+  }));
   EXPECT_EQ(j.state(), v1::JOB_STATE_RESTARTING);
   EXPECT_EQ(j.restarts(), 1);
   // A stale generation is refused with ABORTED.
