@@ -44,7 +44,7 @@ class PendingArrivals {
     return next_++;
   }
   // After it: kept only while the arrival still waits.
-  void SetCanceller(uint64_t id, Coordinator::Canceller cancel) {
+  void SetCanceller(uint64_t id, Canceller cancel) {
     absl::MutexLock lock(&mu_);
     if (auto it = pending_.find(id); it != pending_.end()) {
       it->second = std::move(cancel);
@@ -55,7 +55,7 @@ class PendingArrivals {
     pending_.erase(id);
   }
   void CancelAll() {
-    absl::flat_hash_map<uint64_t, Coordinator::Canceller> pending;
+    absl::flat_hash_map<uint64_t, Canceller> pending;
     {
       absl::MutexLock lock(&mu_);
       pending.swap(pending_);
@@ -67,17 +67,16 @@ class PendingArrivals {
 
  private:
   absl::Mutex mu_;
-  absl::flat_hash_map<uint64_t, Coordinator::Canceller> pending_
-      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, Canceller> pending_ ABSL_GUARDED_BY(mu_);
   uint64_t next_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
 class BarrierStreamReactor final : public Reactor {
  public:
-  BarrierStreamReactor(grpc::CallbackServerContext* ctx,
-                       Coordinator* coordinator, BarrierOutbox::Limits limits)
+  BarrierStreamReactor(grpc::CallbackServerContext* ctx, BootstrapCalls* calls,
+                       BarrierOutbox::Limits limits)
       : ctx_(ctx),
-        coordinator_(coordinator),
+        calls_(calls),
         sink_(this),
         outbox_(std::make_shared<BarrierOutbox>(&sink_, limits)) {
     absl::StatusOr<Caller> caller = CallerOf(*ctx);
@@ -133,7 +132,7 @@ class BarrierStreamReactor final : public Reactor {
       // completes a round) or on the thread of another stream's arrival that
       // completes the round, or a timer's.
       const uint64_t id = pending_->Add();
-      Coordinator::Canceller cancel = coordinator_->Barrier(
+      Canceller cancel = calls_->Barrier(
           caller_, request,
           [outbox = outbox_, pending = pending_, id,
            job_id = Echo(request.job_id()), generation = request.generation(),
@@ -178,7 +177,7 @@ class BarrierStreamReactor final : public Reactor {
   };
 
   grpc::CallbackServerContext* const ctx_;
-  Coordinator* const coordinator_;
+  BootstrapCalls* const calls_;
   Sink sink_;
   const std::shared_ptr<BarrierOutbox> outbox_;
   const std::shared_ptr<PendingArrivals> pending_ =
@@ -191,9 +190,9 @@ class BarrierStreamReactor final : public Reactor {
 }  // namespace
 
 Reactor* NewBarrierStreamReactor(grpc::CallbackServerContext* ctx,
-                                 Coordinator* coordinator,
+                                 BootstrapCalls* calls,
                                  BarrierOutbox::Limits limits) {
-  return new BarrierStreamReactor(ctx, coordinator, limits);
+  return new BarrierStreamReactor(ctx, calls, limits);
 }
 
 }  // namespace ringleader

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "coordinator/barrier_outbox.h"
-#include "coordinator/coordinator.h"
+#include "coordinator/bootstrap_calls.h"
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 
@@ -12,7 +12,7 @@ namespace ringleader {
 
 // Serves one WorkerService.BarrierStream call (raw bytes: it parses each
 // BarrierArrivals itself): every arrival read is handed to
-// Coordinator::Barrier, and its outcome is written back in a BarrierReleases
+// BootstrapCalls::Barrier, and its outcome is written back in a BarrierReleases
 // when the coordinator calls back (from any thread, possibly long after,
 // possibly after the stream is gone: the outcome is then dropped). Outcomes
 // that come while a write is in flight are coalesced into the next message,
@@ -31,8 +31,8 @@ namespace ringleader {
 //
 // Creates itself for the call and deletes itself in OnDone.
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
-NewBarrierStreamReactor(grpc::CallbackServerContext* ctx,
-                        Coordinator* coordinator, BarrierOutbox::Limits limits);
+NewBarrierStreamReactor(grpc::CallbackServerContext* ctx, BootstrapCalls* calls,
+                        BarrierOutbox::Limits limits);
 
 }  // namespace ringleader
 

@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
       absl::StrCat("READY=1\nSTATUS=serving on port ", (*server)->port()));
   std::unique_ptr<ringleader::SdWatchdog> watchdog =
       ringleader::SdWatchdog::StartIfEnabled([&server] {
-        (*server)->coordinator().ListWorkers();
+        (*server)->coordinator().user_calls().ListWorkers();
         return true;
       });
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));

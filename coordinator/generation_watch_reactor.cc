@@ -15,12 +15,9 @@ using Reactor = grpc::ServerWriteReactor<v1::GenerationEvent>;
 
 class GenerationWatchReactor final : public Reactor {
  public:
-  GenerationWatchReactor(grpc::CallbackServerContext* ctx,
-                         Coordinator* coordinator,
+  GenerationWatchReactor(grpc::CallbackServerContext* ctx, WatchCalls* calls,
                          const v1::WatchGenerationRequest& request)
-      : coordinator_(coordinator),
-        request_(request),
-        turn_(std::make_shared<Turn>(this)) {
+      : calls_(calls), request_(request), turn_(std::make_shared<Turn>(this)) {
     absl::StatusOr<Caller> caller = CallerOf(*ctx);
     if (!caller.ok()) {
       turn_->Answer(caller.status());
@@ -29,7 +26,7 @@ class GenerationWatchReactor final : public Reactor {
     caller_ = *caller;
     // The answer may come inline, or on another thread before this
     // returns: gRPC holds operations started before the call is bound.
-    cancel_ = coordinator->WatchGeneration(
+    cancel_ = calls->WatchGeneration(
         *caller, request,
         [turn = turn_](absl::StatusOr<v1::GenerationEvent> event) {
           turn->Answer(std::move(event));
@@ -42,7 +39,7 @@ class GenerationWatchReactor final : public Reactor {
       // generation ended (the coordinator answered it first) or the worker
       // finished: otherwise the process went away. Judged before the watch
       // is withdrawn, so a watch gone means its verdict is in.
-      coordinator_->WatchBroken(caller_, request_);
+      calls_->WatchBroken(caller_, request_);
       cancel_();
     }
     turn_->Answer(absl::CancelledError("the client went away"));
@@ -89,21 +86,21 @@ class GenerationWatchReactor final : public Reactor {
     bool taken_ ABSL_GUARDED_BY(mu_) = false;
   };
 
-  Coordinator* const coordinator_;
+  WatchCalls* const calls_;
   const v1::WatchGenerationRequest request_;
   Caller caller_;  // Set in the constructor, before any reaction.
   const std::shared_ptr<Turn> turn_;
   // Set in the constructor, before any reaction.
-  Coordinator::Canceller cancel_;
+  Canceller cancel_;
   v1::GenerationEvent event_;  // Written by the turn's holder only.
 };
 
 }  // namespace
 
 Reactor* NewGenerationWatchReactor(grpc::CallbackServerContext* ctx,
-                                   Coordinator* coordinator,
+                                   WatchCalls* calls,
                                    const v1::WatchGenerationRequest& request) {
-  return new GenerationWatchReactor(ctx, coordinator, request);
+  return new GenerationWatchReactor(ctx, calls, request);
 }
 
 }  // namespace ringleader

@@ -25,7 +25,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::Job> {
         cell_(std::make_shared<Cell>()) {
     cell_->reactor = this;
     std::shared_ptr<Cell> cell = cell_;
-    absl::StatusOr<uint64_t> token = coordinator_->WatchJob(
+    absl::StatusOr<uint64_t> token = coordinator_->user_calls().WatchJob(
         job_id_, [cell](const v1::Job& job, uint64_t version) {
           absl::MutexLock lock(&cell->mu);
           if (cell->reactor == nullptr) return;
@@ -57,7 +57,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::Job> {
   }
 
   void OnDone() override {
-    coordinator_->UnwatchJob(job_id_, token_);
+    coordinator_->user_calls().UnwatchJob(job_id_, token_);
     {
       absl::MutexLock lock(&cell_->mu);
       cell_->reactor = nullptr;
@@ -127,19 +127,19 @@ ServerUnaryReactor* UserServiceImpl::SubmitJob(CallbackServerContext* ctx,
   if (absl::Status s = CheckToken(*ctx, "SubmitJob"); !s.ok()) {
     return FinishNow(ctx, s);
   }
-  return FinishNow(ctx, coordinator_->SubmitJob(*req), resp);
+  return FinishNow(ctx, coordinator_->user_calls().SubmitJob(*req), resp);
 }
 
 ServerUnaryReactor* UserServiceImpl::GetJob(CallbackServerContext* ctx,
                                             const v1::GetJobRequest* req,
                                             v1::Job* resp) {
-  return FinishNow(ctx, coordinator_->GetJob(*req), resp);
+  return FinishNow(ctx, coordinator_->user_calls().GetJob(*req), resp);
 }
 
 ServerUnaryReactor* UserServiceImpl::ListJobs(CallbackServerContext* ctx,
                                               const v1::ListJobsRequest* req,
                                               v1::ListJobsResponse* resp) {
-  return FinishNow(ctx, coordinator_->ListJobs(*req), resp);
+  return FinishNow(ctx, coordinator_->user_calls().ListJobs(*req), resp);
 }
 
 ServerUnaryReactor* UserServiceImpl::CancelJob(CallbackServerContext* ctx,
@@ -148,7 +148,7 @@ ServerUnaryReactor* UserServiceImpl::CancelJob(CallbackServerContext* ctx,
   if (absl::Status s = CheckToken(*ctx, "CancelJob"); !s.ok()) {
     return FinishNow(ctx, s);
   }
-  return FinishNow(ctx, coordinator_->CancelJob(*req), resp);
+  return FinishNow(ctx, coordinator_->user_calls().CancelJob(*req), resp);
 }
 
 ServerUnaryReactor* UserServiceImpl::DeleteJob(CallbackServerContext* ctx,
@@ -157,7 +157,7 @@ ServerUnaryReactor* UserServiceImpl::DeleteJob(CallbackServerContext* ctx,
   if (absl::Status s = CheckToken(*ctx, "DeleteJob"); !s.ok()) {
     return FinishNow(ctx, s);
   }
-  return FinishNow(ctx, coordinator_->DeleteJob(*req), resp);
+  return FinishNow(ctx, coordinator_->user_calls().DeleteJob(*req), resp);
 }
 
 grpc::ServerWriteReactor<v1::Job>* UserServiceImpl::WatchJob(
@@ -168,9 +168,10 @@ grpc::ServerWriteReactor<v1::Job>* UserServiceImpl::WatchJob(
 ServerUnaryReactor* UserServiceImpl::ListWorkers(
     CallbackServerContext* ctx, const v1::ListWorkersRequest*,
     v1::ListWorkersResponse* resp) {
-  return FinishNow(
-      ctx, absl::StatusOr<v1::ListWorkersResponse>(coordinator_->ListWorkers()),
-      resp);
+  return FinishNow(ctx,
+                   absl::StatusOr<v1::ListWorkersResponse>(
+                       coordinator_->user_calls().ListWorkers()),
+                   resp);
 }
 
 }  // namespace ringleader

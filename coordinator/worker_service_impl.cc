@@ -14,7 +14,8 @@ ServerUnaryReactor* WorkerServiceImpl::Register(CallbackServerContext* ctx,
                                                 v1::RegisterResponse* resp) {
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
-  return FinishNow(ctx, coordinator_->Register(*caller, *req), resp);
+  return FinishNow(ctx, coordinator_->worker_calls().Register(*caller, *req),
+                   resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::Heartbeat(
@@ -22,7 +23,8 @@ ServerUnaryReactor* WorkerServiceImpl::Heartbeat(
     v1::HeartbeatResponse* resp) {
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
-  return FinishNow(ctx, coordinator_->Heartbeat(*caller, *req), resp);
+  return FinishNow(ctx, coordinator_->worker_calls().Heartbeat(*caller, *req),
+                   resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::JoinRendezvous(
@@ -31,8 +33,8 @@ ServerUnaryReactor* WorkerServiceImpl::JoinRendezvous(
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
   auto* reactor = new CancellableReactor;
-  reactor->SetCanceller(
-      coordinator_->JoinRendezvous(*caller, *req, FinishLater(reactor, resp)));
+  reactor->SetCanceller(coordinator_->join_calls().JoinRendezvous(
+      *caller, *req, FinishLater(reactor, resp)));
   return reactor;
 }
 
@@ -41,7 +43,7 @@ ServerUnaryReactor* WorkerServiceImpl::KvSet(CallbackServerContext* ctx,
                                              v1::KvSetResponse*) {
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
-  return FinishNow(ctx, coordinator_->KvSet(*caller, *req));
+  return FinishNow(ctx, coordinator_->bootstrap_calls().KvSet(*caller, *req));
 }
 
 ServerUnaryReactor* WorkerServiceImpl::KvGet(CallbackServerContext* ctx,
@@ -49,7 +51,8 @@ ServerUnaryReactor* WorkerServiceImpl::KvGet(CallbackServerContext* ctx,
                                              v1::KvGetResponse* resp) {
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
-  return FinishNow(ctx, coordinator_->KvGet(*caller, *req), resp);
+  return FinishNow(ctx, coordinator_->bootstrap_calls().KvGet(*caller, *req),
+                   resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::KvWait(CallbackServerContext* ctx,
@@ -58,8 +61,8 @@ ServerUnaryReactor* WorkerServiceImpl::KvWait(CallbackServerContext* ctx,
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
   auto* reactor = new CancellableReactor;
-  reactor->SetCanceller(
-      coordinator_->KvWait(*caller, *req, FinishLater(reactor, resp)));
+  reactor->SetCanceller(coordinator_->bootstrap_calls().KvWait(
+      *caller, *req, FinishLater(reactor, resp)));
   return reactor;
 }
 
@@ -68,7 +71,8 @@ ServerUnaryReactor* WorkerServiceImpl::KvAdd(CallbackServerContext* ctx,
                                              v1::KvAddResponse* resp) {
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
-  return FinishNow(ctx, coordinator_->KvAdd(*caller, *req), resp);
+  return FinishNow(ctx, coordinator_->bootstrap_calls().KvAdd(*caller, *req),
+                   resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::PublishNcclId(
@@ -76,7 +80,8 @@ ServerUnaryReactor* WorkerServiceImpl::PublishNcclId(
     v1::PublishNcclIdResponse*) {
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
-  return FinishNow(ctx, coordinator_->PublishNcclId(*caller, *req));
+  return FinishNow(
+      ctx, coordinator_->bootstrap_calls().PublishNcclId(*caller, *req));
 }
 
 ServerUnaryReactor* WorkerServiceImpl::FetchNcclId(
@@ -85,8 +90,8 @@ ServerUnaryReactor* WorkerServiceImpl::FetchNcclId(
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
   auto* reactor = new CancellableReactor;
-  reactor->SetCanceller(
-      coordinator_->FetchNcclId(*caller, *req, FinishLater(reactor, resp)));
+  reactor->SetCanceller(coordinator_->bootstrap_calls().FetchNcclId(
+      *caller, *req, FinishLater(reactor, resp)));
   return reactor;
 }
 
@@ -96,7 +101,7 @@ ServerUnaryReactor* WorkerServiceImpl::Barrier(CallbackServerContext* ctx,
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
   auto* reactor = new CancellableReactor;
-  reactor->SetCanceller(coordinator_->Barrier(
+  reactor->SetCanceller(coordinator_->bootstrap_calls().Barrier(
       *caller, *req,
       [reactor](absl::Status s) { reactor->Finish(ToGrpcStatus(s)); }));
   return reactor;
@@ -104,7 +109,8 @@ ServerUnaryReactor* WorkerServiceImpl::Barrier(CallbackServerContext* ctx,
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 WorkerServiceImpl::BarrierStream(CallbackServerContext* ctx) {
-  return NewBarrierStreamReactor(ctx, coordinator_, barrier_stream_);
+  return NewBarrierStreamReactor(ctx, &coordinator_->bootstrap_calls(),
+                                 barrier_stream_);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::GetShard(CallbackServerContext* ctx,
@@ -112,7 +118,8 @@ ServerUnaryReactor* WorkerServiceImpl::GetShard(CallbackServerContext* ctx,
                                                 v1::ShardAssignment* resp) {
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
-  return FinishNow(ctx, coordinator_->GetShard(*caller, *req), resp);
+  return FinishNow(ctx, coordinator_->training_calls().GetShard(*caller, *req),
+                   resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::ReportProgress(
@@ -120,7 +127,8 @@ ServerUnaryReactor* WorkerServiceImpl::ReportProgress(
     v1::ReportProgressResponse*) {
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
-  return FinishNow(ctx, coordinator_->ReportProgress(*caller, *req));
+  return FinishNow(
+      ctx, coordinator_->training_calls().ReportProgress(*caller, *req));
 }
 
 ServerUnaryReactor* WorkerServiceImpl::CommitCheckpoint(
@@ -128,7 +136,9 @@ ServerUnaryReactor* WorkerServiceImpl::CommitCheckpoint(
     v1::CommitCheckpointResponse* resp) {
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
-  return FinishNow(ctx, coordinator_->CommitCheckpoint(*caller, *req), resp);
+  return FinishNow(
+      ctx, coordinator_->training_calls().CommitCheckpoint(*caller, *req),
+      resp);
 }
 
 ServerUnaryReactor* WorkerServiceImpl::Leave(CallbackServerContext* ctx,
@@ -136,13 +146,13 @@ ServerUnaryReactor* WorkerServiceImpl::Leave(CallbackServerContext* ctx,
                                              v1::LeaveResponse*) {
   absl::StatusOr<Caller> caller = CallerOf(*ctx);
   if (!caller.ok()) return FinishNow(ctx, caller.status());
-  return FinishNow(ctx, coordinator_->Leave(*caller, *req));
+  return FinishNow(ctx, coordinator_->worker_calls().Leave(*caller, *req));
 }
 
 grpc::ServerWriteReactor<v1::GenerationEvent>*
 WorkerServiceImpl::WatchGeneration(CallbackServerContext* ctx,
                                    const v1::WatchGenerationRequest* req) {
-  return NewGenerationWatchReactor(ctx, coordinator_, *req);
+  return NewGenerationWatchReactor(ctx, &coordinator_->watch_calls(), *req);
 }
 
 }  // namespace ringleader

@@ -1,9 +1,7 @@
-// The Coordinator's checks of who makes a WorkerService call (coordinator/
-// caller.h): a worker's own calls carry its credential, a generation's calls
-// come from its members, a rank's from the worker holding it.
+#include "coordinator/caller_checks.h"
+
 #include "absl/strings/str_cat.h"
 #include "common/quote_for_error.h"
-#include "coordinator/coordinator.h"
 
 namespace ringleader {
 namespace {
@@ -24,8 +22,8 @@ absl::Status AsUnauthenticated(absl::Status s) {
 
 }  // namespace
 
-absl::Status Coordinator::CheckWorkerCaller(const Caller& caller,
-                                            const std::string& worker_id) {
+absl::Status CallerChecks::CheckWorker(const Caller& caller,
+                                       const std::string& worker_id) const {
   const std::string* token = caller.TokenOf(worker_id);
   if (token == nullptr) {
     return NoCredential(
@@ -35,9 +33,40 @@ absl::Status Coordinator::CheckWorkerCaller(const Caller& caller,
   return workers_.Authenticate(worker_id, *token, caller.peer_identity);
 }
 
-absl::Status Coordinator::CheckRankHolder(const Caller& caller,
-                                          const std::string& job_id,
-                                          int64_t generation, int32_t rank) {
+absl::Status CallerChecks::CheckMember(const std::string& job_id,
+                                       int64_t generation, int32_t rank) const {
+  if (absl::Status s = RequireJobId(job_id); !s.ok()) return s;
+  absl::Status s = rendezvous_.CheckMember(job_id, generation, rank);
+  if (absl::IsNotFound(s)) {
+    absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
+    if (!job.ok()) return job.status();
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", QuoteForError(job_id), " is ",
+                     v1::JobState_Name(job->state())));
+  }
+  return s;
+}
+
+absl::Status CallerChecks::CheckRank(const Caller& caller,
+                                     const std::string& job_id,
+                                     int64_t generation, int32_t rank) const {
+  if (absl::Status s = CheckMember(job_id, generation, rank); !s.ok()) {
+    return s;
+  }
+  return CheckRankHolder(caller, job_id, generation, rank);
+}
+
+absl::Status CallerChecks::CheckGeneration(const Caller& caller,
+                                           const std::string& job_id,
+                                           int64_t generation) const {
+  if (absl::Status s = CheckMember(job_id, generation, 0); !s.ok()) return s;
+  return CheckGenerationCaller(caller, job_id, generation);
+}
+
+absl::Status CallerChecks::CheckRankHolder(const Caller& caller,
+                                           const std::string& job_id,
+                                           int64_t generation,
+                                           int32_t rank) const {
   if (caller.tokens.empty()) {
     return NoCredential(absl::StrCat("a call for rank ", rank));
   }
@@ -63,9 +92,9 @@ absl::Status Coordinator::CheckRankHolder(const Caller& caller,
       QuoteForError(job_id), " is not held by the caller's worker"));
 }
 
-absl::Status Coordinator::CheckGenerationCaller(const Caller& caller,
-                                                const std::string& job_id,
-                                                int64_t generation) {
+absl::Status CallerChecks::CheckGenerationCaller(const Caller& caller,
+                                                 const std::string& job_id,
+                                                 int64_t generation) const {
   if (caller.tokens.empty()) {
     return NoCredential(absl::StrCat("a call for generation ", generation));
   }
