@@ -12,7 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/tls_credentials.h"
 #include "common/worker_credential.h"
-#include "coordinator/coordinator_server.h"
+#include "coordinator/server/coordinator_server.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,4 @@
-#include "coordinator/bad_request_interceptor.h"
+#include "coordinator/server/bad_request_interceptor.h"
 
 #include <string>
 

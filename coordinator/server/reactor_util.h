@@ -1,5 +1,5 @@
-#ifndef RINGLEADER_COORDINATOR_REACTOR_UTIL_H_
-#define RINGLEADER_COORDINATOR_REACTOR_UTIL_H_
+#ifndef RINGLEADER_COORDINATOR_SERVER_REACTOR_UTIL_H_
+#define RINGLEADER_COORDINATOR_SERVER_REACTOR_UTIL_H_
 
 #include <functional>
 #include <utility>
@@ -103,4 +103,4 @@ std::function<void(absl::StatusOr<T>)> FinishLater(
 
 }  // namespace ringleader
 
-#endif  // RINGLEADER_COORDINATOR_REACTOR_UTIL_H_
+#endif  // RINGLEADER_COORDINATOR_SERVER_REACTOR_UTIL_H_

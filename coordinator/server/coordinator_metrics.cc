@@ -1,4 +1,4 @@
-#include "coordinator/coordinator_metrics.h"
+#include "coordinator/server/coordinator_metrics.h"
 
 #include <malloc.h>
 

@@ -1,5 +1,5 @@
-#ifndef RINGLEADER_COORDINATOR_COORDINATOR_METRICS_H_
-#define RINGLEADER_COORDINATOR_COORDINATOR_METRICS_H_
+#ifndef RINGLEADER_COORDINATOR_SERVER_COORDINATOR_METRICS_H_
+#define RINGLEADER_COORDINATOR_SERVER_COORDINATOR_METRICS_H_
 
 #include "common/clock.h"
 #include "common/metrics.h"
@@ -18,4 +18,4 @@ void RegisterCoordinatorMetrics(Coordinator* coordinator, Clock* clock,
 
 }  // namespace ringleader
 
-#endif  // RINGLEADER_COORDINATOR_COORDINATOR_METRICS_H_
+#endif  // RINGLEADER_COORDINATOR_SERVER_COORDINATOR_METRICS_H_

@@ -20,7 +20,7 @@
 #include "common/port_file.h"
 #include "common/systemd/notify.h"
 #include "common/tls_credentials.h"
-#include "coordinator/coordinator_server.h"
+#include "coordinator/server/coordinator_server.h"
 #include "glog/logging.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",

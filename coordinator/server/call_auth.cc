@@ -1,4 +1,4 @@
-#include "coordinator/call_auth.h"
+#include "coordinator/server/call_auth.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"

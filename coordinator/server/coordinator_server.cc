@@ -1,10 +1,10 @@
-#include "coordinator/coordinator_server.h"
+#include "coordinator/server/coordinator_server.h"
 
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/bad_request_interceptor.h"
-#include "coordinator/coordinator_metrics.h"
+#include "coordinator/server/bad_request_interceptor.h"
+#include "coordinator/server/coordinator_metrics.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 

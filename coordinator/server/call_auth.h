@@ -1,5 +1,5 @@
-#ifndef RINGLEADER_COORDINATOR_CALL_AUTH_H_
-#define RINGLEADER_COORDINATOR_CALL_AUTH_H_
+#ifndef RINGLEADER_COORDINATOR_SERVER_CALL_AUTH_H_
+#define RINGLEADER_COORDINATOR_SERVER_CALL_AUTH_H_
 
 // Who may make which coordinator call.
 //
@@ -61,4 +61,4 @@ std::shared_ptr<grpc::AuthMetadataProcessor> NewWorkerCertProcessor();
 
 }  // namespace ringleader
 
-#endif  // RINGLEADER_COORDINATOR_CALL_AUTH_H_
+#endif  // RINGLEADER_COORDINATOR_SERVER_CALL_AUTH_H_

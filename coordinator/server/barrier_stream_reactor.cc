@@ -1,4 +1,4 @@
-#include "coordinator/barrier_stream_reactor.h"
+#include "coordinator/server/barrier_stream_reactor.h"
 
 #include <memory>
 #include <string>
@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
-#include "coordinator/barrier_outbox.h"
-#include "coordinator/caller.h"
+#include "coordinator/server/barrier_outbox.h"
+#include "coordinator/server/caller_of.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 
 namespace ringleader {

@@ -3,7 +3,7 @@
 // limit, the call finishes only when drained and never with a write in
 // flight, the limits end the call with a clear status, and the stream is
 // never called with the outbox's lock held.
-#include "coordinator/barrier_outbox.h"
+#include "coordinator/server/barrier_outbox.h"
 
 #include <chrono>
 #include <future>

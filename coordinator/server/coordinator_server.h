@@ -1,5 +1,5 @@
-#ifndef RINGLEADER_COORDINATOR_COORDINATOR_SERVER_H_
-#define RINGLEADER_COORDINATOR_COORDINATOR_SERVER_H_
+#ifndef RINGLEADER_COORDINATOR_SERVER_COORDINATOR_SERVER_H_
+#define RINGLEADER_COORDINATOR_SERVER_COORDINATOR_SERVER_H_
 
 #include <memory>
 #include <string>
@@ -10,11 +10,11 @@
 #include "common/metrics_http.h"
 #include "common/thread_timer_queue.h"
 #include "common/tls_credentials.h"
-#include "coordinator/call_auth.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/server/call_auth.h"
+#include "coordinator/server/user_service_impl.h"
+#include "coordinator/server/worker_service_impl.h"
 #include "coordinator/state_store.h"
-#include "coordinator/user_service_impl.h"
-#include "coordinator/worker_service_impl.h"
 #include "grpcpp/grpcpp.h"
 
 namespace ringleader {
@@ -28,7 +28,7 @@ struct CoordinatorServerConfig {
   // port); empty: no metrics server.
   std::string metrics_listen;
   // TLS when a certificate is named; with a client CA, WorkerService calls
-  // need a client certificate it signed (coordinator/call_auth.h).
+  // need a client certificate it signed (coordinator/server/call_auth.h).
   ServerTlsFiles tls;
   // Non-empty: SubmitJob, CancelJob and DeleteJob need "authorization: Bearer
   // <it>".
@@ -72,4 +72,4 @@ class CoordinatorServer {
 
 }  // namespace ringleader
 
-#endif  // RINGLEADER_COORDINATOR_COORDINATOR_SERVER_H_
+#endif  // RINGLEADER_COORDINATOR_SERVER_COORDINATOR_SERVER_H_

@@ -1,4 +1,4 @@
-#include "coordinator/barrier_outbox.h"
+#include "coordinator/server/barrier_outbox.h"
 
 #include <algorithm>
 #include <utility>

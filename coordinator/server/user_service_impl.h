@@ -1,19 +1,19 @@
-#ifndef RINGLEADER_COORDINATOR_USER_SERVICE_IMPL_H_
-#define RINGLEADER_COORDINATOR_USER_SERVICE_IMPL_H_
+#ifndef RINGLEADER_COORDINATOR_SERVER_USER_SERVICE_IMPL_H_
+#define RINGLEADER_COORDINATOR_SERVER_USER_SERVICE_IMPL_H_
 
-#include "coordinator/call_auth.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/server/call_auth.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 
 namespace ringleader {
 
-// gRPC adapter of UserService (callback API). WatchJob is a write reactor fed
-// by the job manager's watcher: it always sends the newest snapshot and never
-// queues more than one. Thread-safe.
+// gRPC adapter of UserService (callback API): translates and delegates to
+// the coordinator's UserCalls. WatchJob is a write reactor fed by the job
+// manager's watcher (coordinator/server/job_watch_reactor.h). Thread-safe.
 class UserServiceImpl final : public v1::UserService::CallbackService {
  public:
   // `auth` (may be null: no token needed) must outlive the service; it
-  // checks the calls that change state (coordinator/call_auth.h).
+  // checks the calls that change state (coordinator/server/call_auth.h).
   explicit UserServiceImpl(Coordinator* coordinator,
                            const BearerTokenCheck* auth = nullptr)
       : coordinator_(coordinator), auth_(auth) {}
@@ -43,6 +43,13 @@ class UserServiceImpl final : public v1::UserService::CallbackService {
  private:
   absl::Status CheckToken(const grpc::CallbackServerContext& ctx,
                           absl::string_view method) const;
+  // Answers a call that changes state with `call()`, once its bearer token
+  // is checked.
+  template <typename Call, typename Response>
+  grpc::ServerUnaryReactor* Authorized(grpc::CallbackServerContext* ctx,
+                                       absl::string_view method, Call&& call,
+                                       Response* response);
+  UserCalls& calls() { return coordinator_->user_calls(); }
 
   Coordinator* const coordinator_;
   const BearerTokenCheck* const auth_;
@@ -50,4 +57,4 @@ class UserServiceImpl final : public v1::UserService::CallbackService {
 
 }  // namespace ringleader
 
-#endif  // RINGLEADER_COORDINATOR_USER_SERVICE_IMPL_H_
+#endif  // RINGLEADER_COORDINATOR_SERVER_USER_SERVICE_IMPL_H_

@@ -1,4 +1,4 @@
-#include "coordinator/generation_watch_reactor.h"
+#include "coordinator/server/generation_watch_reactor.h"
 
 #include <memory>
 #include <utility>
@@ -6,7 +6,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
-#include "coordinator/caller.h"
+#include "coordinator/server/caller_of.h"
 
 namespace ringleader {
 namespace {

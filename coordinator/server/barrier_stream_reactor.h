@@ -1,10 +1,10 @@
-#ifndef RINGLEADER_COORDINATOR_BARRIER_STREAM_REACTOR_H_
-#define RINGLEADER_COORDINATOR_BARRIER_STREAM_REACTOR_H_
+#ifndef RINGLEADER_COORDINATOR_SERVER_BARRIER_STREAM_REACTOR_H_
+#define RINGLEADER_COORDINATOR_SERVER_BARRIER_STREAM_REACTOR_H_
 
 #include <memory>
 
-#include "coordinator/barrier_outbox.h"
 #include "coordinator/bootstrap_calls.h"
+#include "coordinator/server/barrier_outbox.h"
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 
@@ -36,4 +36,4 @@ NewBarrierStreamReactor(grpc::CallbackServerContext* ctx, BootstrapCalls* calls,
 
 }  // namespace ringleader
 
-#endif  // RINGLEADER_COORDINATOR_BARRIER_STREAM_REACTOR_H_
+#endif  // RINGLEADER_COORDINATOR_SERVER_BARRIER_STREAM_REACTOR_H_

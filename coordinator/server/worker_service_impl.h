@@ -1,8 +1,8 @@
-#ifndef RINGLEADER_COORDINATOR_WORKER_SERVICE_IMPL_H_
-#define RINGLEADER_COORDINATOR_WORKER_SERVICE_IMPL_H_
+#ifndef RINGLEADER_COORDINATOR_SERVER_WORKER_SERVICE_IMPL_H_
+#define RINGLEADER_COORDINATOR_SERVER_WORKER_SERVICE_IMPL_H_
 
-#include "coordinator/barrier_outbox.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/server/barrier_outbox.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"
 
 namespace ringleader {
@@ -93,4 +93,4 @@ class WorkerServiceImpl final : public worker_service_internal::Base {
 
 }  // namespace ringleader
 
-#endif  // RINGLEADER_COORDINATOR_WORKER_SERVICE_IMPL_H_
+#endif  // RINGLEADER_COORDINATOR_SERVER_WORKER_SERVICE_IMPL_H_
