@@ -53,38 +53,22 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
       checks_(workers_, rendezvous_, jobs_),
       assigner_(workers_, jobs_, rendezvous_),
       facts_(jobs_),
-      worker_calls_(
-          checks_, workers_, rendezvous_, liveness_, connections_, assigner_,
-          clock, options.lease,
-          {[this](const v1::WorkerInfo& w, const std::string& why) {
-             OnWorkerGone(w, why);
-           },
-           [this](const std::string& job_id, int64_t gen,
-                  const std::string& worker_id, int64_t step, int64_t total) {
-             OnStepHeard(job_id, gen, worker_id, step, total);
-           }}),
+      worker_calls_(checks_, workers_, rendezvous_, liveness_, connections_,
+                    assigner_, clock, options.lease,
+                    {GoneHook(), StepHeardHook()}),
       join_calls_(checks_, workers_, jobs_, rendezvous_, facts_, clock,
                   {options.default_wait, options.max_wait}),
       bootstrap_calls_(checks_, rendezvous_, kv_, barriers_, clock,
                        {options.default_wait, options.max_wait}),
-      training_calls_(
-          checks_, workers_, jobs_, rendezvous_, facts_,
-          [this](const std::string& job_id, int64_t gen,
-                 const std::string& worker_id, int64_t step, int64_t total) {
-            OnStepHeard(job_id, gen, worker_id, step, total);
-          }),
+      training_calls_(checks_, workers_, jobs_, rendezvous_, facts_,
+                      StepHeardHook()),
       watch_calls_(checks_, workers_, rendezvous_, jobs_, watchers_,
                    connections_, clock,
-                   {options.lease, options.push_generation_end},
-                   [this](const v1::WorkerInfo& w, const std::string& why) {
-                     OnWorkerGone(w, why);
-                   }),
+                   {options.lease, options.push_generation_end}, GoneHook()),
       user_calls_(jobs_, workers_,
                   [this](const v1::Job& job) { return OpenRendezvous(job); }),
       lease_sweep_(workers_, liveness_, clock, timers, options.sweep_interval,
-                   [this](const v1::WorkerInfo& w, const std::string& why) {
-                     OnWorkerGone(w, why);
-                   }) {
+                   GoneHook()) {
   rendezvous_.SetFormedHook(
       [this](const std::string& job_id, const Rendezvous::Generation& gen) {
         OnGenerationFormed(job_id, gen);
@@ -212,6 +196,20 @@ absl::Status Coordinator::OpenRendezvous(const v1::Job& job) {
 }
 
 // ---- Hooks ----
+
+WorkerGoneHook Coordinator::GoneHook() {
+  return [this](const v1::WorkerInfo& worker, const std::string& reason) {
+    OnWorkerGone(worker, reason);
+  };
+}
+
+StepHook Coordinator::StepHeardHook() {
+  return
+      [this](const std::string& job_id, int64_t generation,
+             const std::string& worker_id, int64_t step, int64_t total_steps) {
+        OnStepHeard(job_id, generation, worker_id, step, total_steps);
+      };
+}
 
 void Coordinator::OnWorkerGone(const v1::WorkerInfo& worker,
                                const std::string& reason) {

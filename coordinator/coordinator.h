@@ -119,7 +119,10 @@ class Coordinator {
   absl::Status AdoptGeneration(const v1::GenerationRecord& record);
   absl::Status OpenRendezvous(const v1::Job& job);
 
-  // The hooks.
+  // The hooks. The call handlers and the lease sweep reach the first two
+  // through these.
+  WorkerGoneHook GoneHook();
+  StepHook StepHeardHook();
   void OnWorkerGone(const v1::WorkerInfo& worker, const std::string& reason);
   void OnStepHeard(const std::string& job_id, int64_t generation,
                    const std::string& worker_id, int64_t step,

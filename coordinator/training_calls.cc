@@ -91,15 +91,8 @@ absl::Status TrainingCalls::ReportProgress(const Caller& caller,
     return jobs_.Fail(r.job_id(),
                       absl::StrCat("rank ", r.rank(), ": ", r.fatal_error()));
   }
-  if (absl::Status s = facts_.NoteTrainingFacts(r.job_id(), r.generation(),
-                                                r.rank(), r.train_size(), 0);
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
-  if (!job.ok()) return job.status();
-  if (absl::Status s = CheckProgressNumbers(
-          job->spec(), facts_.TrainSize(r.job_id(), r.generation()), r);
+  if (absl::Status s =
+          NoteAndCheck(r, /*resumed_checkpoint_id=*/0, &CheckProgressNumbers);
       !s.ok()) {
     return s;
   }
@@ -138,6 +131,21 @@ absl::StatusOr<v1::CommitCheckpointResponse> TrainingCalls::CommitCheckpoint(
   return out;
 }
 
+template <typename Request>
+absl::Status TrainingCalls::NoteAndCheck(
+    const Request& r, int64_t resumed_checkpoint_id,
+    absl::Status (*check)(const v1::JobSpec&, int64_t, const Request&)) {
+  if (absl::Status s =
+          facts_.NoteTrainingFacts(r.job_id(), r.generation(), r.rank(),
+                                   r.train_size(), resumed_checkpoint_id);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
+  if (!job.ok()) return job.status();
+  return check(job->spec(), facts_.TrainSize(r.job_id(), r.generation()), r);
+}
+
 absl::StatusOr<v1::CheckpointRecord> TrainingCalls::Commit(
     const Caller& caller, const v1::CommitCheckpointRequest& r) {
   if (absl::Status s =
@@ -146,18 +154,10 @@ absl::StatusOr<v1::CheckpointRecord> TrainingCalls::Commit(
     return s;
   }
   if (absl::Status s = CheckCommitRequest(r); !s.ok()) return s;
-  // Before the range checks, which need the training split's size, and the
-  // commit, which must follow the checkpoint the generation resumed from.
+  // Before the commit, which must follow the checkpoint the generation
+  // resumed from.
   if (absl::Status s =
-          facts_.NoteTrainingFacts(r.job_id(), r.generation(), r.rank(),
-                                   r.train_size(), r.resumed_checkpoint_id());
-      !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
-  if (!job.ok()) return job.status();
-  if (absl::Status s = CheckCommitNumbers(
-          job->spec(), facts_.TrainSize(r.job_id(), r.generation()), r);
+          NoteAndCheck(r, r.resumed_checkpoint_id(), &CheckCommitNumbers);
       !s.ok()) {
     return s;
   }

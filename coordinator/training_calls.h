@@ -58,6 +58,13 @@ class TrainingCalls {
   // without it (it was judged gone; its report came too late to count).
   bool FinalReportSettled(const Caller& caller,
                           const v1::ReportProgressRequest& r) const;
+  // Notes the facts `r` carries about its generation (GenerationFacts::
+  // NoteTrainingFacts), then holds its numbers to the job's bounds with
+  // `check`, which needs the training split's size the facts give.
+  template <typename Request>
+  absl::Status NoteAndCheck(const Request& r, int64_t resumed_checkpoint_id,
+                            absl::Status (*check)(const v1::JobSpec&, int64_t,
+                                                  const Request&));
   // Records the commit once its caller and numbers are checked.
   absl::StatusOr<v1::CheckpointRecord> Commit(
       const Caller& caller, const v1::CommitCheckpointRequest& r);

@@ -22,15 +22,8 @@ std::string StateLabel(v1::JobState state) {
   return absl::AsciiStrToLower(name);
 }
 
-bool Final(v1::JobState s) {
-  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
-         s == v1::JOB_STATE_CANCELLED;
-}
-
-}  // namespace
-
-void RegisterCoordinatorMetrics(Coordinator* coordinator, Clock* clock,
-                                metrics::Registry* registry) {
+// Jobs by state, workers alive, restarts.
+void RegisterJobMetrics(Coordinator* coordinator, metrics::Registry* registry) {
   registry->AddCallback(
       "ringleader_jobs", "Jobs known to the coordinator, by state.",
       metrics::Type::kGauge, {"state"}, [coordinator] {
@@ -62,7 +55,7 @@ void RegisterCoordinatorMetrics(Coordinator* coordinator, Clock* clock,
       metrics::Type::kGauge, {"job_id", "job_name"}, [coordinator] {
         std::vector<CallbackFamily::Sample> out;
         for (const v1::Job& job : coordinator->jobs().List({})) {
-          if (Final(job.state())) continue;
+          if (IsTerminal(job.state())) continue;
           out.push_back({{job.job_id(), job.spec().name()},
                          static_cast<double>(job.restarts())});
         }
@@ -80,7 +73,11 @@ void RegisterCoordinatorMetrics(Coordinator* coordinator, Clock* clock,
         }
         return std::vector<CallbackFamily::Sample>{{{}, total}};
       });
+}
 
+// What the coordinator holds: waiting calls and heap.
+void RegisterLoadMetrics(Coordinator* coordinator,
+                         metrics::Registry* registry) {
   registry->AddCallback(
       "ringleader_pending_waits",
       "Calls waiting in the coordinator, by kind (kv, barrier, join): each "
@@ -103,7 +100,11 @@ void RegisterCoordinatorMetrics(Coordinator* coordinator, Clock* clock,
         return std::vector<CallbackFamily::Sample>{
             {{}, static_cast<double>(m.uordblks + m.hblkhd)}};
       });
+}
 
+// The rendezvous' and the barriers' latencies, from their hooks.
+void RegisterLatencyMetrics(Coordinator* coordinator, Clock* clock,
+                            metrics::Registry* registry) {
   metrics::Counter* formed =
       registry
           ->AddCounter("ringleader_generations_formed_total",
@@ -134,6 +135,15 @@ void RegisterCoordinatorMetrics(Coordinator* coordinator, Clock* clock,
   coordinator->barriers().SetLatencyHook(clock, [barrier](absl::Duration took) {
     barrier->Observe(absl::ToDoubleSeconds(took));
   });
+}
+
+}  // namespace
+
+void RegisterCoordinatorMetrics(Coordinator* coordinator, Clock* clock,
+                                metrics::Registry* registry) {
+  RegisterJobMetrics(coordinator, registry);
+  RegisterLoadMetrics(coordinator, registry);
+  RegisterLatencyMetrics(coordinator, clock, registry);
 }
 
 }  // namespace ringleader
