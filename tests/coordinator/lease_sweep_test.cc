@@ -3,27 +3,16 @@
 #include <string>
 #include <vector>
 
-#include "common/fake_clock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/coordinator_managers.h"
 
 namespace ringleader {
 namespace {
 
-constexpr absl::Duration kLease = absl::Seconds(1);
 constexpr absl::Duration kInterval = absl::Milliseconds(200);
 
-class LeaseSweepTest : public ::testing::Test {
+class LeaseSweepTest : public testing::CoordinatorManagersTest {
  protected:
-  std::string Register(int pid) {
-    v1::RegisterRequest r;
-    r.set_hostname("host");
-    r.set_pid(pid);
-    r.set_device("cpu");
-    return workers_.Register(r)->response.worker_id();
-  }
-
-  FakeClock clock_;
-  WorkerRegistry workers_{&clock_, {kLease, kLease / 3}};
   MemberLiveness liveness_{{kLease, absl::Seconds(30), absl::Minutes(5)}};
   std::vector<std::string> gone_;
   LeaseSweep sweep_{workers_,
@@ -37,7 +26,7 @@ class LeaseSweepTest : public ::testing::Test {
 };
 
 TEST_F(LeaseSweepTest, AWorkerWhoseLeaseRanOutIsGoneAtTheNextSweep) {
-  const std::string id = Register(1);
+  const std::string id = Register().id;
   sweep_.Start();
   clock_.Advance(kLease - kInterval);
   EXPECT_TRUE(gone_.empty());
@@ -49,7 +38,7 @@ TEST_F(LeaseSweepTest, AWorkerWhoseLeaseRanOutIsGoneAtTheNextSweep) {
 }
 
 TEST_F(LeaseSweepTest, AMemberTheEvidenceKeepsStaysRegistered) {
-  const std::string a = Register(1), b = Register(2);
+  const std::string a = Register().id, b = Register().id;
   // Every member silent at once: the coordinator suspects its own link.
   liveness_.StartGeneration("job", 1, {a, b}, clock_.Now());
   clock_.Advance(2 * kLease);
@@ -59,7 +48,7 @@ TEST_F(LeaseSweepTest, AMemberTheEvidenceKeepsStaysRegistered) {
 }
 
 TEST_F(LeaseSweepTest, NothingIsSweptAfterStop) {
-  Register(1);
+  Register();
   sweep_.Start();
   sweep_.Stop();
   clock_.Advance(2 * kLease);
