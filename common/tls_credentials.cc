@@ -102,7 +102,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     options.pem_root_certs = *std::move(ca);
     // Not REQUIRE: ringctl connects without a client certificate and is
     // authenticated by its bearer token; WorkerService calls without a
-    // verified certificate are refused per call (coordinator/call_auth.h).
+    // verified certificate are refused per call (coordinator/server/call_auth.h).
     options.client_certificate_request =
         GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
   }

@@ -41,7 +41,7 @@ struct ServerTlsFiles {
   // CA that signs the workers' client certificates (--tls_client_ca); needs
   // cert and key. A client certificate, when one is presented, must verify
   // against it, else the handshake fails; whether a call needs one at all is
-  // decided per method (coordinator/call_auth.h).
+  // decided per method (coordinator/server/call_auth.h).
   std::string client_ca;
 
   bool tls() const { return !cert.empty() || !key.empty(); }

@@ -3,15 +3,14 @@
 
 // Who makes a WorkerService call, as the call shows it: the worker
 // credentials it carries (common/worker_credential.h) and, with client
-// certificates, the certificate's identity. The gRPC handlers read it and
-// the Coordinator judges it against the registry and the live generations.
+// certificates, the certificate's identity. The gRPC handlers read it
+// (coordinator/server/caller_of.h) and the calls judge it against the
+// registry and the live generations (coordinator/caller_checks.h).
 
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
-#include "grpcpp/server_context.h"
 
 namespace ringleader {
 
@@ -38,10 +37,6 @@ struct Caller {
   // kMaxCallerCredentials.
   absl::Status Add(const std::string& worker_id, const std::string& token);
 };
-
-// The caller of a server call: its x-ringleader-worker metadata (a value
-// that does not parse fails the call INVALID_ARGUMENT) and its peer identity.
-absl::StatusOr<Caller> CallerOf(const grpc::ServerContextBase& ctx);
 
 }  // namespace ringleader
 

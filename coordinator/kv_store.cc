@@ -109,32 +109,31 @@ void KvStore::MarkDroppedLocked(const std::string& job_id, int64_t generation,
 
 absl::Status KvStore::Set(const GenerationKey& gen, const std::string& key,
                           std::string value) {
-  if (absl::Status s = ValidateKey(key); !s.ok()) return s;
-  std::vector<Completion> ready;
-  {
-    absl::MutexLock lock(&mu_);
-    if (absl::Status s = DroppedLocked(gen); !s.ok()) return s;
-    Space& space = spaces_[gen];
-    if (absl::Status s = CheckQuotaLocked(space, key, value.size()); !s.ok()) {
-      return s;
-    }
-    PutLocked(space, key, std::move(value), ready);
-  }
-  for (auto& fn : ready) fn();
-  return absl::OkStatus();
+  return Write(gen, key, std::move(value), /*create=*/false);
 }
 
 absl::Status KvStore::Create(const GenerationKey& gen, const std::string& key,
                              std::string value) {
+  return Write(gen, key, std::move(value), /*create=*/true);
+}
+
+absl::Status KvStore::Write(const GenerationKey& gen, const std::string& key,
+                            std::string value, bool create) {
   if (absl::Status s = ValidateKey(key); !s.ok()) return s;
   std::vector<Completion> ready;
   {
     absl::MutexLock lock(&mu_);
     if (absl::Status s = DroppedLocked(gen); !s.ok()) return s;
     Space& space = spaces_[gen];
-    if (space.entries.contains(key)) {
+    if (create && space.entries.contains(key)) {
       return absl::AlreadyExistsError(
           absl::StrCat("kv key ", QuoteForError(key), " is already set"));
+    }
+    if (!create) {
+      if (absl::Status s = CheckQuotaLocked(space, key, value.size());
+          !s.ok()) {
+        return s;
+      }
     }
     PutLocked(space, key, std::move(value), ready);
   }

@@ -106,6 +106,11 @@ class KvStore {
   using Completion = std::function<void()>;
 
   absl::Status ValidateKey(const std::string& key) const;
+  // Set's and Create's write: a created key must be new and is outside the
+  // quota; a set one counts against it. Completes the waiters it was the
+  // last key of, after the lock.
+  absl::Status Write(const GenerationKey& gen, const std::string& key,
+                     std::string value, bool create);
   absl::Status CheckQuotaLocked(const Space& space, const std::string& key,
                                 size_t value_bytes) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);

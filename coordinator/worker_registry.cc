@@ -54,6 +54,14 @@ auto FindEntry(Map& workers, const std::string& worker_id)
   return &it->second;
 }
 
+// What a worker the registry does not know (its lease expired, or it never
+// registered) is told by its own calls: it registers again.
+absl::Status NotRegistered(const std::string& worker_id) {
+  return absl::NotFoundError(
+      absl::StrCat("worker ", QuoteForError(worker_id),
+                   " is not registered (lease expired?)"));
+}
+
 }  // namespace
 
 WorkerRegistry::WorkerRegistry(Clock* clock, Options options)
@@ -183,9 +191,7 @@ absl::StatusOr<v1::WorkerInfo> WorkerRegistry::Heartbeat(
   absl::MutexLock lock(&mu_);
   auto it = workers_.find(worker_id);
   if (it == workers_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("worker ", QuoteForError(worker_id),
-                     " is not registered (lease expired?)"));
+    return NotRegistered(worker_id);
   }
   const absl::Time now = clock_->Now();
   it->second.lease_expiry = now + options_.lease;
@@ -225,9 +231,7 @@ absl::Status WorkerRegistry::Authenticate(
   absl::MutexLock lock(&mu_);
   auto it = workers_.find(worker_id);
   if (it == workers_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("worker ", QuoteForError(worker_id),
-                     " is not registered (lease expired?)"));
+    return NotRegistered(worker_id);
   }
   const v1::MemberSecret& secret = it->second.secret;
   // A restored worker without a stored hash matches no token: it registers

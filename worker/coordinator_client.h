@@ -69,7 +69,7 @@ class CoordinatorClient {
   // `keep_watch`: the watch of the generation left stays open until the
   // coordinator ends it. A worker about to rejoin keeps it: the
   // coordinator reads a watch its worker closed first as the process gone
-  // (Coordinator::WatchBroken), and the rejoin ends it anyway.
+  // (WatchCalls::WatchBroken), and the rejoin ends it anyway.
   void SetCurrent(const std::string& job_id, int64_t generation,
                   bool keep_watch = false);
   // The last optimizer step completed in the current generation: heartbeats

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "coordinator/reactor_util.h"
+#include "coordinator/server/reactor_util.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"

@@ -72,7 +72,7 @@ class CoordinatorRecoveryTest : public ::testing::Test {
     r.set_worker_id(worker);
     r.set_job_id(job);
     r.set_generation(generation);
-    return coord().Heartbeat(workers_caller_, r);
+    return coord().worker_calls().Heartbeat(workers_caller_, r);
   }
 
   // Submits a 2-worker job and forms its first generation; returns the job
@@ -83,7 +83,8 @@ class CoordinatorRecoveryTest : public ::testing::Test {
     sub.mutable_spec()->set_epochs(3);
     sub.mutable_spec()->set_max_restarts(3);
     sub.mutable_spec()->set_checkpoint_dir("/tmp");
-    absl::StatusOr<v1::SubmitJobResponse> job = coord().SubmitJob(sub);
+    absl::StatusOr<v1::SubmitJobResponse> job =
+        coord().user_calls().SubmitJob(sub);
     EXPECT_TRUE(job.ok()) << job.status();
     std::vector<std::string> workers = {RegisterWorker(11), RegisterWorker(12)};
     for (const std::string& w : workers) {
@@ -95,7 +96,7 @@ class CoordinatorRecoveryTest : public ::testing::Test {
       v1::JoinRendezvousRequest j;
       j.set_job_id(job->job_id());
       j.set_worker_id(w);
-      coord().JoinRendezvous(
+      coord().join_calls().JoinRendezvous(
           workers_caller_, j,
           [&ranks, w](absl::StatusOr<v1::JoinRendezvousResponse> g) {
             ASSERT_TRUE(g.ok()) << g.status();
@@ -116,13 +117,13 @@ class CoordinatorRecoveryTest : public ::testing::Test {
     r.set_rank(rank);
     r.set_epoch(epoch);
     r.set_dataset_size(100);
-    return coord().GetShard(workers_caller_, r);
+    return coord().training_calls().GetShard(workers_caller_, r);
   }
 
   v1::Job Job(const std::string& id) {
     v1::GetJobRequest r;
     r.set_job_id(id);
-    absl::StatusOr<v1::Job> job = coord().GetJob(r);
+    absl::StatusOr<v1::Job> job = coord().user_calls().GetJob(r);
     EXPECT_TRUE(job.ok()) << job.status();
     return *job;
   }
@@ -132,7 +133,8 @@ class CoordinatorRecoveryTest : public ::testing::Test {
   Caller workers_caller_;
   absl::StatusOr<v1::RegisterResponse> RegisterAs(
       const v1::RegisterRequest& r) {
-    absl::StatusOr<v1::RegisterResponse> reg = coord().Register(Caller(), r);
+    absl::StatusOr<v1::RegisterResponse> reg =
+        coord().worker_calls().Register(Caller(), r);
     if (reg.ok()) {
       workers_caller_.Add(reg->worker_id(), reg->worker_token()).IgnoreError();
     }
@@ -163,7 +165,7 @@ TEST_F(CoordinatorRecoveryTest, MembersCarryOnInTheAdoptedGeneration) {
   absl::StatusOr<v1::ShardAssignment> next = Shard(job, 1, 1);
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_EQ(next->world_size(), 2);
-  v1::ListWorkersResponse workers = coord().ListWorkers();
+  v1::ListWorkersResponse workers = coord().user_calls().ListWorkers();
   ASSERT_EQ(workers.workers_size(), 2);
   EXPECT_EQ(workers.workers(0).job_id(), job);
 }
@@ -180,7 +182,7 @@ TEST_F(CoordinatorRecoveryTest, FinalReportsSentBeforeTheRestartStillCount) {
     r.set_finished(true);
     r.set_test_correct(correct);
     r.set_test_samples(100);
-    return coord().ReportProgress(workers_caller_, r);
+    return coord().training_calls().ReportProgress(workers_caller_, r);
   };
   ASSERT_TRUE(final_report(0, 90).ok());
   Restart();
@@ -202,11 +204,11 @@ TEST_F(CoordinatorRecoveryTest, AMemberThatDoesNotComeBackEndsTheGeneration) {
   for (int s = 1; s <= 10; ++s) {
     process_->clock.Advance(absl::Seconds(1));
     ASSERT_TRUE(Beat(ranks[0], job, 1).ok());
-    coord().SweepLeases();
+    coord().lease_sweep().Sweep();
     EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RUNNING) << s;
   }
   process_->clock.Advance(absl::Milliseconds(1));
-  coord().SweepLeases();
+  coord().lease_sweep().Sweep();
   v1::Job after = Job(job);
   EXPECT_EQ(after.state(), v1::JOB_STATE_RESTARTING);
   EXPECT_EQ(after.restarts(), 1);
@@ -223,7 +225,7 @@ TEST_F(CoordinatorRecoveryTest, AnEndedGenerationIsNotAdopted) {
   v1::LeaveRequest leave;
   leave.set_worker_id(ranks[1]);
   leave.set_reason("test");
-  ASSERT_TRUE(coord().Leave(workers_caller_, leave).ok());
+  ASSERT_TRUE(coord().worker_calls().Leave(workers_caller_, leave).ok());
   Restart();
   v1::Job after = Job(job);
   EXPECT_NE(after.state(), v1::JOB_STATE_RUNNING);
@@ -241,11 +243,11 @@ TEST_F(CoordinatorRecoveryTest, ACommitRetriedAfterTheRestartIsRecordedOnce) {
   c.set_path("/tmp/adopt-step10.ckpt");
   c.set_step(10);
   absl::StatusOr<v1::CommitCheckpointResponse> first =
-      coord().CommitCheckpoint(workers_caller_, c);
+      coord().training_calls().CommitCheckpoint(workers_caller_, c);
   ASSERT_TRUE(first.ok()) << first.status();
   Restart();
   absl::StatusOr<v1::CommitCheckpointResponse> again =
-      coord().CommitCheckpoint(workers_caller_, c);
+      coord().training_calls().CommitCheckpoint(workers_caller_, c);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->checkpoint_id(), first->checkpoint_id());
 }
@@ -261,7 +263,8 @@ TEST_F(CoordinatorRecoveryTest,
   for (int64_t step : {10, 20, 30}) {
     c.set_step(step);
     c.set_path(absl::StrCat("/tmp/adopt-step", step, ".ckpt"));
-    ASSERT_TRUE(coord().CommitCheckpoint(workers_caller_, c).ok());
+    ASSERT_TRUE(
+        coord().training_calls().CommitCheckpoint(workers_caller_, c).ok());
   }
   // Both join again: generation 2 is offered 30, 20, 10.
   std::vector<v1::JoinRendezvousResponse> g2(2);
@@ -269,11 +272,12 @@ TEST_F(CoordinatorRecoveryTest,
     v1::JoinRendezvousRequest j;
     j.set_job_id(job);
     j.set_worker_id(w);
-    coord().JoinRendezvous(workers_caller_, j,
-                           [&g2](absl::StatusOr<v1::JoinRendezvousResponse> g) {
-                             ASSERT_TRUE(g.ok()) << g.status();
-                             g2[g->rank()] = *g;
-                           });
+    coord().join_calls().JoinRendezvous(
+        workers_caller_, j,
+        [&g2](absl::StatusOr<v1::JoinRendezvousResponse> g) {
+          ASSERT_TRUE(g.ok()) << g.status();
+          g2[g->rank()] = *g;
+        });
   }
   ASSERT_EQ(g2[0].generation(), 2);
   ASSERT_EQ(g2[0].resume_candidates_size(), 3);
@@ -288,7 +292,7 @@ TEST_F(CoordinatorRecoveryTest,
   c.set_path("/tmp/adopt-step25.ckpt");
   c.set_resumed_checkpoint_id(twenty.checkpoint_id());
   absl::StatusOr<v1::CommitCheckpointResponse> committed =
-      coord().CommitCheckpoint(workers_caller_, c);
+      coord().training_calls().CommitCheckpoint(workers_caller_, c);
   ASSERT_TRUE(committed.ok()) << committed.status();
   EXPECT_EQ(Job(job).last_checkpoint().step(), 25);
   // 30 is never offered again.
@@ -302,7 +306,8 @@ TEST_F(CoordinatorRecoveryTest,
   // Later commits carry the same choice: nothing more to apply.
   c.set_step(35);
   c.set_path("/tmp/adopt-step35.ckpt");
-  ASSERT_TRUE(coord().CommitCheckpoint(workers_caller_, c).ok());
+  ASSERT_TRUE(
+      coord().training_calls().CommitCheckpoint(workers_caller_, c).ok());
   EXPECT_EQ(Job(job).last_checkpoint().step(), 35);
 }
 

@@ -35,7 +35,7 @@ class ElasticPolicyTest : public testing::FakeClockCoordinatorTest {
     c.set_step(step);
     c.set_epoch_sample_offset(epoch == 0 ? step * 20 : 0);
     c.set_path("/tmp/ckpt/grow-step" + std::to_string(step) + ".ckpt");
-    return coordinator_->CommitCheckpoint(workers_caller_, c);
+    return coordinator_->training_calls().CommitCheckpoint(workers_caller_, c);
   }
 };
 
@@ -86,7 +86,7 @@ TEST_F(ElasticPolicyTest, AReplacementBeforeTheTimeoutLetsTheJobContinue) {
   ASSERT_TRUE(joined_[w1].ok());
   v1::LeaveRequest leave;
   leave.set_worker_id(w2);
-  ASSERT_TRUE(coordinator_->Leave(workers_caller_, leave).ok());
+  ASSERT_TRUE(coordinator_->worker_calls().Leave(workers_caller_, leave).ok());
   EXPECT_EQ(Job(job).restarts(), 1);
   Join(job, w1);
   clock_.Advance(absl::Seconds(15));
@@ -170,7 +170,7 @@ TEST_F(ScaleUpTest, ANewcomerJoinsAtTheNextCheckpointWithoutARestart) {
   // And a failure still spends the (empty) budget: the job fails.
   v1::LeaveRequest leave;
   leave.set_worker_id(w3_);
-  ASSERT_TRUE(coordinator_->Leave(workers_caller_, leave).ok());
+  ASSERT_TRUE(coordinator_->worker_calls().Leave(workers_caller_, leave).ok());
   EXPECT_EQ(Job(job_).state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(Job(job_).restarts(), 1);
 }
@@ -211,7 +211,8 @@ TEST_F(ScaleUpTest, NoScaleUpAtTheLastCheckpoint) {
 TEST_F(ScaleUpTest, WithoutANewcomerCommitsEndNothing) {
   v1::LeaveRequest leave;
   leave.set_worker_id(w3_);
-  ASSERT_TRUE(coordinator_->Leave(workers_caller_, leave)
+  ASSERT_TRUE(coordinator_->worker_calls()
+                  .Leave(workers_caller_, leave)
                   .ok());  // Only a waiter: no restart.
   EXPECT_EQ(Job(job_).restarts(), 0);
   auto commit = Commit(job_, 1, 0, 5);
@@ -244,7 +245,9 @@ class ScaleUpFromMemoryTest : public ElasticPolicyTest {
       r.set_step(steps_done);
       r.set_total_steps(kTotalSteps);
       r.set_loss(0.5);
-      ASSERT_TRUE(coordinator_->ReportProgress(workers_caller_, r).ok());
+      ASSERT_TRUE(coordinator_->training_calls()
+                      .ReportProgress(workers_caller_, r)
+                      .ok());
     }
     if (steps_done >= kTotalSteps) {
       // Nothing left to train: a newcomer is not even given the job.
@@ -310,8 +313,8 @@ TEST_F(ElasticPolicyTest, AJoinCarriesTheMemberListOnlyWhenAsked) {
   r.set_timeout_ms(3600'000);
   r.set_include_members(true);
   std::optional<JoinResult> with_members;
-  coordinator_->JoinRendezvous(workers_caller_, r,
-                               [&](JoinResult g) { with_members = g; });
+  coordinator_->join_calls().JoinRendezvous(
+      workers_caller_, r, [&](JoinResult g) { with_members = g; });
   ASSERT_EQ(joined_.count(w1), 1u);
   ASSERT_TRUE(joined_[w1].ok()) << joined_[w1].status();
   EXPECT_EQ(joined_[w1]->world_size(), 2);

@@ -72,7 +72,8 @@ class HealVerdictsTest : public testing::FakeClockCoordinatorTest {
       r.set_step(step);
     }
     absl::StatusOr<v1::HeartbeatResponse> out =
-        coordinator_->Heartbeat(Over(absl::StrCat(conn, "-", rank)), r);
+        coordinator_->worker_calls().Heartbeat(
+            Over(absl::StrCat(conn, "-", rank)), r);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? *out : v1::HeartbeatResponse();
   }
@@ -91,7 +92,7 @@ class HealVerdictsTest : public testing::FakeClockCoordinatorTest {
       r.set_test_correct(80 + rank);
       r.set_test_samples(100);
     }
-    return coordinator_->ReportProgress(workers_caller_, r);
+    return coordinator_->training_calls().ReportProgress(workers_caller_, r);
   }
   absl::Status Final(int rank) { return Progress(rank, kTotalSteps, true); }
 
@@ -102,7 +103,8 @@ class HealVerdictsTest : public testing::FakeClockCoordinatorTest {
     r.set_worker_id(w_[rank]);
     r.set_job_id(job_);
     r.set_generation(1);
-    coordinator_->WatchBroken(Over(absl::StrCat(conn, "-", rank)), r);
+    coordinator_->watch_calls().WatchBroken(Over(absl::StrCat(conn, "-", rank)),
+                                            r);
   }
 
   // The coordinator hears nobody for `d` (its own link is cut), sweeping
@@ -110,7 +112,7 @@ class HealVerdictsTest : public testing::FakeClockCoordinatorTest {
   void Cut(absl::Duration d) {
     for (absl::Duration t; t < d; t += absl::Milliseconds(200)) {
       clock_.Advance(absl::Milliseconds(200));
-      coordinator_->SweepLeases();
+      coordinator_->lease_sweep().Sweep();
     }
   }
 
@@ -123,7 +125,7 @@ class HealVerdictsTest : public testing::FakeClockCoordinatorTest {
     Beat(1, "new", kTotalSteps);
     Beat(2, "new", kTotalSteps);
     Beat(2, "old", kTotalSteps - 7);
-    coordinator_->SweepLeases();
+    coordinator_->lease_sweep().Sweep();
   }
 
   void ExpectSucceededWithEveryRank() {
@@ -201,25 +203,25 @@ TEST_F(HealVerdictsTest, ReregisteringBeforeTheCloseKeepsTheRank) {
     clock_.Advance(absl::Seconds(1));
     Beat(0, "old", kTotalSteps);
     Beat(1, "old", kTotalSteps);
-    coordinator_->SweepLeases();
+    coordinator_->lease_sweep().Sweep();
   }
   EXPECT_EQ(Job(job_).state(), v1::JOB_STATE_RUNNING) << Job(job_).message();
   // Heard again: its heartbeat says it is not registered, and it registers
   // again as the same process, showing its credential.
-  EXPECT_FALSE(coordinator_
-                   ->Heartbeat(workers_caller_,
-                               [&] {
-                                 v1::HeartbeatRequest r;
-                                 r.set_worker_id(w_[2]);
-                                 return r;
-                               }())
+  EXPECT_FALSE(coordinator_->worker_calls()
+                   .Heartbeat(workers_caller_,
+                              [&] {
+                                v1::HeartbeatRequest r;
+                                r.set_worker_id(w_[2]);
+                                return r;
+                              }())
                    .ok());
   v1::RegisterRequest again = NewProcess();
   again.set_pid(100 + 2);  // Rank 2's process (NewProcess counts on).
   again.set_resume_job_id(job_);
   Caller as_w2 = Caller::Of(w_[2], *workers_caller_.TokenOf(w_[2]));
   absl::StatusOr<v1::RegisterResponse> reg =
-      coordinator_->Register(as_w2, again);
+      coordinator_->worker_calls().Register(as_w2, again);
   ASSERT_TRUE(reg.ok()) << reg.status();
   EXPECT_EQ(reg->worker_id(), w_[2]);
   workers_caller_.tokens[w_[2]] = reg->worker_token();
@@ -239,7 +241,7 @@ TEST_F(HealVerdictsTest, ReregisteringAfterTheCloseKeepsTheRank) {
     clock_.Advance(absl::Seconds(1));
     Beat(0, "old", kTotalSteps);
     Beat(1, "old", kTotalSteps);
-    coordinator_->SweepLeases();
+    coordinator_->lease_sweep().Sweep();
   }
   StreamCloses(2, "old");
   EXPECT_EQ(Job(job_).state(), v1::JOB_STATE_RUNNING) << Job(job_).message();
@@ -248,7 +250,7 @@ TEST_F(HealVerdictsTest, ReregisteringAfterTheCloseKeepsTheRank) {
   again.set_resume_job_id(job_);
   Caller as_w2 = Caller::Of(w_[2], *workers_caller_.TokenOf(w_[2]));
   absl::StatusOr<v1::RegisterResponse> reg =
-      coordinator_->Register(as_w2, again);
+      coordinator_->worker_calls().Register(as_w2, again);
   ASSERT_TRUE(reg.ok()) << reg.status();
   EXPECT_EQ(reg->worker_id(), w_[2]);
   workers_caller_.tokens[w_[2]] = reg->worker_token();
@@ -268,7 +270,7 @@ TEST_F(HealVerdictsTest, FinalReportsBeforeAndAfterTheHeal) {
     clock_.Advance(absl::Seconds(1));
     Beat(0, "old", 0, /*idle=*/true);
     Beat(1, "old", 0, /*idle=*/true);
-    coordinator_->SweepLeases();
+    coordinator_->lease_sweep().Sweep();
   }
   Beat(2, "new", kTotalSteps);
   Beat(2, "old", kTotalSteps);  // Held back during the cut.
@@ -289,7 +291,7 @@ TEST_F(HealVerdictsTest, ARankGoneAfterTrainingLeavesASucceededJob) {
     clock_.Advance(absl::Seconds(1));
     Beat(0, "old", 0, /*idle=*/true);
     Beat(1, "old", 0, /*idle=*/true);
-    coordinator_->SweepLeases();
+    coordinator_->lease_sweep().Sweep();
   }
   const v1::Job job = Job(job_);
   EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.message();
@@ -340,7 +342,7 @@ TEST_F(HealVerdictsTest, AWorkerCountedOutOfALiveGenerationIsToldToStop) {
   again.set_pid(100 + 2);  // No resume_job_id: its job does not take it.
   Caller as_w2 = Caller::Of(w_[2], *workers_caller_.TokenOf(w_[2]));
   absl::StatusOr<v1::RegisterResponse> reg =
-      coordinator_->Register(as_w2, again);
+      coordinator_->worker_calls().Register(as_w2, again);
   ASSERT_TRUE(reg.ok()) << reg.status();
   workers_caller_.tokens[w_[2]] = reg->worker_token();
   const v1::HeartbeatResponse hb = Beat(2, "new", 21);

@@ -33,7 +33,7 @@ class RejoinChurnTest : public testing::FakeClockCoordinatorTest {
     r.set_generation(gen);
     r.add_keys("never");
     r.set_timeout_ms(3600'000);
-    coordinator_->KvWait(
+    coordinator_->bootstrap_calls().KvWait(
         workers_caller_, r,
         [this, job, worker](absl::StatusOr<v1::KvWaitResponse> got) {
           EXPECT_TRUE(absl::IsAborted(got.status())) << got.status();

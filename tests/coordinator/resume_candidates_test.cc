@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "common/worker_credential.h"
-#include "coordinator/coordinator_server.h"
+#include "coordinator/server/coordinator_server.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"

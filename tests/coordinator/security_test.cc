@@ -12,7 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/tls_credentials.h"
 #include "common/worker_credential.h"
-#include "coordinator/coordinator_server.h"
+#include "coordinator/server/coordinator_server.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -230,7 +230,8 @@ TEST_F(SecurityTest, MutualTlsWorkerWithoutCertificateIsRefused) {
       Fails(stub->Heartbeat(ClientContext(kCallTimeout).get(), hb, &hb_resp),
             StatusCode::UNAUTHENTICATED, "client certificate"));
   // Nothing registered through it.
-  EXPECT_TRUE(server_->coordinator().ListWorkers().workers().empty());
+  EXPECT_TRUE(
+      server_->coordinator().user_calls().ListWorkers().workers().empty());
 }
 
 TEST_F(SecurityTest,
@@ -239,7 +240,8 @@ TEST_F(SecurityTest,
   // Trusts the right server CA but presents a certificate another CA signed.
   grpc::Status s = Register(Channel(WorkerFiles(*pki_, other_)));
   EXPECT_EQ(s.error_code(), StatusCode::UNAVAILABLE) << s.error_message();
-  EXPECT_TRUE(server_->coordinator().ListWorkers().workers().empty());
+  EXPECT_TRUE(
+      server_->coordinator().user_calls().ListWorkers().workers().empty());
 }
 
 TEST_F(SecurityTest, ClientTrustingAnotherCaFailsHandshake) {
@@ -249,7 +251,8 @@ TEST_F(SecurityTest, ClientTrustingAnotherCaFailsHandshake) {
       << worker.error_message();
   grpc::Status user = Submit(Channel(WorkerFiles(*other_, nullptr)), kToken);
   EXPECT_EQ(user.error_code(), StatusCode::UNAVAILABLE) << user.error_message();
-  EXPECT_TRUE(server_->coordinator().ListWorkers().workers().empty());
+  EXPECT_TRUE(
+      server_->coordinator().user_calls().ListWorkers().workers().empty());
 }
 
 TEST_F(SecurityTest, InsecureClientCannotTalkToTlsServer) {
@@ -274,8 +277,11 @@ TEST_F(SecurityTest, UserOverTlsNeedsTheTokenForSubmitAndCancel) {
                     "SubmitJob: the bearer token is not the coordinator's"));
   EXPECT_TRUE(Fails(Submit(user, "", nullptr, kToken),
                     StatusCode::UNAUTHENTICATED, "not \"Bearer <token>\""));
-  EXPECT_TRUE(
-      server_->coordinator().ListJobs(v1::ListJobsRequest())->jobs().empty());
+  EXPECT_TRUE(server_->coordinator()
+                  .user_calls()
+                  .ListJobs(v1::ListJobsRequest())
+                  ->jobs()
+                  .empty());
 
   std::string id;
   ASSERT_TRUE(Ok(Submit(user, kToken, &id)));

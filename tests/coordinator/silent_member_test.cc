@@ -53,11 +53,12 @@ class SilentMemberTest : public testing::FakeClockCoordinatorTest {
       EXPECT_FALSE(hb.has_abort())
           << w << " at " << clock_.Now() << ": " << hb.abort().reason();
     }
-    coordinator_->SweepLeases();
+    coordinator_->lease_sweep().Sweep();
   }
 
   v1::WorkerState StateOf(const std::string& worker) {
-    const v1::ListWorkersResponse list = coordinator_->ListWorkers();
+    const v1::ListWorkersResponse list =
+        coordinator_->user_calls().ListWorkers();
     for (const v1::WorkerInfo& w : list.workers()) {
       if (w.worker_id() == worker) return w.state();
     }
@@ -89,10 +90,10 @@ TEST_F(SilentMemberTest, AGenerationSilentPastItsLimitEnds) {
   std::vector<std::string> w;
   const std::string job = StartJob(2, w);
   clock_.Advance(kSilentGeneration);
-  coordinator_->SweepLeases();
+  coordinator_->lease_sweep().Sweep();
   EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RUNNING);
   clock_.Advance(absl::Milliseconds(1));
-  coordinator_->SweepLeases();
+  coordinator_->lease_sweep().Sweep();
   EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RESTARTING);
   EXPECT_EQ(Job(job).restarts(), 1);
 }
@@ -106,7 +107,7 @@ TEST_F(SilentMemberTest, AWholeGenerationReplacedOnItsHostEnds) {
   EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RUNNING);
   AddWorker(job);
   clock_.Advance(absl::Seconds(1));
-  coordinator_->SweepLeases();
+  coordinator_->lease_sweep().Sweep();
   EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RESTARTING);
   EXPECT_EQ(Job(job).restarts(), 1);
 }
@@ -135,12 +136,12 @@ TEST_F(SilentMemberTest, ASilentMemberWhosePeersAreBlockedIsGoneAtItsLease) {
     for (int i = 0; i < 2; ++i) {
       EXPECT_FALSE(Heartbeat(w[i], job, 1, 0, 1000 * s - 100).has_abort());
     }
-    coordinator_->SweepLeases();
+    coordinator_->lease_sweep().Sweep();
     EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RUNNING) << s;
   }
   // Its lease lapses: gone at once, not after the 30 s limit.
   clock_.Advance(absl::Milliseconds(200));
-  coordinator_->SweepLeases();
+  coordinator_->lease_sweep().Sweep();
   EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RESTARTING);
   EXPECT_EQ(Job(job).restarts(), 1);
   v1::HeartbeatResponse hb = Heartbeat(w[0], job, 1, 0, 3100);
@@ -156,7 +157,7 @@ TEST_F(SilentMemberTest, ASilentMemberWhosePeersCollectivesCompleteIsKept) {
   for (int s = 1; s <= 60; ++s) {
     clock_.Advance(absl::Seconds(1));
     for (int i = 0; i < 2; ++i) Heartbeat(w[i], job, 1, 10 * s, 15);
-    coordinator_->SweepLeases();
+    coordinator_->lease_sweep().Sweep();
   }
   EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RUNNING);
   EXPECT_EQ(Job(job).restarts(), 0);
@@ -170,7 +171,7 @@ TEST_F(SilentMemberTest, ASilentMemberWithoutEvidenceIsGoneAfterTheLimit) {
   for (int s = 1; s <= 30; ++s) Second(job, {w[0], w[1]}, 7);
   EXPECT_EQ(Job(job).state(), v1::JOB_STATE_RUNNING);
   clock_.Advance(absl::Seconds(1));
-  coordinator_->SweepLeases();
+  coordinator_->lease_sweep().Sweep();
   const v1::Job after = Job(job);
   EXPECT_EQ(after.state(), v1::JOB_STATE_RESTARTING);
   EXPECT_EQ(after.restarts(), 1);

@@ -39,7 +39,7 @@ K8S = os.path.join(DEPLOY, "k8s")
 SYSTEMD = os.path.join(DEPLOY, "systemd")
 DOCKERFILE = os.path.join(DEPLOY, "docker", "Dockerfile")
 KUSTOMIZATIONS = ["base", "overlays/cpu", "pytorchjob"]
-# What the coordinator reports health for (coordinator/coordinator_server.cc).
+# What the coordinator reports health for (coordinator/server/coordinator_server.cc).
 HEALTH_SERVICES = {"", "ringleader.v1.WorkerService", "ringleader.v1.UserService"}
 
 

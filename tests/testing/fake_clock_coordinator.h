@@ -41,7 +41,7 @@ class FakeClockCoordinatorTest : public ::testing::Test {
   std::string Submit(const v1::JobSpec& spec) {
     v1::SubmitJobRequest r;
     *r.mutable_spec() = spec;
-    auto out = coordinator_->SubmitJob(r);
+    auto out = coordinator_->user_calls().SubmitJob(r);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? out->job_id() : "";
   }
@@ -51,7 +51,7 @@ class FakeClockCoordinatorTest : public ::testing::Test {
   absl::StatusOr<v1::RegisterResponse> RegisterAs(
       const v1::RegisterRequest& r) {
     absl::StatusOr<v1::RegisterResponse> reg =
-        coordinator_->Register(Caller(), r);
+        coordinator_->worker_calls().Register(Caller(), r);
     if (reg.ok()) {
       workers_caller_.Add(reg->worker_id(), reg->worker_token()).IgnoreError();
     }
@@ -88,7 +88,7 @@ class FakeClockCoordinatorTest : public ::testing::Test {
     r.set_generation(gen);
     r.set_step(step);
     r.set_collective_wait_ms(wait_ms);
-    return coordinator_->Heartbeat(workers_caller_, r);
+    return coordinator_->worker_calls().Heartbeat(workers_caller_, r);
   }
   v1::HeartbeatResponse Heartbeat(const std::string& worker,
                                   const std::string& job, int64_t gen,
@@ -108,7 +108,7 @@ class FakeClockCoordinatorTest : public ::testing::Test {
     r.set_worker_id(worker);
     r.set_keeps_state(keeps_state);
     r.set_timeout_ms(3600'000);
-    coordinator_->JoinRendezvous(
+    coordinator_->join_calls().JoinRendezvous(
         workers_caller_, r,
         [this, worker](JoinResult g) { joined_[worker] = std::move(g); });
   }
@@ -122,7 +122,7 @@ class FakeClockCoordinatorTest : public ::testing::Test {
     r.set_step(step);
     r.set_loss(0.5);
     r.set_finished(finished);
-    return coordinator_->ReportProgress(workers_caller_, r);
+    return coordinator_->training_calls().ReportProgress(workers_caller_, r);
   }
 
   v1::Job Job(const std::string& id) { return *coordinator_->jobs().Get(id); }

@@ -7,7 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/worker_credential.h"
-#include "coordinator/coordinator_server.h"
+#include "coordinator/server/coordinator_server.h"
 #include "grpcpp/grpcpp.h"
 #include "ringleader/v1/user_service.grpc.pb.h"
 #include "ringleader/v1/worker_service.grpc.pb.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/coordinator_server.h"
+#include "coordinator/server/coordinator_server.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"

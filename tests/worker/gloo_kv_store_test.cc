@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/worker_credential.h"
-#include "coordinator/coordinator_server.h"
+#include "coordinator/server/coordinator_server.h"
 #include "gloo/common/error.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"

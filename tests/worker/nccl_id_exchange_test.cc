@@ -7,7 +7,7 @@
 #include <set>
 #include <thread>
 
-#include "coordinator/coordinator_server.h"
+#include "coordinator/server/coordinator_server.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "ringleader/v1/user_service.grpc.pb.h"

@@ -59,20 +59,22 @@ class Cluster {
     spec.mutable_dataset()->set_synthetic_test_size(kTestSize);
     spec.mutable_dataset()->set_shuffle(c.shuffle);
     spec.mutable_dataset()->set_drop_last(c.drop_last);
-    job_ = coord_->SubmitJob(sub)->job_id();
+    job_ = coord_->user_calls().SubmitJob(sub)->job_id();
     for (int i = 0; i < c.world; ++i) {
       v1::RegisterRequest r;
       r.set_hostname("host");
       r.set_device("cpu");
       r.set_pid(100 + i);
       r.set_address("127.0.0.1");
-      absl::StatusOr<v1::RegisterResponse> reg = coord_->Register(Caller(), r);
+      absl::StatusOr<v1::RegisterResponse> reg =
+          coord_->worker_calls().Register(Caller(), r);
       EXPECT_TRUE(reg.ok()) << reg.status();
       ids_.push_back(reg->worker_id());
       caller_.Add(reg->worker_id(), reg->worker_token()).IgnoreError();
       v1::HeartbeatRequest hb;
       hb.set_worker_id(reg->worker_id());
-      EXPECT_TRUE(coord_->Heartbeat(caller_, hb)->has_assignment());
+      EXPECT_TRUE(
+          coord_->worker_calls().Heartbeat(caller_, hb)->has_assignment());
     }
     JoinAll();
     if (c.resume.epoch < 0) return;
@@ -84,7 +86,8 @@ class Cluster {
     commit.set_step(5);
     commit.set_epoch_sample_offset(c.resume.epoch_sample_offset);
     commit.set_path("/ckpt/plan-step5.ckpt");
-    EXPECT_TRUE(coord_->CommitCheckpoint(caller_, commit).ok());
+    EXPECT_TRUE(
+        coord_->training_calls().CommitCheckpoint(caller_, commit).ok());
     JoinAll();  // Joining again ends the first generation.
     EXPECT_EQ(by_rank_[0].resume_candidates_size(), 1);
   }
@@ -107,7 +110,7 @@ class Cluster {
       r.set_resume_checkpoint_id(
           by_rank_[rank].resume_candidates(0).checkpoint_id());
     }
-    return coord_->GetShard(caller_, r);
+    return coord_->training_calls().GetShard(caller_, r);
   }
 
  private:
@@ -117,7 +120,7 @@ class Cluster {
       v1::JoinRendezvousRequest j;
       j.set_job_id(job_);
       j.set_worker_id(id);
-      coord_->JoinRendezvous(
+      coord_->join_calls().JoinRendezvous(
           caller_, j, [this](absl::StatusOr<v1::JoinRendezvousResponse> g) {
             ASSERT_TRUE(g.ok()) << g.status();
             by_rank_[g->rank()] = *g;
