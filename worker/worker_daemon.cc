@@ -10,11 +10,11 @@
 #include "common/logging.h"
 #include "worker/comm/collective_wait.h"
 #include "worker/comm/lost_result_communicator.h"
+#include "worker/data/job_data.h"
 #include "worker/device/communicator_factory.h"
-#include "worker/job_data.h"
+#include "worker/train/checkpoint/kept_state.h"
 #include "worker/train/job_error.h"
-#include "worker/train/kept_state.h"
-#include "worker/train/reducer_options.h"
+#include "worker/train/step/reducer_options.h"
 #include "worker/train/trainer.h"
 
 namespace ringleader {

@@ -16,7 +16,7 @@
 #include "ringleader/v1/worker_service.pb.h"
 #include "worker/data/batch_loader.h"
 #include "worker/data/dataset.h"
-#include "worker/job_data.h"
+#include "worker/data/job_data.h"
 
 namespace ringleader {
 

@@ -19,11 +19,11 @@
 #include "ringleader/v1/worker_service.pb.h"
 #include "worker/comm/communicator.h"
 #include "worker/coordinator_client.h"
-#include "worker/job_data.h"
-#include "worker/train/checkpointer.h"
-#include "worker/train/kept_state.h"
-#include "worker/train/loss_tracker.h"
+#include "worker/data/job_data.h"
+#include "worker/train/checkpoint/checkpointer.h"
+#include "worker/train/checkpoint/kept_state.h"
 #include "worker/train/metric_sums.h"
+#include "worker/train/progress/loss_tracker.h"
 #include "worker/worker_metrics.h"
 
 namespace torch::optim {
