@@ -1,16 +1,11 @@
 #include "worker/timeline/timeline.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/atomic_file.h"
 #include "nlohmann/json.hpp"
 
 namespace ringleader {
@@ -118,22 +113,8 @@ absl::Status Timeline::Flush() const {
                                               ": ", ec.message()));
     }
   }
-  const std::string tmp = absl::StrCat(path_, ".tmp.", getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << ToJson();
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return absl::InternalError(
-          absl::StrCat("timeline: cannot write ", tmp, ": ", strerror(errno)));
-    }
-  }
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return absl::InternalError(absl::StrCat("timeline: cannot rename to ",
-                                            path_, ": ", strerror(err)));
+  if (absl::Status s = WriteFileAtomically(path_, ToJson()); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("timeline: ", s.message()));
   }
   return absl::OkStatus();
 }

@@ -21,8 +21,8 @@ namespace ringleader {
 //
 // Only the optimizer steps [first step seen, first + max_steps) are kept,
 // which bounds the file. A disabled timeline (empty path) costs one branch
-// per call and writes nothing. Flush() writes the whole file atomically (a
-// temporary file renamed over the path).
+// per call and writes nothing. Flush() writes the whole file atomically
+// (common/atomic_file.h).
 //
 // Thread-safe: all-reduces complete on the communicator's thread.
 class Timeline {
@@ -70,8 +70,8 @@ class Timeline {
   std::vector<Event> Events() const;
   // The whole trace document.
   std::string ToJson() const;
-  // Writes ToJson() to path() through a temporary file and a rename,
-  // creating the directory. OK and nothing written when disabled.
+  // Writes ToJson() to path() atomically, creating the directory. OK and
+  // nothing written when disabled.
   absl::Status Flush() const;
 
  private:

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
 
 namespace ringleader {
 namespace {
@@ -47,18 +48,6 @@ uint32_t Crc(const std::string& data) {
   return static_cast<uint32_t>(crc);
 }
 
-absl::Status WriteAll(int fd, const std::string& data,
-                      const std::string& path) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Errno("cannot write", path);
-    off += static_cast<size_t>(n);
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::Status WriteCheckpointFile(const std::string& path,
@@ -66,18 +55,10 @@ absl::Status WriteCheckpointFile(const std::string& path,
   std::string header(kMagic, sizeof(kMagic));
   PutLe(payload.size(), 8, header);
   PutLe(Crc(payload), 4, header);
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot create", tmp);
-  absl::Status s = WriteAll(fd, header, tmp);
-  if (s.ok()) s = WriteAll(fd, payload, tmp);
-  if (s.ok() && ::fsync(fd) != 0) s = Errno("cannot fsync", tmp);
-  if (::close(fd) != 0 && s.ok()) s = Errno("cannot close", tmp);
-  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    s = Errno("cannot rename into", path);
-  }
-  if (!s.ok()) ::unlink(tmp.c_str());
-  return s;
+  AtomicFile file(path);
+  if (absl::Status s = file.Append(header); !s.ok()) return s;
+  if (absl::Status s = file.Append(payload); !s.ok()) return s;
+  return file.Commit();
 }
 
 absl::StatusOr<std::string> ReadCheckpointFile(const std::string& path) {

@@ -9,10 +9,10 @@
 namespace ringleader {
 
 // The envelope of a checkpoint on disk: a magic line, the payload length and
-// its CRC-32, then the payload (a LibTorch archive). Written to a temporary
-// file, fsync'ed and renamed into place, so a reader sees the old file or the
-// whole new one; a torn or corrupted file (a crash mid-write on a filesystem
-// without atomic rename, a truncated copy) is detected on read, never loaded.
+// its CRC-32, then the payload (a LibTorch archive). Written atomically
+// (common/atomic_file.h), so a reader sees the old file or the whole new
+// one; a torn or corrupted file (a crash mid-write on a filesystem without
+// atomic rename, a truncated copy) is detected on read, never loaded.
 absl::Status WriteCheckpointFile(const std::string& path,
                                  const std::string& payload);
 
