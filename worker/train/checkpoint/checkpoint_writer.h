@@ -10,13 +10,10 @@
 // the writer's error: nothing is written after it.
 
 #include <functional>
-#include <optional>
-#include <thread>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/sender_loop.h"
 
 namespace ringleader {
 
@@ -46,14 +43,10 @@ class CheckpointWriter {
     Write write;
     Then then;
   };
-  void Loop();
+  // One at a time, to the end, stopping at the first failure.
+  static SenderLoop<Job>::Rules OneAtATime();
 
-  mutable absl::Mutex mu_;
-  // The write handed over and not finished (at most one).
-  std::optional<Job> job_ ABSL_GUARDED_BY(mu_);
-  absl::Status error_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  SenderLoop<Job> loop_;
 };
 
 }  // namespace ringleader

@@ -14,16 +14,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <optional>
-#include <thread>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/sender_loop.h"
 #include "ringleader/v1/worker_service.pb.h"
 
 namespace ringleader {
@@ -63,24 +60,11 @@ class CommitQueue {
   int64_t pending() const;
 
  private:
-  void Loop();
-  // Records the answer to the commit in flight and what it means.
-  void Answered(const v1::CommitCheckpointRequest& commit, const Answer& answer)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  using Loop = SenderLoop<v1::CommitCheckpointRequest, Answer>;
+  // In order; the first answer that ends training stops the queue.
+  static Loop::Rules UntilTheVerdict();
 
-  const Send send_;
-  const Committed on_committed_;
-  std::atomic<bool> cancel_{false};
-  mutable absl::Mutex mu_;
-  std::deque<v1::CommitCheckpointRequest> queue_ ABSL_GUARDED_BY(mu_);
-  int64_t pushed_ ABSL_GUARDED_BY(mu_) = 0;    // Commits queued: 1..pushed_.
-  int64_t answered_ ABSL_GUARDED_BY(mu_) = 0;  // Answered: 1..answered_.
-  // The commit Push waits for (0: none), and its answer once it came.
-  int64_t awaited_ ABSL_GUARDED_BY(mu_) = 0;
-  std::optional<Answer> awaited_answer_ ABSL_GUARDED_BY(mu_);
-  absl::Status verdict_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  Loop loop_;
 };
 
 }  // namespace ringleader

@@ -3,15 +3,11 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <optional>
-#include <thread>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/sender_loop.h"
 #include "ringleader/v1/worker_service.pb.h"
 
 namespace ringleader {
@@ -52,31 +48,17 @@ class ProgressReporter {
  private:
   struct Entry {
     v1::ReportProgressRequest report;
-    int64_t seq = 0;
     bool kept = false;  // Never replaced by a later report.
   };
+  // Latest wins, but for kept reports.
+  static SenderLoop<Entry>::Rules LatestWins();
+  // Whether `report` is kept whoever submits it: the final one, or one
+  // with a higher eval_epoch than any before (which it records).
+  bool Keeps(const v1::ReportProgressRequest& report);
 
-  // Queues `report`; its sequence number.
-  int64_t Enqueue(v1::ReportProgressRequest report, bool kept)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Loop();
-
-  const Send send_;
-  std::atomic<bool> cancel_{false};
-  mutable absl::Mutex mu_;
-  std::deque<Entry> queue_ ABSL_GUARDED_BY(mu_);
-  int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
-  // Every report up to this sequence number was sent (or replaced).
-  int64_t done_through_ ABSL_GUARDED_BY(mu_) = 0;
-  // The highest eval_epoch submitted: a report with a higher one is kept.
-  int64_t eval_epoch_ ABSL_GUARDED_BY(mu_) = 0;
-  // The report Deliver waits for (0: none), and its outcome once sent.
-  int64_t awaited_ ABSL_GUARDED_BY(mu_) = 0;
-  std::optional<absl::Status> awaited_outcome_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status error_ ABSL_GUARDED_BY(mu_);
-  int64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
-  std::thread thread_;
+  // The highest eval_epoch submitted.
+  std::atomic<int64_t> eval_epoch_{0};
+  SenderLoop<Entry> loop_;  // Last: its thread stops first.
 };
 
 }  // namespace ringleader
