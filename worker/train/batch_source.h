@@ -46,6 +46,14 @@ class BatchSource {
   // is empty.
   absl::StatusOr<std::unique_ptr<BatchLoader>> Test(int64_t batch_size) const;
 
+  // Where batch `b` of `epoch` starts in the epoch's permutation (the ranks
+  // are strided): its first sample's position, which seeds its dropout.
+  int64_t SamplePosition(const Epoch& epoch, int64_t b) const;
+  // The samples of the epoch every rank together consumed once batch `b`
+  // is done (a prefix of the permutation): where a checkpoint or a kept
+  // state taken after it resumes.
+  int64_t ConsumedAfter(const Epoch& epoch, int64_t b) const;
+
   const Dataset& train_data() const { return *data_->train; }
   const Dataset& test_data() const { return *data_->test; }
   int64_t batch_size() const { return spec_.batch_size(); }

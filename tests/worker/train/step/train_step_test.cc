@@ -1,6 +1,8 @@
 // The step is DDP: N ranks each stepping on their own batch end with the
 // parameters one process gets from a step on the union of the batches, and
-// micro-batches accumulated without sync equal one larger batch.
+// micro-batches accumulated without sync equal one larger batch. The step's
+// own policy: which micro-batch completes a step, the dropout stream, the
+// scheduled learning rate, a norm that is not finite.
 #include "worker/train/step/train_step.h"
 
 #include <torch/script.h>
@@ -17,10 +19,10 @@
 #include "gtest/gtest.h"
 #include "tests/worker/ddp/in_process_communicator.h"
 #include "worker/data/synthetic_dataset.h"
-#include "worker/ddp/buffer_sync.h"
 #include "worker/model/builtin_models.h"
 #include "worker/model/torchscript_model.h"
 #include "worker/train/job_error.h"
+#include "worker/train/step/lr_schedule.h"
 
 namespace ringleader {
 namespace {
@@ -39,29 +41,52 @@ Batch BatchOf(const SyntheticDataset& data, std::vector<int64_t> ids) {
   return b;
 }
 
-// One rank: the model from seed 9, SGD, a reducer over `comm`.
+// The recipe of the tests' steps: a constant learning rate `lr`, small
+// buckets.
+StepRecipe Recipe(int accumulate, double lr, double clip = 0) {
+  StepRecipe r;
+  r.accumulate = accumulate;
+  r.clip_grad_norm = clip;
+  r.seed = 1234;
+  r.learning_rate = lr;
+  r.reducer.first_bucket_bytes = 512;
+  r.reducer.bucket_cap_bytes = 4096;
+  return r;
+}
+
+std::unique_ptr<TrainStep> StepOver(Model* model, const Task* task,
+                                    torch::optim::Optimizer* optimizer,
+                                    Communicator* comm, StepRecipe recipe,
+                                    int64_t steps_done = 0) {
+  StepParts parts;
+  parts.model = model;
+  parts.task = task;
+  parts.optimizer = optimizer;
+  parts.comm = comm;
+  return TrainStep::Create(parts, std::move(recipe), steps_done).value();
+}
+
+// One rank: the model from seed 9, SGD, a step over `comm`.
 struct Rank {
   std::unique_ptr<Model> model = MakeMlp({8}, 9).value();
   Task task{v1::TaskSpec()};
   std::unique_ptr<torch::optim::SGD> sgd;
-  std::unique_ptr<Reducer> reducer;
   std::unique_ptr<TrainStep> step;
 
-  Rank(Communicator* comm, int accumulate, double clip = 0) {
+  Rank(Communicator* comm, StepRecipe recipe, int64_t steps_done = 0) {
     sgd = std::make_unique<torch::optim::SGD>(model->Parameters(),
                                               torch::optim::SGDOptions(0.5));
-    Reducer::Options o;
-    o.first_bucket_bytes = 512;
-    o.bucket_cap_bytes = 4096;
-    reducer = Reducer::Create(comm, model->Parameters(), o).value();
-    reducer->ZeroGrad();
-    StepParts parts;
-    parts.model = model.get();
-    parts.task = &task;
-    parts.reducer = reducer.get();
-    parts.optimizer = sgd.get();
-    parts.clip_grad_norm = clip;
-    step = std::make_unique<TrainStep>(parts, accumulate);
+    step = StepOver(model.get(), &task, sgd.get(), comm, std::move(recipe),
+                    steps_done);
+  }
+  // One micro-batch at `position` of epoch 0.
+  absl::StatusOr<TrainStep::MicroResult> Micro(const Batch& batch,
+                                               int64_t position = 0,
+                                               bool last_of_epoch = false) {
+    MicroBatchPlace place;
+    place.position = position;
+    place.last_of_epoch = last_of_epoch;
+    return step->Micro(batch, place);
   }
 };
 
@@ -80,11 +105,12 @@ TEST(TrainStepTest, TwoRanksEqualOneProcessOnTheUnionOfTheirBatches) {
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
       InProcessCommunicator comm(&group, r);
-      Rank rank(&comm, 1);
-      absl::StatusOr<at::Tensor> loss =
-          rank.step->Micro(BatchOf(*data, ids[r]), /*sync=*/true);
-      ASSERT_TRUE(loss.ok()) << loss.status();
-      rank.step->Apply(0.5);
+      Rank rank(&comm, Recipe(1, 0.5));
+      absl::StatusOr<TrainStep::MicroResult> micro =
+          rank.Micro(BatchOf(*data, ids[r]));
+      ASSERT_TRUE(micro.ok()) << micro.status();
+      EXPECT_TRUE(micro->completes_step);
+      ASSERT_TRUE(rank.step->Apply(false).ok());
       after[r] = Params(*rank.model);
     });
   }
@@ -92,10 +118,10 @@ TEST(TrainStepTest, TwoRanksEqualOneProcessOnTheUnionOfTheirBatches) {
 
   InProcessGroup solo_group(1);
   InProcessCommunicator solo_comm(&solo_group, 0);
-  Rank solo(&solo_comm, 1);
-  ASSERT_TRUE(
-      solo.step->Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7}), true).ok());
-  solo.step->Apply(0.5);
+  Rank solo(&solo_comm, Recipe(1, 0.5));
+  ASSERT_TRUE(solo.Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7})).ok());
+  ASSERT_TRUE(solo.step->Apply(false).ok());
+  EXPECT_EQ(solo.step->done(), 1);
   const std::vector<torch::Tensor> want = Params(*solo.model);
   for (int r = 0; r < 2; ++r) {
     ASSERT_EQ(after[r].size(), want.size());
@@ -121,10 +147,12 @@ TEST(TrainStepTest, RanksClipTheAveragedGradientsAlike) {
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
       InProcessCommunicator comm(&group, r);
-      Rank rank(&comm, 1, kClip);
-      ASSERT_TRUE(rank.step->Micro(BatchOf(*data, ids[r]), true).ok());
-      norms[r] = rank.step->ClipGradients(/*measure=*/false);
-      rank.step->Apply(kLr);
+      Rank rank(&comm, Recipe(1, kLr, kClip));
+      ASSERT_TRUE(rank.Micro(BatchOf(*data, ids[r])).ok());
+      absl::StatusOr<std::optional<double>> norm =
+          rank.step->Apply(/*measure_norm=*/false);
+      ASSERT_TRUE(norm.ok()) << norm.status();
+      norms[r] = *norm;
       after[r] = Params(*rank.model);
     });
   }
@@ -135,14 +163,12 @@ TEST(TrainStepTest, RanksClipTheAveragedGradientsAlike) {
 
   InProcessGroup solo_group(1);
   InProcessCommunicator solo_comm(&solo_group, 0);
-  Rank solo(&solo_comm, 1, kClip);
-  ASSERT_TRUE(
-      solo.step->Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7}), true).ok());
-  const std::optional<double> solo_norm = solo.step->ClipGradients(false);
+  Rank solo(&solo_comm, Recipe(1, kLr, kClip));
+  ASSERT_TRUE(solo.Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7})).ok());
+  const std::optional<double> solo_norm = solo.step->Apply(false).value();
   ASSERT_TRUE(solo_norm.has_value());
   EXPECT_NEAR(*norms[0], *solo_norm, 1e-6);
   EXPECT_GT(*solo_norm, kClip);  // It did clip.
-  solo.step->Apply(kLr);
   EXPECT_DOUBLE_EQ(solo.sgd->param_groups()[0].options().get_lr(), kLr);
   const std::vector<torch::Tensor> want = Params(*solo.model);
   for (int r = 0; r < 2; ++r) {
@@ -157,10 +183,11 @@ TEST(TrainStepTest, TheNormIsMeasuredOnlyWhenClippingOrAsked) {
   auto data = SyntheticDataset::Create(16, 1).value();
   InProcessGroup group(1);
   InProcessCommunicator comm(&group, 0);
-  Rank rank(&comm, 1);
-  ASSERT_TRUE(rank.step->Micro(BatchOf(*data, {0, 1, 2}), true).ok());
-  EXPECT_FALSE(rank.step->ClipGradients(false).has_value());
-  const std::optional<double> norm = rank.step->ClipGradients(true);
+  Rank rank(&comm, Recipe(1, 0.5));
+  ASSERT_TRUE(rank.Micro(BatchOf(*data, {0, 1, 2})).ok());
+  EXPECT_FALSE(rank.step->Apply(false).value().has_value());
+  ASSERT_TRUE(rank.Micro(BatchOf(*data, {0, 1, 2})).ok());
+  const std::optional<double> norm = rank.step->Apply(true).value();
   ASSERT_TRUE(norm.has_value());
   EXPECT_GT(*norm, 0);
 }
@@ -169,16 +196,85 @@ TEST(TrainStepTest, AccumulatedMicroBatchesEqualOneBatch) {
   auto data = SyntheticDataset::Create(16, 1).value();
   InProcessGroup group(1);
   InProcessCommunicator comm(&group, 0);
-  Rank accumulating(&comm, 2);
-  ASSERT_TRUE(accumulating.step->Micro(BatchOf(*data, {0, 1, 2}), false).ok());
-  ASSERT_TRUE(accumulating.step->Micro(BatchOf(*data, {3, 4, 5}), true).ok());
-  accumulating.step->Apply(0.5);
-  Rank whole(&comm, 1);
-  ASSERT_TRUE(whole.step->Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5}), true).ok());
-  whole.step->Apply(0.5);
+  Rank accumulating(&comm, Recipe(2, 0.5));
+  EXPECT_FALSE(accumulating.Micro(BatchOf(*data, {0, 1, 2}))->completes_step);
+  // Nothing to apply half way through a step.
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(accumulating.step->Apply(false).status()));
+  EXPECT_TRUE(accumulating.Micro(BatchOf(*data, {3, 4, 5}))->completes_step);
+  ASSERT_TRUE(accumulating.step->Apply(false).ok());
+  Rank whole(&comm, Recipe(1, 0.5));
+  ASSERT_TRUE(whole.Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5})).ok());
+  ASSERT_TRUE(whole.step->Apply(false).ok());
   const auto a = Params(*accumulating.model), b = Params(*whole.model);
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-5, 1e-6)) << i;
+  }
+}
+
+// Three micro-batches a step, but an epoch's last micro-batch completes its
+// step whatever the count, and the next epoch's steps count afresh.
+TEST(TrainStepTest, TheEpochsLastMicroBatchCompletesItsStep) {
+  auto data = SyntheticDataset::Create(16, 1).value();
+  InProcessGroup group(1);
+  InProcessCommunicator comm(&group, 0);
+  Rank rank(&comm, Recipe(3, 0.5));
+  const Batch batch = BatchOf(*data, {0, 1});
+  std::vector<bool> completes;
+  for (bool last : {false, false, false, false, true, false, false, false}) {
+    absl::StatusOr<TrainStep::MicroResult> micro =
+        rank.Micro(batch, 0, /*last_of_epoch=*/last);
+    ASSERT_TRUE(micro.ok()) << micro.status();
+    completes.push_back(micro->completes_step);
+    if (micro->completes_step) ASSERT_TRUE(rank.step->Apply(false).ok());
+  }
+  EXPECT_EQ(completes, (std::vector<bool>{false, false, true, false, true,
+                                          false, false, true}));
+  EXPECT_EQ(rank.step->done(), 3);
+}
+
+// The learning rate is the schedule's at the steps the job has made, a
+// resumed job's included: a step created after 5 steps of a 10-step linear
+// warmup applies 6/10 of the peak.
+TEST(TrainStepTest, TheLearningRateFollowsTheScheduleFromTheStepsDone) {
+  auto data = SyntheticDataset::Create(16, 1).value();
+  InProcessGroup group(1);
+  InProcessCommunicator comm(&group, 0);
+  StepRecipe recipe = Recipe(1, 0.5);
+  recipe.lr_schedule.set_kind(v1::LR_SCHEDULE_KIND_COSINE);
+  recipe.lr_schedule.set_warmup_steps(10);
+  recipe.planned_steps = 100;
+  Rank rank(&comm, recipe, /*steps_done=*/5);
+  for (int64_t done = 5; done < 12; ++done) {
+    ASSERT_TRUE(rank.Micro(BatchOf(*data, {0, 1})).ok());
+    ASSERT_TRUE(rank.step->Apply(false).ok());
+    EXPECT_DOUBLE_EQ(rank.sgd->param_groups()[0].options().get_lr(),
+                     LearningRateAt(recipe.lr_schedule, 0.5, done, 100))
+        << done;
+    EXPECT_EQ(rank.step->done(), done + 1);
+  }
+  EXPECT_DOUBLE_EQ(LearningRateAt(recipe.lr_schedule, 0.5, 5, 100), 0.3);
+}
+
+// Gradients that are not finite (a NaN input) are refused before the
+// optimizer makes every parameter NaN: the job's error, nothing applied.
+TEST(TrainStepTest, ANormThatIsNotFiniteIsAJobErrorAndNotApplied) {
+  auto data = SyntheticDataset::Create(16, 1).value();
+  InProcessGroup group(1);
+  InProcessCommunicator comm(&group, 0);
+  Rank rank(&comm, Recipe(1, 0.5));
+  Batch bad = BatchOf(*data, {0, 1});
+  bad.inputs[0][0][0][0][0] = std::nan("");
+  const std::vector<torch::Tensor> before = Params(*rank.model);
+  ASSERT_TRUE(rank.Micro(bad).ok());
+  const absl::Status s = rank.step->Apply(/*measure_norm=*/true).status();
+  EXPECT_TRUE(IsJobError(s)) << s;
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("the gradient norm is nan at step 1 (epoch 0;"));
+  EXPECT_EQ(rank.step->done(), 0);
+  const std::vector<torch::Tensor> after = Params(*rank.model);
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_TRUE(torch::equal(before[i], after[i])) << i;
   }
 }
 
@@ -186,14 +282,14 @@ TEST(TrainStepTest, ABatchTheModelDoesNotFitIsAJobError) {
   auto data = SyntheticDataset::Create(16, 1).value();
   InProcessGroup group(1);
   InProcessCommunicator comm(&group, 0);
-  Rank rank(&comm, 1);
+  Rank rank(&comm, Recipe(1, 0.5));
   Batch bad = BatchOf(*data, {0, 1});
   bad.targets[1] = 42;  // The model has 10 classes.
-  absl::StatusOr<at::Tensor> loss = rank.step->Micro(bad, true);
-  ASSERT_FALSE(loss.ok());
-  EXPECT_TRUE(IsJobError(loss.status()));
-  EXPECT_THAT(std::string(loss.status().message()), HasSubstr("training: "));
-  EXPECT_THAT(std::string(loss.status().message()),
+  absl::StatusOr<TrainStep::MicroResult> micro = rank.Micro(bad);
+  ASSERT_FALSE(micro.ok());
+  EXPECT_TRUE(IsJobError(micro.status()));
+  EXPECT_THAT(std::string(micro.status().message()), HasSubstr("training: "));
+  EXPECT_THAT(std::string(micro.status().message()),
               HasSubstr("target 42 of sample 1 is outside [0, 10)"));
 }
 
@@ -215,35 +311,37 @@ std::unique_ptr<Model> DropoutModel() {
   return LoadTorchScriptModel(path).value();
 }
 
-// The loss of one micro-batch of a fresh dropout model, with `seed` (or
-// none) for its stream.
-double DropoutLoss(const Batch& batch, std::optional<uint64_t> seed) {
+// The loss of one micro-batch of a fresh dropout model at `place`.
+double DropoutLoss(const Batch& batch, const MicroBatchPlace& place) {
   std::unique_ptr<Model> model = DropoutModel();
   Task task{v1::TaskSpec()};
   torch::optim::SGD sgd(model->Parameters(), torch::optim::SGDOptions(0.1));
   InProcessGroup group(1);
   InProcessCommunicator comm(&group, 0);
-  std::unique_ptr<Reducer> reducer =
-      Reducer::Create(&comm, model->Parameters(), Reducer::Options()).value();
-  reducer->ZeroGrad();
-  StepParts parts;
-  parts.model = model.get();
-  parts.task = &task;
-  parts.reducer = reducer.get();
-  parts.optimizer = &sgd;
-  TrainStep step(parts, 1);
+  std::unique_ptr<TrainStep> step =
+      StepOver(model.get(), &task, &sgd, &comm, Recipe(1, 0.1));
   // Whatever ran before leaves the global generator elsewhere.
-  torch::rand({static_cast<int64_t>(seed.value_or(3) % 97 + 1)});
-  return step.Micro(batch, /*sync=*/true, seed).value().item<double>();
+  torch::rand({place.position % 97 + 1});
+  return step->Micro(batch, place).value().loss.item<double>();
 }
 
+// The step seeds each micro-batch's dropout from the job's seed, the epoch
+// and where the batch sits in it (worker/data/sample_stream.h).
 TEST(TrainStepTest, DropoutDrawsFromTheBatchsOwnStream) {
   auto data = SyntheticDataset::Create(16, 1).value();
   const Batch batch = BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7});
-  const double a = DropoutLoss(batch, 1234);
+  MicroBatchPlace place;
+  place.epoch = 2;
+  place.position = 40;
+  const double a = DropoutLoss(batch, place);
   // The same stream after other random draws: the same mask, the same loss.
-  EXPECT_EQ(DropoutLoss(batch, 1234), a);
-  EXPECT_NE(DropoutLoss(batch, 1235), a);
+  EXPECT_EQ(DropoutLoss(batch, place), a);
+  MicroBatchPlace next = place;
+  next.position = 41;
+  EXPECT_NE(DropoutLoss(batch, next), a);
+  MicroBatchPlace later = place;
+  later.epoch = 3;
+  EXPECT_NE(DropoutLoss(batch, later), a);
 }
 
 // A TorchScript linear layer followed by BatchNorm over its 10 outputs:
@@ -273,7 +371,7 @@ std::unique_ptr<Model> BatchNormModel(const std::string& name) {
 }
 
 // What the trainer keeps at a step boundary for a peer to recover from
-// (Trainer::MarkStepBoundary) is each rank's own buffers; the job's next
+// (Trainer::MarkBoundary) is each rank's own buffers; the job's next
 // step would normalize with rank 0's. So at the end of every step, with or
 // without accumulation, every rank holds rank 0's running statistics, bit
 // for bit, whichever rank a recovery then takes them from.
@@ -291,23 +389,9 @@ TEST(TrainStepTest, AtTheStepBoundaryEveryRankHoldsRankZerosBuffers) {
         Task task{v1::TaskSpec()};
         torch::optim::SGD sgd(model->Parameters(),
                               torch::optim::SGDOptions(0.1));
-        std::unique_ptr<Reducer> reducer =
-            Reducer::Create(&comm, model->Parameters(), Reducer::Options())
-                .value();
-        reducer->ZeroGrad();
-        std::vector<at::Tensor> buffers;
-        for (const NamedTensor& b : model->NamedBuffers())
-          buffers.push_back(b.tensor);
-        ASSERT_EQ(buffers.size(), 2u);
-        std::unique_ptr<BufferSync> sync =
-            BufferSync::Create(&comm, buffers).value();
-        StepParts parts;
-        parts.model = model.get();
-        parts.task = &task;
-        parts.reducer = reducer.get();
-        parts.buffers = sync.get();
-        parts.optimizer = &sgd;
-        TrainStep step(parts, accumulate);
+        std::unique_ptr<TrainStep> step =
+            StepOver(model.get(), &task, &sgd, &comm, Recipe(accumulate, 0.1));
+        ASSERT_EQ(model->NamedBuffers().size(), 2u);
         // Two steps; each rank's micro-batches are its own samples.
         int64_t next = 4 * r;
         for (int s = 0; s < 2; ++s) {
@@ -315,13 +399,16 @@ TEST(TrainStepTest, AtTheStepBoundaryEveryRankHoldsRankZerosBuffers) {
             std::vector<int64_t> ids;
             for (int i = 0; i < 4; ++i) ids.push_back((next++) % 16);
             next += 4;
-            absl::StatusOr<at::Tensor> loss =
-                step.Micro(BatchOf(*data, ids), m + 1 == accumulate);
-            ASSERT_TRUE(loss.ok()) << loss.status();
+            absl::StatusOr<TrainStep::MicroResult> micro =
+                step->Micro(BatchOf(*data, ids), MicroBatchPlace());
+            ASSERT_TRUE(micro.ok()) << micro.status();
+            EXPECT_EQ(micro->completes_step, m + 1 == accumulate);
           }
-          step.Apply(0.1);
+          ASSERT_TRUE(step->Apply(false).ok());
         }
-        for (const at::Tensor& b : buffers) after[r].push_back(b.clone());
+        for (const NamedTensor& b : model->NamedBuffers()) {
+          after[r].push_back(b.tensor.clone());
+        }
       });
     }
     for (auto& t : threads) t.join();
