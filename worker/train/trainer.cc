@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
 #include "common/logging.h"
 #include "worker/comm/metered_communicator.h"
 #include "worker/data/batch_loader.h"
@@ -71,7 +70,7 @@ absl::Status Trainer::Run() {
   if (absl::IsAborted(s)) Keep();
   if (IsJobError(s)) {
     LOG(ERROR) << "job " << job_id_ << " cannot go on: " << s.message();
-    ReportJobError(*env_.client, job_id_, gen_.generation(), gen_.rank(), s);
+    ReportJobError(*env_.link, job_id_, gen_.generation(), gen_.rank(), s);
   }
   return s;
 }
@@ -192,22 +191,22 @@ void Trainer::StartSenders() {
   const v1::JobSpec& spec = gen_.spec();
   // Commits and reports are queued and sent from threads of their own, and
   // retried through a coordinator outage: training does not wait for them.
-  CoordinatorClient* client = env_.client;
+  CoordinatorLink* link = env_.link;
   checkpointer_ = std::make_unique<Checkpointer>(
-      [client](const v1::CommitCheckpointRequest& c,
-               const std::atomic<bool>* cancel) {
-        return client->CommitCheckpoint(c, cancel);
+      [link](const v1::CommitCheckpointRequest& c,
+             const std::atomic<bool>* cancel) {
+        return link->CommitCheckpoint(c, cancel);
       },
       job_id_, gen_, replica_.model.get(), replica_.optimizer.get(),
       resumed_.checkpoint_id, env_.data->train->size());
   reporter_ = std::make_unique<ProgressReporter>(
-      [client](const v1::ReportProgressRequest& r,
-               const std::atomic<bool>* cancel) {
-        return client->ReportProgress(r, cancel);
+      [link](const v1::ReportProgressRequest& r,
+             const std::atomic<bool>* cancel) {
+        return link->ReportProgress(r, cancel);
       });
   // Reporting waits out progress_min_interval_ms (0 in a spec that skipped
   // WithDefaults: by steps alone).
-  const absl::Time now = absl::Now();
+  const absl::Time now = env_.clock->Now();
   schedule_ = std::make_unique<ProgressSchedule>(
       spec.progress_every_steps(),
       absl::Milliseconds(spec.progress_min_interval_ms()), now);
@@ -224,7 +223,7 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
     env_.metrics->epoch->Set(static_cast<double>(epoch));
     env_.metrics->total_steps->Set(static_cast<double>(planned_steps_));
   }
-  step_started_ = absl::Now();
+  step_started_ = env_.clock->Now();
   for (int64_t b = 0; b < e->loader->num_batches(); ++b) {
     if (absl::Status s = Interrupted(); !s.ok()) return s;
     absl::StatusOr<bool> completes_step = RunMicroBatch(epoch, *e, b);
@@ -280,7 +279,7 @@ absl::Status Trainer::FinishStep(int64_t epoch, const BatchSource::Epoch& e,
   const v1::JobSpec& spec = gen_.spec();
   // Decided before the step is applied, so the gradient norm the report
   // carries is measured on the step it reports.
-  const bool report = schedule_->Due(step_->done() + 1, absl::Now());
+  const bool report = schedule_->Due(step_->done() + 1, env_.clock->Now());
   absl::StatusOr<std::optional<double>> norm = step_->Apply(report);
   if (!norm.ok()) return norm.status();
   if (norm->has_value()) window_->SetGradNorm(**norm);
@@ -291,7 +290,7 @@ absl::Status Trainer::FinishStep(int64_t epoch, const BatchSource::Epoch& e,
            : Boundary{{epoch, step}, source_->ConsumedAfter(e, b)};
   MarkBoundary(at);
   if (joined_at_ != absl::InfinitePast()) NoteFirstStep();
-  env_.client->SetStep(step);
+  env_.link->SetStep(step);
   if (absl::Status s = RecordStep(epoch, report); !s.ok()) return s;
   // Mid-epoch checkpoints only at full global batches, where the consumed
   // samples are exactly a prefix of the epoch's permutation (the epoch's
@@ -305,7 +304,7 @@ absl::Status Trainer::FinishStep(int64_t epoch, const BatchSource::Epoch& e,
 }
 
 absl::Status Trainer::RecordStep(int64_t epoch, bool report) {
-  const absl::Time now = absl::Now();
+  const absl::Time now = env_.clock->Now();
   if (env_.metrics != nullptr) {
     env_.metrics->step_seconds->Observe(
         absl::ToDoubleSeconds(now - step_started_));
@@ -339,7 +338,7 @@ void Trainer::MarkBoundary(const Boundary& at) {
 }
 
 void Trainer::NoteFirstStep() {
-  const absl::Duration took = absl::Now() - joined_at_;
+  const absl::Duration took = env_.clock->Now() - joined_at_;
   joined_at_ = absl::InfinitePast();
   window_->SetJoinToFirstStep(took);
   LOG(INFO) << "rank " << gen_.rank() << " joined job " << job_id_
@@ -422,8 +421,7 @@ absl::Status Trainer::EndEpoch(int64_t epoch) {
 
 absl::Status Trainer::Finish() {
   const v1::JobSpec& spec = gen_.spec();
-  // Waits no longer than the client keeps retrying a call.
-  const absl::Duration bound = env_.client->options().unreachable_timeout;
+  const absl::Duration bound = env_.send_timeout;
   absl::StatusOr<MetricSums> sums = EvaluateTestSplit();
   if (!sums.ok()) return sums.status();
   // After the evaluation synced rank 0's buffers: every rank's whole state.

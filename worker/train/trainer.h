@@ -15,14 +15,15 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "common/shard_plan.h"
 #include "ringleader/v1/worker_service.pb.h"
 #include "worker/comm/communicator.h"
-#include "worker/coordinator_client.h"
 #include "worker/data/job_data.h"
 #include "worker/train/batch_source.h"
 #include "worker/train/checkpoint/checkpointer.h"
 #include "worker/train/checkpoint/kept_state.h"
+#include "worker/train/coordinator_link.h"
 #include "worker/train/metric_sums.h"
 #include "worker/train/step/replica.h"
 #include "worker/worker_metrics.h"
@@ -39,7 +40,13 @@ class TrainStep;
 
 // What one rank needs to train one generation of a job.
 struct TrainerEnv {
-  CoordinatorClient* client = nullptr;
+  // Progress reports, checkpoint commits and the step heartbeats carry.
+  CoordinatorLink* link = nullptr;
+  // How long the job's last sends (the final report, the commits still
+  // queued) may take: as long as the link retries a call.
+  absl::Duration send_timeout = absl::Minutes(5);
+  // Step times, report pacing, a newcomer's wait; outlives the trainer.
+  const Clock* clock = RealClock::Get();
   Communicator* comm = nullptr;
   const JobData* data = nullptr;
   std::string device = "cpu";  // "cpu" or "cuda:N".
@@ -110,7 +117,7 @@ class Trainer {
   // The step over the (metered) communicator, from the resumed position.
   absl::Status CreateStep(const ResumePoint& resumed);
   // The checkpointer and the progress reporter, which send through
-  // env_.client, and what the reports are made of.
+  // env_.link, and what the reports are made of.
   void StartSenders();
 
   absl::Status RunEpoch(int64_t epoch);
