@@ -1,13 +1,14 @@
 // The compute limit of the training benchmark, and the cost of progress
 // reporting: one rank's step loop for any job, built from the worker's own
-// parts exactly as its trainer builds them (worker/train/trainer.cc): the
-// job's data (LoadJobData), the model for the data's shape (ModelShapeFor,
-// BuildModel, ProbeModel), the task's loss (Task), the optimizer, the batch
-// loader, and TrainStep (buffer sync, forward, loss, backward through the
-// reducer, optimizer) over the worker's communicator for a generation of
-// one rank, where the reducer and the buffer sync communicate nothing. So
-// the limit of a built-in CNN, a TorchScript ResNet or a GPT computing its
-// own loss is the worker's step minus communication.
+// public parts exactly as its trainer builds them (worker/train/trainer.cc):
+// the job's data (LoadJobData), the replica (step/replica.h: the model for
+// the data's shape, probed, the task's loss, the optimizer), the batch
+// loader, and the step (step/train_step.h: buffer sync, forward, loss,
+// backward through the reducer, clipping, the scheduled learning rate, the
+// optimizer) over the worker's communicator for a generation of one rank,
+// where the reducer and the buffer sync communicate nothing. So the limit
+// of a built-in CNN, a TorchScript ResNet or a GPT computing its own loss is
+// the worker's step minus communication.
 //
 // It takes a 1-rank job from a real coordinator (bench/train_bench.sh
 // submits it) for the job's spec and so that progress reports are real
@@ -41,22 +42,14 @@
 #include "nlohmann/json.hpp"
 #include "worker/coordinator_client.h"
 #include "worker/data/batch_loader.h"
-#include "worker/ddp/buffer_sync.h"
-#include "worker/ddp/reducer.h"
+#include "worker/data/job_data.h"
 #include "worker/device/communicator_factory.h"
-#include "worker/job_data.h"
 #include "worker/malloc_tuning.h"
-#include "worker/model/models.h"
-#include "worker/model/optimizer.h"
 #include "worker/torch_threads.h"
-#include "worker/train/loss_tracker.h"
-#include "worker/train/lr_schedule.h"
-#include "worker/train/model_probe.h"
-#include "worker/train/precision.h"
-#include "worker/train/progress_reporter.h"
-#include "worker/train/reducer_options.h"
-#include "worker/train/task.h"
-#include "worker/train/train_step.h"
+#include "worker/train/progress/loss_tracker.h"
+#include "worker/train/progress/progress_reporter.h"
+#include "worker/train/step/replica.h"
+#include "worker/train/step/train_step.h"
 
 ABSL_FLAG(std::string, coordinator, "127.0.0.1:50051", "host:port");
 ABSL_FLAG(int, batch, 64, "Per-rank batch size");
@@ -123,32 +116,16 @@ int Run() {
     return Fail(absl::FailedPreconditionError("submit a job of one rank"));
   }
 
-  // What Trainer::BuildModelAndTask does, on the CPU.
+  // What Trainer::BuildReplica does, on the CPU.
   const c10::Device device(c10::kCPU);
   absl::StatusOr<JobData> data = LoadJobData(spec.dataset(), spec.seed());
   if (!data.ok()) return Fail(data.status());
-  const Task task(spec.task());
-  absl::StatusOr<ModelShape> shape = ModelShapeFor(spec, *data->train);
-  if (!shape.ok()) return Fail(shape.status());
-  torch::manual_seed(spec.seed());
-  absl::StatusOr<std::shared_ptr<Model>> model =
-      BuildModel(spec.model(), spec.seed(), *shape);
-  if (!model.ok()) return Fail(model.status());
-  if (absl::Status s = (*model)->To(device); !s.ok()) return Fail(s);
-  if (absl::Status s = ApplyPrecision(spec, device, **model); !s.ok()) {
-    return Fail(s);
-  }
-  if (absl::Status s = ProbeModel(**model, task, *data->train, device);
-      !s.ok()) {
-    return Fail(s);
-  }
-  absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> optimizer =
-      BuildOptimizer(spec.optimizer(), (*model)->Parameters());
-  if (!optimizer.ok()) return Fail(optimizer.status());
+  absl::StatusOr<Replica> replica = BuildReplica(spec, *data, device);
+  if (!replica.ok()) return Fail(replica.status());
 
-  // What Trainer::SetUpReplicas does, in a world of one: the worker's
-  // communicator for this generation, the reducer (gradients in bucket
-  // views, nothing launched) and the buffer sync (nothing sent).
+  // What Trainer::CreateStep does, in a world of one: the worker's
+  // communicator for this generation and the step over it (gradients in
+  // the reducer's bucket views, nothing launched; no buffer sent).
   CommunicatorRequest request;
   request.client = &client;
   request.job_id = job->job_id();
@@ -159,38 +136,27 @@ int Run() {
   absl::StatusOr<std::unique_ptr<Communicator>> comm =
       CreateCommunicator(request);
   if (!comm.ok()) return Fail(comm.status());
-  absl::StatusOr<std::unique_ptr<Reducer>> reducer = Reducer::Create(
-      comm->get(), (*model)->Parameters(), ReducerOptionsFor(spec.ddp()));
-  if (!reducer.ok()) return Fail(reducer.status());
-  std::vector<at::Tensor> buffers;
-  for (const NamedTensor& b : (*model)->NamedBuffers()) {
-    buffers.push_back(b.tensor);
-  }
-  (*reducer)->ZeroGrad();
-  absl::StatusOr<std::unique_ptr<BufferSync>> sync =
-      BufferSync::Create(comm->get(), std::move(buffers));
-  if (!sync.ok()) return Fail(sync.status());
-  StepParts parts;
-  parts.model = model->get();
-  parts.task = &task;
-  parts.reducer = reducer->get();
-  parts.buffers = sync->get();
-  parts.optimizer = optimizer->get();
-  parts.device = device;
-  parts.data = data->train.get();
-  parts.clip_grad_norm = spec.clip_grad_norm();
-  const int accumulate = std::max(1, spec.gradient_accumulation_steps());
-  TrainStep train_step(parts, accumulate);
-
   const int batch = absl::GetFlag(FLAGS_batch);
   const int steps = absl::GetFlag(FLAGS_steps);
   const int rounds = absl::GetFlag(FLAGS_rounds);
   const int warmup = absl::GetFlag(FLAGS_warmup);
   const int64_t total = warmup + 2LL * rounds * steps;
+  // The schedule's horizon is the loops' steps.
+  const StepRecipe recipe = StepRecipe::ForJob(spec, total);
+  StepParts parts;
+  parts.model = replica->model.get();
+  parts.task = replica->task.get();
+  parts.optimizer = replica->optimizer.get();
+  parts.comm = comm->get();
+  parts.device = device;
+  parts.data = data->train.get();
+  absl::StatusOr<std::unique_ptr<TrainStep>> train_step =
+      TrainStep::Create(parts, recipe);
+  if (!train_step.ok()) return Fail(train_step.status());
   // A shuffled epoch (or several), as the sampler gives a rank.
   std::vector<int64_t> order;
   std::mt19937_64 rng(spec.seed());
-  const int64_t wanted = total * accumulate * batch;
+  const int64_t wanted = total * recipe.accumulate * batch;
   while (static_cast<int64_t>(order.size()) < wanted) {
     std::vector<int64_t> epoch(data->train->size());
     std::iota(epoch.begin(), epoch.end(), 0);
@@ -205,27 +171,31 @@ int Run() {
                                       const std::atomic<bool>* cancel) {
     return client.ReportProgress(r, cancel);
   });
-  int64_t step = 0;
   // One optimizer step as Trainer::RunEpoch takes it (on the CPU the loss
-  // is read on every micro-batch there too).
+  // is read on every micro-batch there too): micro-batches until one
+  // completes the step, then the step applied, measuring the gradient norm
+  // for a report.
   LossTracker losses(/*on_device=*/device.is_cuda());
+  MicroBatchPlace place;
   auto one_step = [&](bool report) -> absl::Status {
-    for (int m = 0; m < accumulate; ++m) {
+    const int64_t step = (*train_step)->done() + 1;
+    while (true) {
       std::optional<Batch> b = (*loader)->Next();
       if (!b.has_value()) return (*loader)->status();
-      absl::StatusOr<at::Tensor> l = train_step.Micro(*b, m + 1 == accumulate);
-      if (!l.ok()) return l.status();
-      if (absl::Status s = losses.Add(*l, step + 1, 0, b->sample_ids.front());
+      absl::StatusOr<TrainStep::MicroResult> micro =
+          (*train_step)->Micro(*b, place);
+      if (!micro.ok()) return micro.status();
+      place.position += batch;
+      if (absl::Status s =
+              losses.Add(micro->loss, step, 0, b->sample_ids.front());
           !s.ok()) {
         return s;
       }
+      if (micro->completes_step) break;
     }
-    // Clipping on every step, or the norm a report carries, and the
-    // scheduled learning rate, as the trainer's step.
-    train_step.ClipGradients(report);
-    train_step.Apply(LearningRateAt(
-        spec.lr_schedule(), spec.optimizer().learning_rate(), step, total));
-    ++step;
+    if (absl::Status s = (*train_step)->Apply(report).status(); !s.ok()) {
+      return s;
+    }
     if (report) {
       // What the trainer sends.
       v1::ReportProgressRequest p;
@@ -252,7 +222,8 @@ int Run() {
     return Fail(s);
   }
   std::vector<double> quiet_rate, report_rate, quiet_cpu, report_cpu;
-  const int64_t samples_per_step = static_cast<int64_t>(accumulate) * batch;
+  const int64_t samples_per_step =
+      static_cast<int64_t>(recipe.accumulate) * batch;
   for (int r = 0; r < rounds; ++r) {
     for (bool report : {false, true}) {
       const double cpu0 = CpuSeconds();
@@ -275,7 +246,7 @@ int Run() {
           : 1;
   nlohmann::json out;
   out["model"] = v1::ModelArch_Name(spec.model().arch());
-  out["describe"] = (*model)->Describe();
+  out["describe"] = replica->model->Describe();
   out["batch"] = batch;
   out["samples_per_s"] = Median(quiet_rate);
   out["reporting_samples_per_s"] = Median(report_rate);

@@ -1,18 +1,16 @@
 #include "common/port_file.h"
 
-#include <cstdio>
-#include <fstream>
-
 #include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
 
 namespace ringleader {
 
 absl::Status WritePortFile(const std::string& path, int port) {
   if (path.empty()) return absl::OkStatus();
-  const std::string tmp = path + ".tmp";
-  std::ofstream(tmp) << port << "\n";
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot write ", path));
+  if (absl::Status s = WriteFileAtomically(path, absl::StrCat(port, "\n"));
+      !s.ok()) {
+    return absl::InternalError(
+        absl::StrCat("cannot write ", path, ": ", s.message()));
   }
   return absl::OkStatus();
 }

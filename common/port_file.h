@@ -7,9 +7,9 @@
 
 namespace ringleader {
 
-// Writes `port` and a newline to `path`, through a temporary file renamed
-// into place, so a reader (a test, a script) never sees a partial number;
-// nothing when `path` is empty. INTERNAL naming the path on failure.
+// Writes `port` and a newline to `path` atomically (common/atomic_file.h),
+// so a reader (a test, a script) never sees a partial number; nothing when
+// `path` is empty. INTERNAL naming the path on failure.
 absl::Status WritePortFile(const std::string& path, int port);
 
 }  // namespace ringleader

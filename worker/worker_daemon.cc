@@ -8,13 +8,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "worker/client_link.h"
 #include "worker/comm/collective_wait.h"
 #include "worker/comm/lost_result_communicator.h"
+#include "worker/data/job_data.h"
 #include "worker/device/communicator_factory.h"
-#include "worker/job_data.h"
+#include "worker/train/checkpoint/kept_state.h"
 #include "worker/train/job_error.h"
-#include "worker/train/kept_state.h"
-#include "worker/train/reducer_options.h"
+#include "worker/train/step/reducer_options.h"
 #include "worker/train/trainer.h"
 
 namespace ringleader {
@@ -65,7 +66,8 @@ void WorkerDaemon::OnAbort(const v1::GenerationAbort& abort) {
 bool WorkerDaemon::LoseThisAllReduce(int rank) {
   const FaultInjection& f = config_.faults;
   // The step's all-reduces are launched after the previous step was
-  // counted (Trainer::RunEpoch sets the client's step).
+  // counted (the trainer sets the client's step through its link at each
+  // step boundary).
   if (lost_an_allreduce_ || f.lose_allreduce_result_at_step <= 0 ||
       (f.lose_allreduce_result_rank >= 0 &&
        rank != f.lose_allreduce_result_rank) ||
@@ -128,7 +130,8 @@ absl::Status WorkerDaemon::FailJob(const std::string& job_id,
   if (!gen.ok()) return error;
   const absl::Status marked = JobError(error, "loading the data");
   LOG(ERROR) << "job " << job_id << " cannot go on: " << marked.message();
-  ReportJobError(*client_, job_id, gen->generation(), gen->rank(), marked);
+  ClientLink link(client_.get());
+  ReportJobError(link, job_id, gen->generation(), gen->rank(), marked);
   return marked;
 }
 
@@ -183,8 +186,11 @@ absl::Status WorkerDaemon::TrainGeneration(
     lossy.emplace(
         &timed, [this, rank = gen.rank()] { return LoseThisAllReduce(rank); });
   }
+  ClientLink link(client_.get());
   TrainerEnv env;
-  env.client = client_.get();
+  env.link = &link;
+  // The final sends wait no longer than the client retries a call.
+  env.send_timeout = config_.unreachable_timeout;
   env.comm = lossy.has_value() ? static_cast<Communicator*>(&*lossy) : &timed;
   if (config_.faults.exit_during_recovery) {
     env.before_state_broadcast = [] {

@@ -1,6 +1,7 @@
 #include "common/port_file.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -16,12 +17,21 @@ std::string TempDir() {
 }
 
 TEST(PortFileTest, WritesThePortAndLeavesNoTemporary) {
-  const std::string path = TempDir() + "/port";
+  const std::string dir = TempDir() + "/port_dir";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/port";
   ASSERT_TRUE(WritePortFile(path, 40123).ok());
   std::stringstream text;
   text << std::ifstream(path).rdbuf();
   EXPECT_EQ(text.str(), "40123\n");
-  EXPECT_FALSE(std::ifstream(path + ".tmp").good());
+  // The port file alone: no temporary file of any name is left.
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().filename(), "port");
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);
 }
 
 TEST(PortFileTest, NoPathWritesNothingAndABadOneIsNamed) {

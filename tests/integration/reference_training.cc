@@ -7,13 +7,13 @@
 #include "common/distributed_sampler.h"
 #include "gtest/gtest.h"
 #include "worker/data/batch_loader.h"
-#include "worker/job_data.h"
+#include "worker/data/job_data.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
-#include "worker/train/checkpoint.h"
-#include "worker/train/grad_clip.h"
-#include "worker/train/lr_schedule.h"
-#include "worker/train/task.h"
+#include "worker/train/checkpoint/checkpoint.h"
+#include "worker/train/step/grad_clip.h"
+#include "worker/train/step/lr_schedule.h"
+#include "worker/train/step/task.h"
 
 namespace ringleader::testing {
 

@@ -11,7 +11,7 @@
 #include "ringleader/v1/job.pb.h"
 #include "worker/data/dataset.h"
 #include "worker/model/model.h"
-#include "worker/train/step_plan.h"
+#include "worker/train/step/step_plan.h"
 
 namespace ringleader::testing {
 

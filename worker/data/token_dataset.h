@@ -66,7 +66,7 @@ class TokenDataset final : public Dataset {
   // inside the model's embedding with a TorchScript traceback; 0 removes
   // the limit. The file may be larger than RAM, so it is checked window by
   // window as it is read, not scanned up front. The trainer sets it once it
-  // knows the model (worker/train/token_vocabulary.h).
+  // knows the model (worker/train/step/token_vocabulary.h).
   void LimitVocabulary(int64_t vocab_size) {
     vocab_size_.store(vocab_size, std::memory_order_relaxed);
   }

@@ -12,7 +12,7 @@
 #include "worker/comm/communicator.h"
 #include "worker/ddp/bucket_plan.h"
 #include "worker/ddp/compression.h"
-#include "worker/train/timeline.h"
+#include "worker/timeline/timeline.h"
 
 namespace ringleader {
 

@@ -2,10 +2,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <cerrno>
 #include <cstdint>
-#include <cstdio>
-#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,6 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "common/atomic_file.h"
 #include "nlohmann/json.hpp"
 
 namespace ringleader {
@@ -86,32 +85,25 @@ absl::Status WriteSafetensors(
     return absl::Status(header.status().code(),
                         absl::StrCat(path, ": ", header.status().message()));
   }
-  const std::string tmp = path + ".tmp";
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  AtomicFile file(path);
   uint64_t n = header->size();
-  unsigned char len[8];
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
-  out.write(reinterpret_cast<const char*>(len), 8);
-  out.write(header->data(), static_cast<std::streamsize>(header->size()));
+  char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>(n >> (8 * i));
+  if (absl::Status s = file.Append(absl::string_view(len, 8)); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = file.Append(*header); !s.ok()) return s;
   for (const NamedTensor& nt : tensors) {
     // x86 and every CUDA host are little-endian, as the format is.
     const at::Tensor cpu = nt.tensor.detach().cpu().contiguous();
-    out.write(static_cast<const char*>(cpu.data_ptr()),
-              static_cast<std::streamsize>(cpu.numel() * cpu.element_size()));
+    if (absl::Status s = file.Append(absl::string_view(
+            static_cast<const char*>(cpu.data_ptr()),
+            static_cast<size_t>(cpu.numel() * cpu.element_size())));
+        !s.ok()) {
+      return s;
+    }
   }
-  out.close();
-  if (!out) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return absl::ErrnoToStatus(err, absl::StrCat("writing ", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return absl::ErrnoToStatus(err,
-                               absl::StrCat("renaming ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
+  return file.Commit();
 }
 
 }  // namespace ringleader

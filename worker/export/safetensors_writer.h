@@ -18,8 +18,8 @@
 
 namespace ringleader {
 
-// Writes `tensors` (any device; copied to the CPU) to `path` through a
-// temporary file renamed into place. InvalidArgument for an empty or
+// Writes `tensors` (any device; copied to the CPU) to `path` atomically
+// (common/atomic_file.h). InvalidArgument for an empty or
 // duplicate name, or a dtype safetensors has no name for (complex, quantized).
 absl::Status WriteSafetensors(
     const std::vector<NamedTensor>& tensors, const std::string& path,

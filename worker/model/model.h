@@ -99,7 +99,7 @@ class Model {
   virtual std::string Describe() const = 0;
 
   // The model with its current weights as a TorchScript file that
-  // torch.jit.load in Python runs (atomically: a temporary file renamed).
+  // torch.jit.load in Python runs (atomically: common/atomic_file.h).
   virtual absl::Status SaveTorchScript(const std::string& path) const = 0;
 
   // Parameters and buffers into `archive`, nested by their dotted names the

@@ -4,8 +4,6 @@
 #include <torch/csrc/jit/api/compilation_unit.h>
 #include <torch/csrc/jit/api/module.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <exception>
 #include <map>
 #include <memory>
@@ -16,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/atomic_file.h"
 #include "worker/model/torch_status.h"
 
 namespace ringleader {
@@ -85,24 +84,18 @@ absl::StatusOr<torch::jit::Module> ScriptModuleOf(
 
 absl::Status SaveScriptModule(const torch::jit::Module& module,
                               const std::string& path) {
-  const std::string tmp = path + ".tmp";
+  // torch saves to a path: the temporary file's, then the shared finish.
+  AtomicFile file(path);
   try {
     torch::jit::Module cpu = module.deepcopy();
     cpu.to(c10::Device(c10::kCPU));
     cpu.eval();  // For inference, as a user exports a trained model.
-    cpu.save(tmp);
+    cpu.save(file.temp_path());
   } catch (const std::exception& e) {
-    std::remove(tmp.c_str());
     return TorchErrorToStatus(absl::StatusCode::kInternal,
                               absl::StrCat("saving TorchScript to ", path), e);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    return absl::ErrnoToStatus(err,
-                               absl::StrCat("renaming ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
+  return file.Commit();
 }
 
 }  // namespace ringleader

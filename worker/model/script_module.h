@@ -27,8 +27,8 @@ absl::StatusOr<torch::jit::Module> ScriptModuleOf(
     const std::vector<NamedTensor>& buffers, const std::string& forward_source);
 
 // Saves `module` (a copy, on the CPU and in eval mode: the caller's stays
-// as it is) to `path` through a temporary file in the same directory, renamed
-// into place: a reader never sees a half-written file.
+// as it is) to `path` atomically (common/atomic_file.h): a reader never sees
+// a half-written file.
 absl::Status SaveScriptModule(const torch::jit::Module& module,
                               const std::string& path);
 

@@ -1,5 +1,6 @@
 #include "worker/train/batch_source.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -63,6 +64,17 @@ absl::StatusOr<std::unique_ptr<BatchLoader>> BatchSource::Test(
   return BatchLoader::Create(*data_->test, *std::move(indices), batch_size,
                              /*prefetch=*/2, RealClock::Get(),
                              /*augment=*/nullptr, pin_memory_);
+}
+
+int64_t BatchSource::SamplePosition(const Epoch& epoch, int64_t b) const {
+  return epoch.shard.start_offset() + b * spec_.batch_size() * world_size_ +
+         rank_;
+}
+
+int64_t BatchSource::ConsumedAfter(const Epoch& epoch, int64_t b) const {
+  return std::min<int64_t>(
+      epoch.shard.start_offset() + (b + 1) * spec_.batch_size() * world_size_,
+      data_->train->size());
 }
 
 }  // namespace ringleader

@@ -16,7 +16,7 @@
 #include "ringleader/v1/worker_service.pb.h"
 #include "worker/data/batch_loader.h"
 #include "worker/data/dataset.h"
-#include "worker/job_data.h"
+#include "worker/data/job_data.h"
 
 namespace ringleader {
 
@@ -45,6 +45,14 @@ class BatchSource {
   // metrics count every test sample exactly once. Null when the test split
   // is empty.
   absl::StatusOr<std::unique_ptr<BatchLoader>> Test(int64_t batch_size) const;
+
+  // Where batch `b` of `epoch` starts in the epoch's permutation (the ranks
+  // are strided): its first sample's position, which seeds its dropout.
+  int64_t SamplePosition(const Epoch& epoch, int64_t b) const;
+  // The samples of the epoch every rank together consumed once batch `b`
+  // is done (a prefix of the permutation): where a checkpoint or a kept
+  // state taken after it resumes.
+  int64_t ConsumedAfter(const Epoch& epoch, int64_t b) const;
 
   const Dataset& train_data() const { return *data_->train; }
   const Dataset& test_data() const { return *data_->test; }

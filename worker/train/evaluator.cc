@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "worker/model/torch_status.h"
-#include "worker/train/batch_forward.h"
 #include "worker/train/job_error.h"
+#include "worker/train/step/batch_forward.h"
 
 namespace ringleader {
 absl::StatusOr<MetricSums> Evaluate(Model& model, const Task& task,

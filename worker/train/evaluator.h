@@ -11,7 +11,7 @@
 #include "worker/data/batch_loader.h"
 #include "worker/model/model.h"
 #include "worker/train/metric_sums.h"
-#include "worker/train/task.h"
+#include "worker/train/step/task.h"
 
 namespace ringleader {
 

@@ -34,7 +34,7 @@ absl::Status CollectiveFailed(const absl::Status& s) {
   return absl::AbortedError(absl::StrCat("collective failed: ", s.message()));
 }
 
-void ReportJobError(CoordinatorClient& client, const std::string& job_id,
+void ReportJobError(CoordinatorLink& link, const std::string& job_id,
                     int64_t generation, int32_t rank,
                     const absl::Status& error) {
   v1::ReportProgressRequest r;
@@ -52,7 +52,7 @@ void ReportJobError(CoordinatorClient& client, const std::string& job_id,
     message.resize(n);
   }
   r.set_fatal_error(message);
-  if (absl::Status s = client.ReportProgress(r); !s.ok()) {
+  if (absl::Status s = link.ReportProgress(r, /*cancel=*/nullptr); !s.ok()) {
     LOG(WARNING) << "reporting the job error failed: " << s.message();
   }
 }

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "worker/coordinator_client.h"
+#include "worker/train/coordinator_link.h"
 
 namespace ringleader {
 
@@ -32,7 +32,7 @@ absl::Status CollectiveFailed(const absl::Status& s);
 // Reports `error` as this rank's fatal error (ReportProgressRequest
 // .fatal_error, at most 4096 bytes), so the coordinator fails the job with
 // it. Best effort: the job may already be over.
-void ReportJobError(CoordinatorClient& client, const std::string& job_id,
+void ReportJobError(CoordinatorLink& link, const std::string& job_id,
                     int64_t generation, int32_t rank,
                     const absl::Status& error);
 

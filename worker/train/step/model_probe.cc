@@ -1,0 +1,83 @@
+#include "worker/train/step/model_probe.h"
+
+#include <ATen/core/grad_mode.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "worker/data/batch_loader.h"
+#include "worker/train/step/batch_forward.h"
+
+namespace ringleader {
+namespace {
+
+// "float32 [3, 32, 32] -> int64 []".
+std::string FieldsString(const Dataset& data) {
+  std::vector<std::string> inputs;
+  for (const FieldShape& f : data.input_fields())
+    inputs.push_back(f.ToString());
+  return absl::StrCat(absl::StrJoin(inputs, ", "), " -> targets ",
+                      data.target_field().ToString());
+}
+
+}  // namespace
+
+absl::StatusOr<ModelShape> ModelShapeFor(const v1::JobSpec& spec,
+                                         const Dataset& train) {
+  if (spec.model().arch() == v1::MODEL_ARCH_TORCHSCRIPT) return ModelShape();
+  const std::vector<FieldShape> fields = train.input_fields();
+  if (fields.size() != 1 || fields[0].type != ElementType::kFloat32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the built-in models take one float input per sample; the ",
+        train.Describe(), " has ", fields.size(),
+        fields.size() == 1 ? absl::StrCat(" of ", fields[0].ToString())
+                           : std::string(" inputs")));
+  }
+  ModelShape shape;
+  shape.input_dims = fields[0].dims;
+  shape.num_classes = spec.task().num_classes() > 0 ? spec.task().num_classes()
+                                                    : train.num_classes();
+  if (shape.num_classes < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the number of classes is unknown for the ",
+                     train.Describe(), ": set task.num_classes"));
+  }
+  return shape;
+}
+
+absl::Status ProbeModel(Model& model, const Task& task, const Dataset& data,
+                        const c10::Device& device) {
+  const int64_t n = std::min<int64_t>(2, data.size());
+  if (n == 0) return absl::OkStatus();
+  std::vector<int64_t> first(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) first[static_cast<size_t>(i)] = i;
+  absl::StatusOr<std::unique_ptr<BatchLoader>> loader =
+      BatchLoader::Create(data, std::move(first), n);
+  if (!loader.ok()) return loader.status();
+  std::optional<Batch> batch = (*loader)->Next();
+  if (!batch.has_value()) {
+    return absl::Status((*loader)->status().code(),
+                        absl::StrCat("reading the ", data.Describe(), ": ",
+                                     (*loader)->status().message()));
+  }
+  model.Train(false);
+  absl::Status s;
+  {
+    at::NoGradGuard no_grad;
+    s = BatchLoss(model, task, *batch, device).status();
+  }
+  model.Train(true);
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model does not fit the ", data.Describe(),
+                     " (inputs ", FieldsString(data), "): ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ringleader
