@@ -1,6 +1,7 @@
 #include "worker/comm/gloo_communicator.h"
 
 #include <net/if.h>
+#include <signal.h>
 
 #include <chrono>
 #include <exception>
@@ -153,6 +154,19 @@ absl::StatusOr<std::shared_ptr<::gloo::Context>> ConnectMesh(
   return context;
 }
 
+// Gloo's TCP pairs write with plain writev(2): a write to a peer that exited
+// raises SIGPIPE, whose default action kills this process, when the peer's
+// exit must be an error of the pending collective (which the worker
+// recovers from). Ignored process-wide, once, before the first pair exists;
+// every other writer in our daemons (gRPC, files) checks its errors anyway.
+void IgnoreBrokenPipes() {
+  static const bool ignored = [] {
+    signal(SIGPIPE, SIG_IGN);
+    return true;
+  }();
+  (void)ignored;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GlooCommunicator>> GlooCommunicator::Create(
@@ -177,6 +191,7 @@ absl::StatusOr<std::unique_ptr<GlooCommunicator>> GlooCommunicator::Create(
   } else {
     attr.hostname = options.interface_or_host;
   }
+  IgnoreBrokenPipes();
   std::shared_ptr<::gloo::transport::Device> device;
   absl::Status s =
       RunCatching([&] { device = ::gloo::transport::tcp::CreateDevice(attr); });
