@@ -31,7 +31,9 @@ const EnumNames<v1::DatasetFormat>& DatasetNames() {
       {"idx", v1::DATASET_FORMAT_IDX},
       {"synthetic", v1::DATASET_FORMAT_SYNTHETIC},
       {"npy", v1::DATASET_FORMAT_NPY},
-      {"tokens", v1::DATASET_FORMAT_TOKENS}};
+      {"tokens", v1::DATASET_FORMAT_TOKENS},
+      {"image_folder", v1::DATASET_FORMAT_IMAGE_FOLDER},
+      {"tar_shards", v1::DATASET_FORMAT_TAR_SHARDS}};
   return *names;
 }
 
@@ -218,6 +220,82 @@ void AddNpyAndTokenFlags(CLI::App* c, SpecOverrides* o,
       ->group(group);
 }
 
+// The image formats' fields (--dataset=image_folder|tar_shards) and the
+// loader's.
+void AddImageFlags(CLI::App* c, SpecOverrides* o, const std::string& group) {
+  AddValue(
+      c, "--train_root", &o->train_root,
+      "Training ImageFolder root, ROOT/CLASS/IMAGE (--dataset=image_folder)")
+      ->group(group);
+  AddValue(c, "--test_root", &o->test_root,
+           "Test ImageFolder root (--dataset=image_folder)")
+      ->group(group);
+  AddList(c, "--train_shards", &o->train_shards,
+          "Training tar shards: paths or brace patterns such as "
+          "/data/train-{000000..000099}.tar, comma separated "
+          "(--dataset=tar_shards)")
+      ->group(group);
+  AddList(c, "--test_shards", &o->test_shards,
+          "Test tar shards (--dataset=tar_shards)")
+      ->group(group);
+  AddValue(c, "--image_size", &o->image_size,
+           "Side of the crop the model sees (default 224)")
+      ->group(group);
+  AddValue(c, "--resize_size", &o->resize_size,
+           "Evaluation's Resize before CenterCrop (default size*256/224)")
+      ->group(group);
+  AddValue(c, "--min_scale", &o->min_scale,
+           "RandomResizedCrop's smallest area fraction (default 0.08)")
+      ->group(group);
+  AddValue(c, "--max_scale", &o->max_scale,
+           "RandomResizedCrop's largest area fraction (default 1)")
+      ->group(group);
+  AddValue(c, "--min_ratio", &o->min_ratio,
+           "RandomResizedCrop's smallest aspect ratio (default 3/4)")
+      ->group(group);
+  AddValue(c, "--max_ratio", &o->max_ratio,
+           "RandomResizedCrop's largest aspect ratio (default 4/3)")
+      ->group(group);
+  AddBool(c, "--no_random_crop", &o->no_random_crop,
+          "Train on Resize + CenterCrop instead of RandomResizedCrop")
+      ->group(group);
+  AddBool(c, "--full_decode", &o->full_decode,
+          "Decode every JPEG whole, never at a reduced scale")
+      ->group(group);
+  AddBool(c, "--skip_corrupt", &o->skip_corrupt,
+          "Skip and count unreadable image files instead of failing the job")
+      ->group(group);
+  AddValue(c, "--loader_threads", &o->loader_threads,
+           "Loader threads per rank (default: the host's CPUs / its ranks)")
+      ->group(group);
+  AddValue(c, "--prefetch_batches", &o->prefetch_batches,
+           "Batches prepared ahead of the step (default 2; 4 for images)")
+      ->group(group);
+}
+
+void ApplyImageOverrides(const SpecOverrides& o, v1::DatasetSpec* d) {
+  auto replace = [](const auto& values, auto* list) {
+    list->Clear();
+    for (const auto& v : values) *list->Add() = v;
+  };
+  if (o.train_root) d->set_train_root(*o.train_root);
+  if (o.test_root) d->set_test_root(*o.test_root);
+  if (o.train_shards) replace(*o.train_shards, d->mutable_train_shards());
+  if (o.test_shards) replace(*o.test_shards, d->mutable_test_shards());
+  auto image = [d] { return d->mutable_image(); };
+  if (o.image_size) image()->set_size(*o.image_size);
+  if (o.resize_size) image()->set_resize_size(*o.resize_size);
+  if (o.min_scale) image()->set_min_scale(*o.min_scale);
+  if (o.max_scale) image()->set_max_scale(*o.max_scale);
+  if (o.min_ratio) image()->set_min_ratio(*o.min_ratio);
+  if (o.max_ratio) image()->set_max_ratio(*o.max_ratio);
+  if (o.no_random_crop) image()->set_no_random_crop(*o.no_random_crop);
+  if (o.full_decode) image()->set_full_decode(*o.full_decode);
+  if (o.skip_corrupt) d->set_skip_corrupt(*o.skip_corrupt);
+  if (o.loader_threads) d->set_loader_threads(*o.loader_threads);
+  if (o.prefetch_batches) d->set_prefetch_batches(*o.prefetch_batches);
+}
+
 // The optimizer's fields after weight_decay, the schedule and clipping.
 void AddRecipeFlags(CLI::App* c, SpecOverrides* o, const std::string& group) {
   AddValue(c, "--beta1", &o->beta1,
@@ -395,6 +473,7 @@ void AddSpecFlags(CLI::App* c, SpecOverrides* o) {
           "Augment training images: mirror left-right with probability 1/2")
       ->group(g_data);
   AddNpyAndTokenFlags(c, o, g_data);
+  AddImageFlags(c, o, g_data);
   AddEnum(c, "--optimizer", OptimizerNames(), &o->optimizer, "sgd|adam|adamw")
       ->group(g_opt);
   AddValue(c, "--lr", &o->lr, "Learning rate, > 0")->group(g_opt);
@@ -535,6 +614,12 @@ void ApplySpecOverrides(const SpecOverrides& o, v1::JobSpec* spec) {
       o.test_tokens || o.token_dtype || o.block_size) {
     ApplyNpyAndTokenOverrides(o, data());
   }
+  if (o.train_root || o.test_root || o.train_shards || o.test_shards ||
+      o.image_size || o.resize_size || o.min_scale || o.max_scale ||
+      o.min_ratio || o.max_ratio || o.no_random_crop || o.full_decode ||
+      o.skip_corrupt || o.loader_threads || o.prefetch_batches) {
+    ApplyImageOverrides(o, data());
+  }
   if (o.optimizer) opt()->set_kind(*o.optimizer);
   if (o.lr) opt()->set_learning_rate(*o.lr);
   if (o.momentum) opt()->set_momentum(*o.momentum);
@@ -664,6 +749,18 @@ std::string FlagForField(absl::string_view field_path) {
       {"dataset.test_tokens", "--test_tokens"},
       {"dataset.token_dtype", "--token_dtype"},
       {"dataset.block_size", "--block_size"},
+      {"dataset.train_root", "--train_root"},
+      {"dataset.test_root", "--test_root"},
+      {"dataset.train_shards", "--train_shards"},
+      {"dataset.test_shards", "--test_shards"},
+      {"dataset.image", "--image_size"},
+      {"dataset.image.size", "--image_size"},
+      {"dataset.image.resize_size", "--resize_size"},
+      {"dataset.image.min_scale/max_scale", "--min_scale"},
+      {"dataset.image.min_ratio/max_ratio", "--min_ratio"},
+      {"dataset.skip_corrupt", "--skip_corrupt"},
+      {"dataset.loader_threads", "--loader_threads"},
+      {"dataset.prefetch_batches", "--prefetch_batches"},
       {"task.kind", "--task"},
       {"task.loss", "--loss"},
       {"task.ignore_index", "--ignore_index"},

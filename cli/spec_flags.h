@@ -45,6 +45,23 @@ struct SpecOverrides {
   std::optional<std::string> test_tokens;
   std::optional<v1::TokenDtype> token_dtype;
   std::optional<int32_t> block_size;
+  // The image formats' fields (--dataset=image_folder|tar_shards) and the
+  // loader's.
+  std::optional<std::string> train_root;
+  std::optional<std::string> test_root;
+  std::optional<std::vector<std::string>> train_shards;
+  std::optional<std::vector<std::string>> test_shards;
+  std::optional<int32_t> image_size;
+  std::optional<int32_t> resize_size;
+  std::optional<double> min_scale;
+  std::optional<double> max_scale;
+  std::optional<double> min_ratio;
+  std::optional<double> max_ratio;
+  std::optional<bool> no_random_crop;
+  std::optional<bool> full_decode;
+  std::optional<bool> skip_corrupt;
+  std::optional<int32_t> loader_threads;
+  std::optional<int32_t> prefetch_batches;
   std::optional<v1::OptimizerKind> optimizer;
   std::optional<double> lr;
   std::optional<double> momentum;

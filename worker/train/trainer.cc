@@ -16,6 +16,7 @@
 #include "worker/data/sample_stream.h"
 #include "worker/ddp/buffer_sync.h"
 #include "worker/ddp/reducer.h"
+#include "worker/export/class_names_export.h"
 #include "worker/export/model_export.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
@@ -318,6 +319,7 @@ absl::Status Trainer::Train() {
   window_ = std::make_unique<ProgressWindow>(job_id_, gen_.generation(),
                                              gen_.rank(), planned_steps_,
                                              env_.data->train->size(), now);
+  if (gen_.rank() == 0) window_->SetClassNames(env_.data->class_names);
   for (int64_t epoch = resumed_epoch_; epoch < spec.epochs(); ++epoch) {
     if (absl::Status s = RunEpoch(epoch); !s.ok()) return s;
   }
@@ -435,6 +437,8 @@ absl::Status Trainer::AfterStep(int64_t epoch, int64_t b, int64_t num_batches,
     absl::StatusOr<double> loss_sum = losses_->TakeWindowSum();
     if (!loss_sum.ok()) return loss_sum.status();
     window_->AddLossSum(*loss_sum);
+    window_->SetSkippedSamples(env_.data->train->skipped_samples() +
+                               env_.data->test->skipped_samples());
     v1::ReportProgressRequest p = window_->Take(epoch, step_, now);
     if (env_.metrics != nullptr) {
       env_.metrics->samples_per_second->Set(p.samples_per_sec());
@@ -505,6 +509,11 @@ absl::Status Trainer::Finish() {
     if (absl::Status s = ExportModel(*model_, spec.export_()); !s.ok()) {
       return JobError(s, "exporting the trained model");
     }
+    if (absl::Status s =
+            ExportClassNames(env_.data->class_names, spec.export_());
+        !s.ok()) {
+      return JobError(s, "exporting the class names");
+    }
   }
   LOG(INFO) << "rank " << gen_.rank() << " done: train loss "
             << last_epoch_loss_ << ", test metrics "
@@ -516,6 +525,8 @@ absl::Status Trainer::Finish() {
                              });
   // Written before the final report, so the file is there once the job is.
   FlushTimeline();
+  window_->SetSkippedSamples(env_.data->train->skipped_samples() +
+                             env_.data->test->skipped_samples());
   // After the reports queued before it (each evaluation's among them).
   return reporter_->Deliver(
       window_->Final(spec.epochs() - 1, step_, last_epoch_loss_, *sums), bound);
