@@ -4,9 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -83,6 +85,34 @@ std::string EncodePng(int width, int height, const std::vector<uint8_t>& rgb) {
   std::free(png);
   spng_ctx_free(enc);
   return bytes;
+}
+
+std::string TarBytes(
+    const std::vector<std::pair<std::string, std::string>>& members) {
+  std::string out;
+  for (const auto& [name, bytes] : members) {
+    std::string h(512, '\0');
+    name.copy(&h[0], std::min<size_t>(name.size(), 100));
+    std::snprintf(&h[100], 8, "%07o", 0644);
+    std::snprintf(&h[108], 8, "%07o", 0);
+    std::snprintf(&h[116], 8, "%07o", 0);
+    std::snprintf(&h[124], 12, "%011lo",
+                  static_cast<unsigned long>(bytes.size()));
+    std::snprintf(&h[136], 12, "%011o", 0);
+    h[156] = '0';
+    std::memcpy(&h[257], "ustar", 6);
+    h[263] = '0';
+    h[264] = '0';
+    std::memset(&h[148], ' ', 8);
+    unsigned sum = 0;
+    for (unsigned char c : h) sum += c;
+    std::snprintf(&h[148], 8, "%06o", sum);
+    out += h;
+    out += bytes;
+    out.append((512 - bytes.size() % 512) % 512, '\0');
+  }
+  out.append(1024, '\0');
+  return out;
 }
 
 std::string ReadBytes(const std::string& path) {

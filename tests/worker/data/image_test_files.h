@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ringleader {
@@ -23,6 +24,11 @@ std::string EncodeJpeg(int width, int height, const std::vector<uint8_t>& rgb,
                        bool progressive = false, bool grayscale = false);
 // 8-bit RGB PNG.
 std::string EncodePng(int width, int height, const std::vector<uint8_t>& rgb);
+
+// A ustar archive of `members` (name, bytes) in order, with the two-block
+// trailer; names up to 100 bytes.
+std::string TarBytes(
+    const std::vector<std::pair<std::string, std::string>>& members);
 
 // The whole file; "" when it cannot be read.
 std::string ReadBytes(const std::string& path);
