@@ -19,6 +19,7 @@
 #      samples/s (bench/train_watch.py) and each rank's data-wait share of
 #      its steps (from the timeline: data_wait span time / wall time).
 # Writes $RESULTS (default bench/results/images.jsonl) and prints the tables.
+# PARTS="loader train" (the default) picks the parts.
 #   bench/image_bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,14 +38,19 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
+PARTS="${PARTS:-loader train}"
 . bench/lib.sh
-build_opt //bench:ringleader-image-loader //worker:ringleader-worker \
-  //coordinator:ringleader-coordinator //cli:ringctl
+targets=()
+[[ $PARTS == *loader* ]] && targets+=(//bench:ringleader-image-loader)
+[[ $PARTS == *train* ]] && targets+=(//worker:ringleader-worker
+  //coordinator:ringleader-coordinator //cli:ringctl)
+build_opt "${targets[@]}"
 ls /usr/share/backgrounds/mate/nature/*.jpg >/dev/null ||
   { echo "no photographs: bench/setup.sh installs mate-backgrounds" >&2; exit 1; }
-: >"$RESULTS"
+[[ -n ${KEEP_RESULTS:-} ]] || : >"$RESULTS"
 stamp() { echo "\"date\": \"$(date -u +%FT%TZ)\", \"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\""; }
 
+if [[ $PARTS == *loader* ]]; then
 # The data sets, read once so both sides find them in the page cache.
 "$PY" examples/resnet/prepare_images.py --out "$TMP/fm" --limit-train "$FM_IMAGES" \
   --limit-test 10 --sizes 64,320 --format mixed --skip-model >/dev/null
@@ -71,7 +77,10 @@ for data in fm photos; do
   done
 done
 
+fi
+
 # Training from .npy and from the ImageFolder copy.
+if [[ $PARTS == *train* ]]; then
 M=resnet
 prepare_example resnet
 "$PY" examples/resnet/prepare_images.py --out "$TMP/resnet-images" \
@@ -103,6 +112,7 @@ PY
   echo "{\"bench\": \"train\", \"data\": \"$src\", $(stamp), \"data_wait_share\": $share, ${row#\{}" |
     tee -a "$RESULTS"
 done
+fi
 
 "$PY" - "$RESULTS" "$THREADS" <<'PY'
 import json, sys

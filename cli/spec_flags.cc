@@ -756,6 +756,13 @@ std::string FlagForField(absl::string_view field_path) {
       {"dataset.image", "--image_size"},
       {"dataset.image.size", "--image_size"},
       {"dataset.image.resize_size", "--resize_size"},
+      {"dataset.image.min_scale", "--min_scale"},
+      {"dataset.image.max_scale", "--max_scale"},
+      {"dataset.image.min_ratio", "--min_ratio"},
+      {"dataset.image.max_ratio", "--max_ratio"},
+      {"dataset.image.no_random_crop", "--no_random_crop"},
+      {"dataset.image.full_decode", "--full_decode"},
+      // The validator names the scale and ratio ranges as pairs.
       {"dataset.image.min_scale/max_scale", "--min_scale"},
       {"dataset.image.min_ratio/max_ratio", "--min_ratio"},
       {"dataset.skip_corrupt", "--skip_corrupt"},
