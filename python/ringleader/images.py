@@ -30,6 +30,10 @@ class ImagePlan:
     def inputs(self) -> int:
         return 1
 
+    @property
+    def tokens(self) -> bool:
+        return False
+
     def example(self, spec: job_pb2.JobSpec, with_targets: bool) -> tuple:
         """Two samples of the shape the workers feed (for tracing)."""
         size = spec.dataset.image.size or 224
