@@ -68,6 +68,21 @@ std::string DescribeDataset(const v1::DatasetSpec& d) {
     }
     absl::StrAppend(&s, ", block ", d.block_size());
   }
+  if (d.format() == v1::DATASET_FORMAT_IMAGE_FOLDER) {
+    absl::StrAppend(&s, " train ", d.train_root());
+    if (!d.test_root().empty()) absl::StrAppend(&s, ", test ", d.test_root());
+  }
+  if (d.format() == v1::DATASET_FORMAT_TAR_SHARDS) {
+    absl::StrAppend(&s, " train ", absl::StrJoin(d.train_shards(), ","));
+    if (!d.test_shards().empty()) {
+      absl::StrAppend(&s, ", test ", absl::StrJoin(d.test_shards(), ","));
+    }
+  }
+  if (d.format() == v1::DATASET_FORMAT_IMAGE_FOLDER ||
+      d.format() == v1::DATASET_FORMAT_TAR_SHARDS) {
+    absl::StrAppend(&s, ", ", d.image().size() == 0 ? 224 : d.image().size(),
+                    "px");
+  }
   if (d.shuffle()) absl::StrAppend(&s, ", shuffled");
   if (d.drop_last()) absl::StrAppend(&s, ", drop last");
   return s;
@@ -226,6 +241,16 @@ std::string FormatGradNorm(const v1::JobProgress& p) {
   return absl::StrFormat("%.4g", p.grad_norm());
 }
 
+// "10: T-shirt, Trouser, ..." (the first few).
+std::string FormatClassNames(const v1::JobProgress& p) {
+  constexpr int kShown = 8;
+  std::vector<std::string> names(
+      p.class_names().begin(),
+      p.class_names().begin() + std::min(kShown, p.class_names_size()));
+  return absl::StrCat(p.class_names_size(), ": ", absl::StrJoin(names, ", "),
+                      p.class_names_size() > kShown ? ", ..." : "");
+}
+
 std::string FormatSamplesPerSec(double samples_per_sec) {
   if (!(samples_per_sec > 0)) return "-";
   return absl::StrFormat("%.1f", samples_per_sec);
@@ -361,6 +386,14 @@ std::string FormatJobDetail(const v1::Job& job, absl::Time now) {
   }
   kv.emplace_back("GRAD NORM", norm);
   kv.emplace_back("SAMPLES/S", FormatSamplesPerSec(p.samples_per_sec()));
+  if (spec.dataset().skip_corrupt() || p.skipped_samples() > 0) {
+    kv.emplace_back("SKIPPED",
+                    absl::StrCat(p.skipped_samples(),
+                                 " unreadable samples (skip_corrupt)"));
+  }
+  if (p.class_names_size() > 0) {
+    kv.emplace_back("CLASSES", FormatClassNames(p));
+  }
   if (p.has_final_metrics()) kv.emplace_back("FINAL", FormatFinalMetrics(p));
   AddEvaluations(p, &kv);
   const std::string joined = FormatJoined(p);

@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "common/quote_for_error.h"
+#include "common/shard_pattern.h"
 #include "common/spec_violations.h"
 #include "google/protobuf/descriptor.h"
 #include "ringleader/v1/job.pb.h"
@@ -46,6 +47,10 @@ constexpr int kMaxChannels = 64;
 constexpr int kMaxTopK = 1000;
 constexpr int64_t kMaxClasses = 1 << 24;
 constexpr int64_t kMaxScheduleSteps = 1000000000;  // 10^9 optimizer steps.
+constexpr int kMaxImageSize = 4096;
+constexpr int kMaxShardEntries = 1024;
+constexpr int kMaxLoaderThreads = 256;
+constexpr int kMaxPrefetchBatches = 1024;
 
 absl::Status InRange(absl::string_view field, int64_t value, int64_t lo,
                      int64_t hi) {
@@ -219,6 +224,15 @@ void CheckModel(const v1::JobSpec& spec, SpecViolations* v) {
   }
   // The built-in MLP and CNN take 28x28 images (DatasetSpec formats IDX,
   // SYNTHETIC, or NPY arrays of that shape).
+  const v1::DatasetFormat f = spec.dataset().format();
+  if (m.arch() != v1::MODEL_ARCH_TORCHSCRIPT &&
+      (f == v1::DATASET_FORMAT_IMAGE_FOLDER ||
+       f == v1::DATASET_FORMAT_TAR_SHARDS)) {
+    v->Check(Invalid("model.arch",
+                     "must be MODEL_ARCH_TORCHSCRIPT with the image formats: "
+                     "the built-in models take 28x28 grey images",
+                     v1::ModelArch_Name(m.arch())));
+  }
   if (m.arch() != v1::MODEL_ARCH_TORCHSCRIPT &&
       spec.dataset().format() == v1::DATASET_FORMAT_TOKENS) {
     v->Check(Invalid("model.arch",
@@ -253,7 +267,16 @@ struct DatasetField {
   v1::DatasetFormat format;
   bool set;
   std::string got;
+  // Also valid with both image formats (IMAGE_FOLDER and TAR_SHARDS).
+  bool images = false;
 };
+
+bool IsImageFormat(v1::DatasetFormat f) {
+  return f == v1::DATASET_FORMAT_IMAGE_FOLDER ||
+         f == v1::DATASET_FORMAT_TAR_SHARDS;
+}
+
+bool IsEmpty(const v1::ImageSpec& i) { return i.ByteSizeLong() == 0; }
 
 std::vector<DatasetField> DatasetFields(const v1::DatasetSpec& d) {
   auto split = [](const v1::NpySplit& s) {
@@ -274,7 +297,8 @@ std::vector<DatasetField> DatasetFields(const v1::DatasetSpec& d) {
        split(d.test())},
       {9, "dataset.transform", v1::DATASET_FORMAT_NPY, !IsEmpty(t),
        absl::StrCat("scale ", t.scale(), ", ", t.mean_size(), " means, ",
-                    t.std_size(), " stds")},
+                    t.std_size(), " stds"),
+       true},
       {10, "dataset.train_tokens", v1::DATASET_FORMAT_TOKENS,
        !d.train_tokens().empty(), QuoteForError(d.train_tokens())},
       {11, "dataset.test_tokens", v1::DATASET_FORMAT_TOKENS,
@@ -286,6 +310,20 @@ std::vector<DatasetField> DatasetFields(const v1::DatasetSpec& d) {
            : v1::TokenDtype_Name(d.token_dtype())},
       {13, "dataset.block_size", v1::DATASET_FORMAT_TOKENS, d.block_size() != 0,
        absl::StrCat(d.block_size())},
+      {21, "dataset.train_root", v1::DATASET_FORMAT_IMAGE_FOLDER,
+       !d.train_root().empty(), QuoteForError(d.train_root())},
+      {22, "dataset.test_root", v1::DATASET_FORMAT_IMAGE_FOLDER,
+       !d.test_root().empty(), QuoteForError(d.test_root())},
+      {23, "dataset.train_shards", v1::DATASET_FORMAT_TAR_SHARDS,
+       d.train_shards_size() > 0,
+       absl::StrCat(d.train_shards_size(), " entries")},
+      {24, "dataset.test_shards", v1::DATASET_FORMAT_TAR_SHARDS,
+       d.test_shards_size() > 0,
+       absl::StrCat(d.test_shards_size(), " entries")},
+      {25, "dataset.image", v1::DATASET_FORMAT_IMAGE_FOLDER,
+       !IsEmpty(d.image()), d.image().ShortDebugString(), true},
+      {28, "dataset.skip_corrupt", v1::DATASET_FORMAT_IMAGE_FOLDER,
+       d.skip_corrupt(), "true", true},
   };
 }
 
@@ -294,11 +332,17 @@ std::vector<DatasetField> DatasetFields(const v1::DatasetSpec& d) {
 void CheckForeignFields(const v1::DatasetSpec& d, int lo, int hi,
                         SpecViolations* v) {
   for (const DatasetField& f : DatasetFields(d)) {
-    if (f.number < lo || f.number >= hi || !f.set || f.format == d.format()) {
+    if (f.number < lo || f.number >= hi || !f.set || f.format == d.format() ||
+        (f.images && IsImageFormat(d.format()))) {
       continue;
     }
-    v->Check(Invalid(f.name,
-                     absl::StrCat("is only valid with ", FormatName(f.format)),
+    std::string with = FormatName(f.format);
+    if (f.images) {
+      with = absl::StrCat(
+          f.format == v1::DATASET_FORMAT_NPY ? "DATASET_FORMAT_NPY, " : "",
+          "DATASET_FORMAT_IMAGE_FOLDER or DATASET_FORMAT_TAR_SHARDS");
+    }
+    v->Check(Invalid(f.name, absl::StrCat("is only valid with ", with),
                      absl::StrCat(f.got, " with ", FormatName(d.format()))));
   }
 }
@@ -400,8 +444,86 @@ int FirstOwnField(v1::DatasetFormat format) {
       return 3;
     case v1::DATASET_FORMAT_NPY:
       return 7;
-    default:  // DATASET_FORMAT_TOKENS.
+    case v1::DATASET_FORMAT_TOKENS:
       return 10;
+    default:  // The image formats, whose transform is field 9.
+      return 9;
+  }
+}
+
+// Shard entries: paths whose brace patterns expand (common/shard_pattern.h).
+void CheckShards(const std::string& field,
+                 const google::protobuf::RepeatedPtrField<std::string>& shards,
+                 bool required, SpecViolations* v) {
+  if (shards.empty() && required) {
+    v->Check(Invalid(field, "is required with DATASET_FORMAT_TAR_SHARDS",
+                     "no entries"));
+    return;
+  }
+  if (shards.size() > kMaxShardEntries) {
+    v->Check(Invalid(
+        field, absl::StrCat("must have at most ", kMaxShardEntries, " entries"),
+        absl::StrCat(shards.size())));
+    return;
+  }
+  for (int i = 0; i < shards.size(); ++i) {
+    const std::string name = absl::StrCat(field, "[", i, "]");
+    if (!v->Check(CheckPath(name, shards[i], "DATASET_FORMAT_TAR_SHARDS"))) {
+      continue;
+    }
+    absl::StatusOr<std::vector<std::string>> expanded =
+        ExpandShardPattern(shards[i]);
+    if (!expanded.ok()) {
+      v->Check(Invalid(name,
+                       absl::StrCat("must be a path or a brace pattern (",
+                                    expanded.status().message(), ")"),
+                       QuoteForError(shards[i])));
+    }
+  }
+}
+
+// A range [lo, hi] that is unset (the default) or 0 < lo <= hi <= top.
+void CheckRange(const char* field, bool has_lo, double lo, bool has_hi,
+                double hi, double default_lo, double default_hi, double top,
+                SpecViolations* v) {
+  const double a = has_lo ? lo : default_lo;
+  const double b = has_hi ? hi : default_hi;
+  if (!(a > 0 && a <= b && b <= top)) {
+    v->Check(Invalid(field, absl::StrCat("must be 0 < min <= max <= ", top),
+                     absl::StrCat(a, " .. ", b)));
+  }
+}
+
+void CheckImageSpec(const v1::ImageSpec& i, SpecViolations* v) {
+  v->Check(InRange("dataset.image.size", i.size(), 0, kMaxImageSize));
+  const int size = i.size() == 0 ? 224 : i.size();
+  if (i.resize_size() != 0) {
+    v->Check(InRange("dataset.image.resize_size", i.resize_size(), size,
+                     2 * kMaxImageSize));
+  }
+  CheckRange("dataset.image.min_scale/max_scale", i.has_min_scale(),
+             i.min_scale(), i.has_max_scale(), i.max_scale(), 0.08, 1.0, 1.0,
+             v);
+  CheckRange("dataset.image.min_ratio/max_ratio", i.has_min_ratio(),
+             i.min_ratio(), i.has_max_ratio(), i.max_ratio(), 3.0 / 4, 4.0 / 3,
+             100.0, v);
+}
+
+void CheckImages(const v1::DatasetSpec& d, SpecViolations* v) {
+  if (d.format() == v1::DATASET_FORMAT_IMAGE_FOLDER) {
+    v->Check(CheckPath("dataset.train_root", d.train_root(),
+                       "DATASET_FORMAT_IMAGE_FOLDER"));
+    v->Check(CheckPath("dataset.test_root", d.test_root(), ""));
+  } else {
+    CheckShards("dataset.train_shards", d.train_shards(), true, v);
+    CheckShards("dataset.test_shards", d.test_shards(), false, v);
+  }
+  CheckImageSpec(d.image(), v);
+  CheckTransform(d.transform(), v);
+  if (d.transform().mean_size() != 0 && d.transform().mean_size() != 3) {
+    v->Check(Invalid("dataset.transform.mean",
+                     "must have 3 entries (RGB) or none with the image formats",
+                     absl::StrCat(d.transform().mean_size(), " entries")));
   }
 }
 
@@ -414,8 +536,10 @@ void CheckOwnFields(const v1::DatasetSpec& d, SpecViolations* v) {
       return CheckSynthetic(d, v);
     case v1::DATASET_FORMAT_NPY:
       return CheckNpy(d, v);
-    default:  // DATASET_FORMAT_TOKENS.
+    case v1::DATASET_FORMAT_TOKENS:
       return CheckTokens(d, v);
+    default:
+      return CheckImages(d, v);
   }
 }
 
@@ -479,8 +603,23 @@ void CheckAugmentation(const v1::DatasetSpec& d, SpecViolations* v) {
                      ", horizontal_flip ", a.horizontal_flip())));
     return;
   }
+  if (IsImageFormat(d.format()) && a.random_crop_padding() != 0) {
+    v->Check(Invalid("dataset.augmentation.random_crop_padding",
+                     "must be 0 with the image formats (their training crop "
+                     "is dataset.image's RandomResizedCrop)",
+                     absl::StrCat(a.random_crop_padding())));
+    return;
+  }
   v->Check(InRange("dataset.augmentation.random_crop_padding",
                    a.random_crop_padding(), 0, kMaxCropPadding));
+}
+
+// The loader's settings, for every format.
+void CheckLoader(const v1::DatasetSpec& d, SpecViolations* v) {
+  v->Check(InRange("dataset.loader_threads", d.loader_threads(), 0,
+                   kMaxLoaderThreads));
+  v->Check(InRange("dataset.prefetch_batches", d.prefetch_batches(), 0,
+                   kMaxPrefetchBatches));
 }
 
 void CheckDataset(const v1::JobSpec& spec, SpecViolations* v) {
@@ -495,6 +634,7 @@ void CheckDataset(const v1::JobSpec& spec, SpecViolations* v) {
   CheckOwnFields(d, v);
   CheckForeignFields(d, first_own, 1 << 29, v);
   CheckAugmentation(d, v);
+  CheckLoader(d, v);
 }
 
 absl::Status CheckLearningRate(double lr) {

@@ -62,7 +62,13 @@ absl::StatusOr<v1::JoinRendezvousResponse> JoinCalls::Answer(
   v1::JoinRendezvousResponse out;
   out.set_generation(gen.number);
   out.set_world_size(static_cast<int32_t>(gen.members.size()));
+  std::string host;
   for (const Rendezvous::Member& m : gen.members) {
+    if (m.worker_id == worker_id) host = m.hostname;
+  }
+  for (const Rendezvous::Member& m : gen.members) {
+    // The ranks sharing the worker's CPUs (its loader threads' share).
+    if (m.hostname == host) out.set_host_ranks(out.host_ranks() + 1);
     if (m.worker_id == worker_id) out.set_rank(m.rank);
     // Every member list in every response is O(n^2) bytes for the
     // rendezvous: only for callers that ask.

@@ -25,6 +25,11 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
     p.set_join_to_first_step_ms(report.join_to_first_step_ms());
   }
   if (report.grad_norm() != 0) grad_norms_[report.rank()] = report.grad_norm();
+  skipped_samples_ = std::max(skipped_samples_, report.skipped_samples());
+  if (!report.class_names().empty()) {
+    class_names_.assign(report.class_names().begin(),
+                        report.class_names().end());
+  }
   if (report.eval_epoch() > 0) {
     p.set_eval_epoch(report.eval_epoch());
     p.set_eval_correct(report.eval_correct());
@@ -125,6 +130,13 @@ bool ProgressAggregator::Combine(int32_t world_size, const v1::TaskSpec& task,
     double norm_sum = 0;
     for (const auto& [rank, norm] : grad_norms_) norm_sum += norm;
     progress->set_grad_norm(norm_sum / static_cast<double>(grad_norms_.size()));
+  }
+  // Both outlive the generation in the job's progress.
+  progress->set_skipped_samples(
+      std::max(progress->skipped_samples(), skipped_samples_));
+  if (progress->class_names().empty() && !class_names_.empty()) {
+    progress->mutable_class_names()->Assign(class_names_.begin(),
+                                            class_names_.end());
   }
   // Final only when the whole generation is: a rank that finishes before
   // another has reported at all must not make one shard's result the job's.

@@ -61,6 +61,10 @@ class ProgressAggregator {
   // Each rank's latest gradient norm (RankProgress has no field for it);
   // ranks that have not measured one yet are not in it.
   std::map<int32_t, double> grad_norms_;
+  // The largest skipped-sample count any rank reported, and the class
+  // names rank 0 sent (kept by Combine in the job's progress).
+  int64_t skipped_samples_ = 0;
+  std::vector<std::string> class_names_;
 };
 
 }  // namespace ringleader

@@ -91,6 +91,24 @@ absl::Status CheckCommitNumbers(const v1::JobSpec& spec, int64_t train_size,
 // A week: longer than any rendezvous waits.
 constexpr int64_t kMaxJoinToFirstStepMs = int64_t{7} * 24 * 3600 * 1000;
 
+// Files a dataset can skip: more than any listing holds.
+constexpr int64_t kMaxSkippedSamples = int64_t{1} << 40;
+// Class names a report may carry (ImageNet-21k has 21841).
+constexpr int kMaxClassNames = 65536;
+constexpr size_t kMaxClassNameBytes = size_t{1} << 20;
+
+absl::Status CheckClassNames(const v1::ReportProgressRequest& r) {
+  size_t bytes = 0;
+  for (const std::string& n : r.class_names()) bytes += n.size();
+  if (r.class_names_size() <= kMaxClassNames && bytes <= kMaxClassNameBytes) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "progress report: class_names must be at most ", kMaxClassNames,
+      " names and ", kMaxClassNameBytes, " bytes, got ", r.class_names_size(),
+      " names of ", bytes, " bytes"));
+}
+
 absl::Status CheckProgressNumbers(const v1::JobSpec& spec, int64_t train_size,
                                   const v1::ReportProgressRequest& r) {
   constexpr absl::string_view kWhat = "progress report";
@@ -101,7 +119,9 @@ absl::Status CheckProgressNumbers(const v1::JobSpec& spec, int64_t train_size,
         std::make_tuple("step", r.step(), max_steps),
         std::make_tuple("total_steps", r.total_steps(), max_steps),
         std::make_tuple("join_to_first_step_ms", r.join_to_first_step_ms(),
-                        kMaxJoinToFirstStepMs)}) {
+                        kMaxJoinToFirstStepMs),
+        std::make_tuple("skipped_samples", r.skipped_samples(),
+                        kMaxSkippedSamples)}) {
     if (absl::Status s = InRange(kWhat, field, value, 0, hi); !s.ok()) {
       return s;
     }
@@ -113,6 +133,7 @@ absl::Status CheckProgressNumbers(const v1::JobSpec& spec, int64_t train_size,
   if (absl::Status s = Finite("grad_norm", r.grad_norm(), true); !s.ok()) {
     return s;
   }
+  if (absl::Status s = CheckClassNames(r); !s.ok()) return s;
   return Finite("final_train_loss", r.final_train_loss(), false);
 }
 

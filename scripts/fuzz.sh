@@ -6,13 +6,19 @@
 #     validation, seeds fuzz/corpus/job_spec plus the shipped examples;
 #   - npy_header_fuzzer (//fuzz:npy_header_fuzzer): the .npy header parser
 #     behind the NPY and TOKENS datasets, seeds fuzz/corpus/npy_header, with
-#     the dictionary fuzz/npy_header.dict.
+#     the dictionary fuzz/npy_header.dict;
+#   - image_decode_fuzzer (//fuzz:image_decode_fuzzer): the JPEG (libjpeg) and
+#     PNG (libspng) decoders and the image transform, seeds
+#     fuzz/corpus/image_decode;
+#   - tar_reader_fuzzer (//fuzz:tar_reader_fuzzer): the tar reader and the
+#     WebDataset shard index, seeds fuzz/corpus/tar_reader.
 # Exits non-zero when a fuzzer finds a crash, a sanitizer report, a broken
 # invariant or a hang; the reproducer is kept and named.
 #
 #   scripts/fuzz.sh [SECONDS]        default 60 (or $FUZZ_SECONDS), split
-#                                    evenly between the fuzzers (at least 1 s
-#                                    each); the clang build is not counted
+#                                    between the fuzzers (at least 1 s each):
+#                                    a third to the job spec's, the rest
+#                                    evenly; the clang build is not counted
 #   FUZZ_XML=path/test.xml scripts/fuzz.sh   also writes the outcome as one
 #                                    JUnit test case per fuzzer
 #                                    (scripts/test.sh counts them)
@@ -29,20 +35,26 @@ key="$(pwd | md5sum | cut -c1-12)"
 output_base="${FUZZ_OUTPUT_BASE:-$HOME/.cache/ringleader-fuzz-base/$key}"
 
 # Each fuzzer's share; -max_total_time=0 would mean "forever", hence >= 1.
-job_spec_seconds=$((seconds / 2))
-npy_seconds=$((seconds - job_spec_seconds))
-((job_spec_seconds >= 1)) || job_spec_seconds=1
-((npy_seconds >= 1)) || npy_seconds=1
+job_spec_seconds=$((seconds / 3))
+npy_seconds=$(((seconds - job_spec_seconds) / 3))
+image_seconds=$npy_seconds
+tar_seconds=$((seconds - job_spec_seconds - npy_seconds - image_seconds))
+for v in job_spec_seconds npy_seconds image_seconds tar_seconds; do
+  ((${!v} >= 1)) || printf -v "$v" 1
+done
 
 # One JUnit case per fuzzer: count_tests.py reads them like Bazel's.
 . scripts/junit.sh
 check_begin "$xml" fuzz "job_spec_fuzzer_${job_spec_seconds}s" fuzz
 
-# A failure before any fuzzer runs fails both cases.
+# A failure before any fuzzer runs fails every case.
 fail_both() {
   check_failed "$1"
-  check_next "npy_header_fuzzer_${npy_seconds}s" fuzz
-  check_fail "$1"
+  for c in "npy_header_fuzzer_${npy_seconds}s" \
+    "image_decode_fuzzer_${image_seconds}s" "tar_reader_fuzzer_${tar_seconds}s"; do
+    check_next "$c" fuzz
+    check_fail "$1"
+  done
 }
 
 command -v clang >/dev/null || fail_both "clang is not installed (scripts/setup.sh installs it)"
@@ -66,8 +78,10 @@ flags=(
 bazel_fuzz() {
   bazel --output_base="$output_base" --max_idle_secs=120 "$@"
 }
-echo "fuzz: building //fuzz:job_spec_fuzzer and //fuzz:npy_header_fuzzer with clang (output base $output_base)"
-bazel_fuzz build "${flags[@]}" //fuzz:job_spec_fuzzer //fuzz:npy_header_fuzzer ||
+targets=(//fuzz:job_spec_fuzzer //fuzz:npy_header_fuzzer
+  //fuzz:image_decode_fuzzer //fuzz:tar_reader_fuzzer)
+echo "fuzz: building ${targets[*]} with clang (output base $output_base)"
+bazel_fuzz build "${flags[@]}" "${targets[@]}" ||
   fail_both "clang build of the fuzzers failed"
 bin_dir="$(bazel_fuzz info "${flags[@]}" bazel-bin 2>/dev/null)/fuzz"
 
@@ -117,6 +131,14 @@ run_fuzzer job_spec_fuzzer "$job_spec_seconds" "" \
 check_next "npy_header_fuzzer_${npy_seconds}s" fuzz
 run_fuzzer npy_header_fuzzer "$npy_seconds" "-dict=fuzz/npy_header.dict" \
   fuzz/corpus/npy_header/*
+# Images and shards are larger than a header: longer inputs (a later
+# -max_len wins).
+check_next "image_decode_fuzzer_${image_seconds}s" fuzz
+run_fuzzer image_decode_fuzzer "$image_seconds" "-max_len=8192" \
+  fuzz/corpus/image_decode/*
+check_next "tar_reader_fuzzer_${tar_seconds}s" fuzz
+run_fuzzer tar_reader_fuzzer "$tar_seconds" "-max_len=16384" \
+  fuzz/corpus/tar_reader/*
 # What failed keeps its scratch directory (reproducers, log).
 rmdir "$work" 2>/dev/null
 check_status

@@ -12,6 +12,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 zlib1g-dev libsystemd-dev
   libcpp-httplib-dev libcli11-dev nlohmann-json3-dev
   dataset-fashion-mnist python3-torch python3-numpy fortunes
+  libjpeg62-turbo-dev libspng-dev python3-torchvision python3-pil
   python3-grpcio python3-protobuf python3-tqdm python3-pytest python3-xxhash
   clang libclang-rt-dev
   openssl

@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Union
 import torch
 from torch import nn
 
+from . import images as images_mod
 from . import model as model_mod
 from . import plan as plan_mod
 from . import progress as display_mod
@@ -56,7 +57,13 @@ def fit(model: Union[nn.Module, Callable[[], nn.Module]],
             ``(input, ..., target)`` tuples of tensors or numbers, as
             ``DataLoader`` collates them; a ``TensorDataset``; NumPy arrays
             or tensors ``(x, y)``; for ``task="language_model"``, a 1-D array
-            of token ids.
+            of token ids. Or image files where they are (read by the
+            workers, never copied): a torchvision ``ImageFolder`` root
+            (``"/data/train"``, one folder per class) or WebDataset tar
+            shards (``"/data/train-{000000..000099}.tar"`` or a list), each
+            sample float ``[3, size, size]`` after torchvision's reference
+            recipe (``image={"size": 224}``, ``horizontal_flip=True``,
+            ``transform={"mean": [...], "std": [...]}``, ``skip_corrupt=True``).
         test: the test split, in the same form (optional). Evaluated after
             every epoch: ``Result.metrics``.
         task (str): ``"classification"`` (cross-entropy; accuracy, top-5),
@@ -132,7 +139,7 @@ def fit(model: Union[nn.Module, Callable[[], nn.Module]],
     clock = _Stopwatch()
     spec = plan_mod.base_spec(task, optimizer, lr, epochs, batch_size, workers,
                               job_fields)
-    plan = plan_mod.plan_data(train, test, task)
+    plan = images_mod.plan(train, test) or plan_mod.plan_data(train, test, task)
     prepared = _prepare_model(model, jit, spec, plan, block_size)
     if not spec.name:
         spec.name = model_mod.job_name(prepared)
@@ -181,9 +188,12 @@ def _prepare_model(model: Any, jit: str, spec: job_pb2.JobSpec,
     if plan.tokens:
         plan.block_size = _block_size(block_size, module)
         spec.dataset.block_size = plan.block_size
-    prepared = model_mod.to_torchscript(
-        module, jit,
-        lambda: plan.example(with_targets, plan_mod.has_transform(spec)))
+    if isinstance(plan, images_mod.ImagePlan):
+        example = lambda: plan.example(spec, with_targets)  # noqa: E731
+    else:
+        example = lambda: plan.example(  # noqa: E731
+            with_targets, plan_mod.has_transform(spec))
+    prepared = model_mod.to_torchscript(module, jit, example)
     if plan.tokens:
         vocab = model_mod.vocabulary_size(prepared.scripted, plan.block_size,
                                           with_targets)
@@ -260,18 +270,18 @@ def _data_dir(data_dir: Any) -> pathlib.Path:
 def _write_inputs(spec: job_pb2.JobSpec, plan: plan_mod.DataPlan,
                   prepared: model_mod.Prepared, root: pathlib.Path,
                   show: bool) -> pathlib.Path:
-    """Writes (or reuses) the splits and saves the model; fills the paths."""
+    """Writes (or reuses) the splits and saves the model; fills the paths.
+    Image files are not written: the workers read them where they are."""
+    if isinstance(plan, images_mod.ImagePlan):
+        images_mod.apply(spec, plan)
+        return _save_model(spec, prepared, root)
     try:
         train = store.write(plan.train, root, "train", show)
         test = None if plan.test is None else \
             store.write(plan.test, root, "test", show)
     except OSError as e:
         raise DataError(f"cannot write the data under {root}: {e}") from e
-    job_dir = root / "jobs" / f"{spec.name}-{secrets.token_hex(4)}"
-    job_dir.mkdir(parents=True)
-    spec.model.arch = job_pb2.MODEL_ARCH_TORCHSCRIPT
-    spec.model.torchscript_path = str(job_dir / "model.pt")
-    torch.jit.save(prepared.scripted, spec.model.torchscript_path)
+    job_dir = _save_model(spec, prepared, root)
     d = spec.dataset
     if plan.tokens:
         d.format = job_pb2.DATASET_FORMAT_TOKENS
@@ -285,6 +295,17 @@ def _write_inputs(spec: job_pb2.JobSpec, plan: plan_mod.DataPlan,
         if test is not None:
             d.test.inputs[:] = test.inputs
             d.test.targets = test.targets
+    return job_dir
+
+
+def _save_model(spec: job_pb2.JobSpec, prepared: model_mod.Prepared,
+                root: pathlib.Path) -> pathlib.Path:
+    """The scripted model in a job directory, and the export paths."""
+    job_dir = root / "jobs" / f"{spec.name}-{secrets.token_hex(4)}"
+    job_dir.mkdir(parents=True)
+    spec.model.arch = job_pb2.MODEL_ARCH_TORCHSCRIPT
+    spec.model.torchscript_path = str(job_dir / "model.pt")
+    torch.jit.save(prepared.scripted, spec.model.torchscript_path)
     if not spec.export.torchscript_path:
         spec.export.torchscript_path = str(job_dir / "trained.pt")
     if not spec.export.safetensors_path:
@@ -352,5 +373,5 @@ def _result(final: job_pb2.Job, prepared: model_mod.Prepared,
                   metrics=display_mod.evaluations(final),
                   final_metrics=display_mod.final_metrics(final),
                   job_id=final.job_id, job=final, torchscript_path=ts,
-                  safetensors_path=st)
+                  safetensors_path=st, classes=images_mod.class_names(ts))
 

@@ -35,6 +35,8 @@ OWNED = {
     ("dataset", "block_size"): "block_size",
     ("dataset", "synthetic_train_size"): "train",
     ("dataset", "synthetic_test_size"): "test",
+    ("dataset", "train_root"): "train", ("dataset", "test_root"): "test",
+    ("dataset", "train_shards"): "train", ("dataset", "test_shards"): "test",
     ("optimizer", "kind"): "optimizer", ("optimizer", "learning_rate"): "lr",
     ("task", "kind"): "task",
 }

@@ -38,6 +38,9 @@ class Result:
             ``write`` (the data, or only its fingerprint when reused, and the
             model), ``job`` (submit to final state), ``stop_cluster`` and
             ``load`` (the trained model back).
+        classes: for an ImageFolder, the class names by id (torchvision's
+            ``ImageFolder.classes``), as the job exported them beside the
+            model; empty otherwise.
     """
     model: nn.Module
     state_dict: Dict[str, torch.Tensor]
@@ -48,6 +51,7 @@ class Result:
     torchscript_path: str = ""
     safetensors_path: str = ""
     timings: Dict[str, float] = dataclasses.field(default_factory=dict)
+    classes: List[str] = dataclasses.field(default_factory=list)
 
     def load_torchscript(self) -> torch.jit.ScriptModule:
         """The exported TorchScript model, loaded onto the CPU."""

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace ringleader::cli {
@@ -143,6 +144,29 @@ TEST(FormatJobDetailTest, KeyFacts) {
        }) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "in\n" << text;
   }
+}
+
+TEST(FormatJobDetailTest, ImageDataSkippedSamplesAndClassNames) {
+  v1::Job job;
+  job.set_job_id("img-1");
+  job.mutable_spec()->mutable_dataset()->set_format(
+      v1::DATASET_FORMAT_IMAGE_FOLDER);
+  job.mutable_spec()->mutable_dataset()->set_train_root("/d/train");
+  const std::string plain = FormatJobDetail(job, absl::UnixEpoch());
+  EXPECT_EQ(plain.find("SKIPPED"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("image_folder train /d/train, 224px"), std::string::npos)
+      << plain;
+  job.mutable_spec()->mutable_dataset()->set_skip_corrupt(true);
+  job.mutable_progress()->set_skipped_samples(3);
+  for (int c = 0; c < 10; ++c) {
+    job.mutable_progress()->add_class_names(absl::StrCat("c", c));
+  }
+  const std::string text = FormatJobDetail(job, absl::UnixEpoch());
+  EXPECT_NE(text.find("3 unreadable samples (skip_corrupt)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("10: c0, c1, c2, c3, c4, c5, c6, c7, ..."),
+            std::string::npos)
+      << text;
 }
 
 TEST(FormatJobDetailTest, GradNormScheduleAndTheNewOptimizerSettings) {

@@ -217,6 +217,36 @@ TEST(SpecFlagsTest, OtherModelsDatasetsAndOptimizers) {
   EXPECT_EQ(Parse("--model=cnn").model().arch(), v1::MODEL_ARCH_CNN);
 }
 
+TEST(SpecFlagsTest, ImageFormatsAndTheLoader) {
+  const v1::JobSpec s = Parse(
+      "--dataset=image_folder --train_root=/d/train --test_root=/d/val "
+      "--image_size=160 --resize_size=176 --min_scale=0.3 --max_scale=0.9 "
+      "--min_ratio=0.5 --max_ratio=2 --no_random_crop --full_decode "
+      "--skip_corrupt --loader_threads=6 --prefetch_batches=8");
+  const v1::DatasetSpec& d = s.dataset();
+  EXPECT_EQ(d.format(), v1::DATASET_FORMAT_IMAGE_FOLDER);
+  EXPECT_EQ(d.train_root(), "/d/train");
+  EXPECT_EQ(d.test_root(), "/d/val");
+  EXPECT_EQ(d.image().size(), 160);
+  EXPECT_EQ(d.image().resize_size(), 176);
+  EXPECT_EQ(d.image().min_scale(), 0.3);
+  EXPECT_EQ(d.image().max_scale(), 0.9);
+  EXPECT_EQ(d.image().min_ratio(), 0.5);
+  EXPECT_EQ(d.image().max_ratio(), 2);
+  EXPECT_TRUE(d.image().no_random_crop());
+  EXPECT_TRUE(d.image().full_decode());
+  EXPECT_TRUE(d.skip_corrupt());
+  EXPECT_EQ(d.loader_threads(), 6);
+  EXPECT_EQ(d.prefetch_batches(), 8);
+  const v1::JobSpec t = Parse(
+      "--dataset=tar_shards --train_shards=/s/a-{0..9}.tar,/s/b.tar "
+      "--test_shards=/s/t.tar");
+  EXPECT_EQ(t.dataset().format(), v1::DATASET_FORMAT_TAR_SHARDS);
+  ASSERT_EQ(t.dataset().train_shards_size(), 2);
+  EXPECT_EQ(t.dataset().train_shards(0), "/s/a-{0..9}.tar");
+  EXPECT_EQ(t.dataset().test_shards(0), "/s/t.tar");
+}
+
 TEST(SpecFlagsTest, FlagsNotGivenLeaveTheBaseAlone) {
   v1::JobSpec base;
   base.set_name("from-file");
@@ -472,7 +502,8 @@ TEST(BuildSubmitSpecTest, EveryInvalidFieldGetsALineWithItsFlag) {
       "MODEL_ARCH_UNSPECIFIED) (flag --model)\n"
       "invalid job spec: dataset.format must be one of "
       "DATASET_FORMAT_IDX, DATASET_FORMAT_SYNTHETIC, DATASET_FORMAT_NPY, "
-      "DATASET_FORMAT_TOKENS (got DATASET_FORMAT_UNSPECIFIED) (flag "
+      "DATASET_FORMAT_TOKENS, DATASET_FORMAT_IMAGE_FOLDER, "
+      "DATASET_FORMAT_TAR_SHARDS (got DATASET_FORMAT_UNSPECIFIED) (flag "
       "--dataset)\n"
       "invalid job spec: optimizer.kind must be one of "
       "OPTIMIZER_KIND_SGD, OPTIMIZER_KIND_ADAM, OPTIMIZER_KIND_ADAMW (got "

@@ -278,6 +278,122 @@ std::vector<Case> RecipeCases() {
   };
 }
 
+// An ImageFolder job with a TorchScript model (the image formats' rule).
+v1::JobSpec ImageFolderSpec() {
+  v1::JobSpec spec = ValidSpec();
+  spec.mutable_model()->set_arch(v1::MODEL_ARCH_TORCHSCRIPT);
+  spec.mutable_model()->set_torchscript_path("/models/resnet.pt");
+  v1::DatasetSpec* d = spec.mutable_dataset();
+  d->clear_path();
+  d->set_format(v1::DATASET_FORMAT_IMAGE_FOLDER);
+  d->set_train_root("/data/train");
+  d->set_test_root("/data/val");
+  return spec;
+}
+
+v1::JobSpec ShardSpec() {
+  v1::JobSpec spec = ImageFolderSpec();
+  v1::DatasetSpec* d = spec.mutable_dataset();
+  d->clear_train_root();
+  d->clear_test_root();
+  d->set_format(v1::DATASET_FORMAT_TAR_SHARDS);
+  d->add_train_shards("/data/train-{000000..000099}.tar");
+  d->add_test_shards("/data/val-000000.tar");
+  return spec;
+}
+
+std::vector<Case> ImageCases() {
+  using S = v1::JobSpec&;
+  auto d = [](S s) { return s.mutable_dataset(); };
+  return {
+      {"image folder", ImageFolderSpec, ""},
+      {"tar shards", ShardSpec, ""},
+      {"image folder recipe",
+       With(ImageFolderSpec,
+            [d](S s) {
+              d(s)->mutable_image()->set_size(160);
+              d(s)->mutable_image()->set_resize_size(176);
+              d(s)->mutable_image()->set_min_scale(0.35);
+              d(s)->mutable_transform()->add_mean(0.485);
+              d(s)->mutable_transform()->add_mean(0.456);
+              d(s)->mutable_transform()->add_mean(0.406);
+              for (double v : {0.229, 0.224, 0.225})
+                d(s)->mutable_transform()->add_std(v);
+              d(s)->mutable_augmentation()->set_horizontal_flip(true);
+              d(s)->set_skip_corrupt(true);
+              d(s)->set_loader_threads(4);
+              d(s)->set_prefetch_batches(8);
+            }),
+       ""},
+      {"image folder without root",
+       With(ImageFolderSpec, [d](S s) { d(s)->clear_train_root(); }),
+       "dataset.train_root"},
+      {"image folder relative test root",
+       With(ImageFolderSpec, [d](S s) { d(s)->set_test_root("val"); }),
+       "dataset.test_root"},
+      {"image folder with shards",
+       With(ImageFolderSpec, [d](S s) { d(s)->add_train_shards("/x.tar"); }),
+       "dataset.train_shards"},
+      {"shards without any",
+       With(ShardSpec, [d](S s) { d(s)->clear_train_shards(); }),
+       "dataset.train_shards"},
+      {"shards bad pattern",
+       With(ShardSpec,
+            [d](S s) { d(s)->set_train_shards(0, "/d/t-{9..1}.tar"); }),
+       "dataset.train_shards[0]"},
+      {"image size too big",
+       With(ImageFolderSpec,
+            [d](S s) { d(s)->mutable_image()->set_size(5000); }),
+       "dataset.image.size"},
+      {"resize below size",
+       With(ImageFolderSpec,
+            [d](S s) { d(s)->mutable_image()->set_resize_size(100); }),
+       "dataset.image.resize_size"},
+      {"scale above 1",
+       With(ImageFolderSpec,
+            [d](S s) { d(s)->mutable_image()->set_max_scale(1.5); }),
+       "dataset.image.min_scale/max_scale"},
+      {"ratio reversed",
+       With(ImageFolderSpec,
+            [d](S s) {
+              d(s)->mutable_image()->set_min_ratio(2);
+              d(s)->mutable_image()->set_max_ratio(1);
+            }),
+       "dataset.image.min_ratio/max_ratio"},
+      {"image mean of one channel",
+       With(ImageFolderSpec,
+            [d](S s) {
+              d(s)->mutable_transform()->add_mean(0.5);
+              d(s)->mutable_transform()->add_std(0.5);
+            }),
+       "dataset.transform.mean"},
+      {"image crop padding",
+       With(ImageFolderSpec,
+            [d](S s) {
+              d(s)->mutable_augmentation()->set_random_crop_padding(4);
+            }),
+       "dataset.augmentation.random_crop_padding"},
+      {"image with built-in model",
+       With(ImageFolderSpec,
+            [](S s) {
+              s.mutable_model()->set_arch(v1::MODEL_ARCH_CNN);
+              s.mutable_model()->clear_torchscript_path();
+            }),
+       "model.arch"},
+      {"skip corrupt with idx",
+       With([d](S s) { d(s)->set_skip_corrupt(true); }),
+       "dataset.skip_corrupt"},
+      {"image spec with npy-less idx",
+       With([d](S s) { d(s)->mutable_image()->set_size(32); }),
+       "dataset.image"},
+      {"loader threads too many",
+       With([d](S s) { d(s)->set_loader_threads(257); }),
+       "dataset.loader_threads"},
+      {"prefetch negative", With([d](S s) { d(s)->set_prefetch_batches(-1); }),
+       "dataset.prefetch_batches"},
+  };
+}
+
 std::vector<Case> Cases() {
   using S = v1::JobSpec&;
   const std::string n63(63, 'a');
@@ -1187,6 +1303,7 @@ std::vector<Case> Cases() {
        "export.safetensors_path"},
   };
   for (Case& r : RecipeCases()) c.push_back(std::move(r));
+  for (Case& r : ImageCases()) c.push_back(std::move(r));
   return c;
 }
 

@@ -305,3 +305,34 @@ TEST(ProgressAggregatorTest, EveryRankGoneIsNotFinished) {
 
 }  // namespace
 }  // namespace ringleader
+
+namespace ringleader {
+namespace {
+
+TEST(ProgressAggregatorTest, SkippedSamplesAndClassNamesOutliveTheGeneration) {
+  ProgressAggregator agg;
+  v1::ReportProgressRequest r0;
+  r0.set_rank(0);
+  r0.set_skipped_samples(2);
+  r0.add_class_names("cat");
+  r0.add_class_names("dog");
+  v1::ReportProgressRequest r1;
+  r1.set_rank(1);
+  r1.set_skipped_samples(3);
+  agg.Add(r0, "w0", 1);
+  agg.Add(r1, "w1", 1);
+  v1::JobProgress p;
+  agg.Combine(2, v1::TaskSpec(), &p);
+  EXPECT_EQ(p.skipped_samples(), 3);
+  ASSERT_EQ(p.class_names_size(), 2);
+  EXPECT_EQ(p.class_names(1), "dog");
+  agg.Reset();  // A new generation reports less: the job keeps the most.
+  r1.set_skipped_samples(1);
+  agg.Add(r1, "w1", 2);
+  agg.Combine(2, v1::TaskSpec(), &p);
+  EXPECT_EQ(p.skipped_samples(), 3);
+  EXPECT_EQ(p.class_names_size(), 2);
+}
+
+}  // namespace
+}  // namespace ringleader

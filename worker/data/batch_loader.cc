@@ -21,50 +21,6 @@
 #include "worker/data/dataset.h"
 
 namespace ringleader {
-
-absl::StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(
-    const Dataset& dataset, std::vector<int64_t> indices, int64_t batch_size,
-    int prefetch, const Clock* clock, Augment augment, bool pin_memory) {
-  if (batch_size < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("batch size must be >= 1, got ", batch_size));
-  }
-  if (prefetch < 1 || prefetch > 1024) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("prefetch must be in [1, 1024], got ", prefetch));
-  }
-  if (absl::Status s =
-          CheckIndices(indices.data(), indices.size(), dataset.size());
-      !s.ok()) {
-    return s;
-  }
-  return std::unique_ptr<BatchLoader>(
-      new BatchLoader(dataset, std::move(indices), batch_size, prefetch, clock,
-                      std::move(augment), pin_memory));
-}
-
-BatchLoader::BatchLoader(const Dataset& dataset, std::vector<int64_t> indices,
-                         int64_t batch_size, int prefetch, const Clock* clock,
-                         Augment augment, bool pin_memory)
-    : dataset_(dataset),
-      indices_(std::move(indices)),
-      batch_size_(batch_size),
-      num_batches_((static_cast<int64_t>(indices_.size()) + batch_size - 1) /
-                   batch_size),
-      prefetch_(prefetch),
-      clock_(clock),
-      augment_(std::move(augment)),
-      pin_memory_(pin_memory),
-      thread_([this] { Produce(); }) {}
-
-BatchLoader::~BatchLoader() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  thread_.join();
-}
-
 namespace {
 
 at::ScalarType TorchType(ElementType t) {
@@ -78,70 +34,192 @@ at::Tensor EmptyBatchTensor(int64_t n, const FieldShape& field, bool pinned) {
       at::detail::empty_cpu(sizes, TorchType(field.type), pinned));
 }
 
+// Chunks per thread and batch: enough that a thread that drew slow samples
+// (large images) does not hold the batch up while the others idle.
+constexpr int64_t kChunksPerThread = 4;
+
 }  // namespace
 
-absl::StatusOr<Batch> BatchLoader::MakeBatch(int64_t b) const {
-  const int64_t begin = b * batch_size_;
-  const int64_t n = std::min<int64_t>(
-      batch_size_, indices_.size() - static_cast<size_t>(begin));
-  Batch batch;
-  batch.index = b;
-  batch.sample_ids.assign(indices_.begin() + begin,
-                          indices_.begin() + begin + n);
-  std::vector<void*> input_buffers;
+absl::StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(
+    const Dataset& dataset, std::vector<int64_t> indices, int64_t batch_size,
+    int prefetch, const Clock* clock, Augment augment, bool pin_memory) {
+  BatchLoaderOptions o;
+  o.prefetch = prefetch;
+  o.clock = clock;
+  o.augment = std::move(augment);
+  o.pin_memory = pin_memory;
+  return Create(dataset, std::move(indices), batch_size, std::move(o));
+}
+
+absl::StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(
+    const Dataset& dataset, std::vector<int64_t> indices, int64_t batch_size,
+    BatchLoaderOptions options) {
+  if (batch_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch size must be >= 1, got ", batch_size));
+  }
+  if (options.prefetch < 1 || options.prefetch > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("prefetch must be in [1, 1024], got ", options.prefetch));
+  }
+  if (options.threads < 1 || options.threads > 256) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "loader threads must be in [1, 256], got ", options.threads));
+  }
+  if (absl::Status s =
+          CheckIndices(indices.data(), indices.size(), dataset.size());
+      !s.ok()) {
+    return s;
+  }
+  return std::unique_ptr<BatchLoader>(new BatchLoader(
+      dataset, std::move(indices), batch_size, std::move(options)));
+}
+
+BatchLoader::BatchLoader(const Dataset& dataset, std::vector<int64_t> indices,
+                         int64_t batch_size, BatchLoaderOptions options)
+    : dataset_(dataset),
+      indices_(std::move(indices)),
+      batch_size_(batch_size),
+      num_batches_((static_cast<int64_t>(indices_.size()) + batch_size - 1) /
+                   batch_size),
+      prefetch_(options.prefetch),
+      num_threads_(options.threads),
+      // One thread gathers a batch whole, as before; several share it.
+      chunk_size_(options.threads == 1
+                      ? batch_size
+                      : std::max<int64_t>(1, batch_size / (options.threads *
+                                                           kChunksPerThread))),
+      options_(std::move(options)) {
+  for (int t = 0; t < num_threads_; ++t) {
+    threads_.emplace_back([this] { Work(); });
+  }
+}
+
+BatchLoader::~BatchLoader() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  for (std::thread& t : threads_) t.join();
+}
+
+int64_t BatchLoader::BatchSize(int64_t b) const {
+  return std::min<int64_t>(
+      batch_size_, static_cast<int64_t>(indices_.size()) - b * batch_size_);
+}
+
+absl::StatusOr<BatchLoader::Pending> BatchLoader::Allocate(int64_t b) const {
+  const int64_t n = BatchSize(b);
+  Pending p;
+  p.batch.index = b;
+  p.batch.sample_ids.assign(indices_.begin() + b * batch_size_,
+                            indices_.begin() + b * batch_size_ + n);
+  p.chunks = (n + chunk_size_ - 1) / chunk_size_;
   try {
     for (const FieldShape& field : dataset_.input_fields()) {
-      batch.inputs.push_back(EmptyBatchTensor(n, field, pin_memory_));
-      input_buffers.push_back(batch.inputs.back().data_ptr());
+      p.batch.inputs.push_back(EmptyBatchTensor(n, field, options_.pin_memory));
+      p.buffers.push_back(p.batch.inputs.back().data_ptr());
     }
-    batch.targets = EmptyBatchTensor(n, dataset_.target_field(), pin_memory_);
+    p.batch.targets =
+        EmptyBatchTensor(n, dataset_.target_field(), options_.pin_memory);
   } catch (const c10::Error& e) {
     // Allocation failure is the one way torch throws here.
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot allocate batch ", b, ": ", e.what_without_backtrace()));
   }
-  if (absl::Status s =
-          dataset_.GatherFields(indices_.data() + begin, static_cast<size_t>(n),
-                                input_buffers, batch.targets.data_ptr());
-      !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("batch ", b, ": ", s.message()));
-  }
-  if (augment_) augment_(batch);
-  return batch;
+  return p;
 }
 
-void BatchLoader::Produce() {
-  absl::Status status;
-  for (int64_t b = 0; b < num_batches_; ++b) {
-    {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(this, &BatchLoader::CanProduce));
-      if (stop_) break;
+std::optional<BatchLoader::Chunk> BatchLoader::Claim() {
+  mu_.Await(absl::Condition(this, &BatchLoader::CanClaim));
+  if (stop_ || failed_batch_ >= 0 || next_batch_ >= num_batches_) {
+    return std::nullopt;
+  }
+  const int64_t b = next_batch_;
+  if (next_begin_ == 0) {
+    // Allocation under the lock: a malloc, short beside a gather.
+    absl::StatusOr<Pending> p = Allocate(b);
+    if (!p.ok()) {
+      failed_batch_ = b;
+      status_ = p.status();
+      return std::nullopt;
     }
-    // Gathering runs unlocked: the consumer keeps taking ready batches.
-    absl::StatusOr<Batch> batch = MakeBatch(b);
-    absl::MutexLock lock(&mu_);
-    if (!batch.ok()) {
-      status = batch.status();
+    pending_.emplace(b, *std::move(p));
+  }
+  Chunk c{b, next_begin_, std::min(next_begin_ + chunk_size_, BatchSize(b))};
+  next_begin_ = c.end;
+  if (next_begin_ == BatchSize(b)) {
+    ++next_batch_;
+    next_begin_ = 0;
+  }
+  return c;
+}
+
+absl::Status BatchLoader::Gather(const Chunk& c, Pending& p) const {
+  std::vector<void*> inputs;
+  const std::vector<FieldShape> fields = dataset_.input_fields();
+  for (size_t k = 0; k < fields.size(); ++k) {
+    inputs.push_back(static_cast<char*>(p.buffers[k]) +
+                     c.begin * fields[k].bytes());
+  }
+  void* targets = static_cast<char*>(p.batch.targets.data_ptr()) +
+                  c.begin * dataset_.target_field().bytes();
+  const int64_t* ids = indices_.data() + c.batch * batch_size_ + c.begin;
+  const size_t n = static_cast<size_t>(c.end - c.begin);
+  absl::Status s =
+      options_.epoch.has_value()
+          ? dataset_.GatherForEpoch(*options_.epoch, ids, n, inputs, targets)
+          : dataset_.GatherFields(ids, n, inputs, targets);
+  if (!s.ok()) {
+    return absl::Status(s.code(),
+                        absl::StrCat("batch ", c.batch, ": ", s.message()));
+  }
+  return s;
+}
+
+void BatchLoader::Work() {
+  mu_.Lock();
+  while (std::optional<Chunk> c = Claim()) {
+    // The batch's node is stable (std::map) and only this thread touches
+    // this chunk's rows, so the gather runs unlocked.
+    Pending& p = pending_.at(c->batch);
+    mu_.Unlock();
+    absl::Status s = Gather(*c, p);
+    mu_.Lock();
+    if (!s.ok()) {
+      if (failed_batch_ < 0 || c->batch < failed_batch_) {
+        failed_batch_ = c->batch;
+        status_ = s;
+      }
       break;
     }
-    queue_.push_back(*std::move(batch));
+    if (++p.chunks_done < p.chunks) continue;
+    // The last chunk: the batch is whole; augment it unlocked.
+    Batch batch = std::move(p.batch);
+    pending_.erase(c->batch);
+    if (options_.augment) {
+      mu_.Unlock();
+      options_.augment(batch);
+      mu_.Lock();
+    }
+    ready_.emplace(c->batch, std::move(batch));
   }
-  absl::MutexLock lock(&mu_);
-  status_ = status;
-  producer_done_ = true;
+  ++workers_done_;
+  mu_.Unlock();
 }
 
 std::optional<Batch> BatchLoader::Next() {
   absl::MutexLock lock(&mu_);
   if (!CanConsume()) {
-    const absl::Time start = clock_->Now();
+    const absl::Time start = options_.clock->Now();
     mu_.Await(absl::Condition(this, &BatchLoader::CanConsume));
-    data_wait_ += clock_->Now() - start;
+    data_wait_ += options_.clock->Now() - start;
   }
-  if (queue_.empty()) return std::nullopt;
-  Batch batch = std::move(queue_.front());
-  queue_.pop_front();
+  auto it = ready_.find(consumed_);
+  if (it == ready_.end()) return std::nullopt;
+  Batch batch = std::move(it->second);
+  ready_.erase(it);
+  ++consumed_;
   return batch;
 }
 

@@ -2,16 +2,23 @@
 #define RINGLEADER_WORKER_DATA_BATCH_LOADER_H_
 
 // Turns one rank's sample indices for an epoch into batches of tensors,
-// prepared by a background thread a few batches ahead so that the training
-// step rarely waits for data (torch's DataLoader with one worker and
+// prepared by background threads a few batches ahead so that the training
+// step rarely waits for data (torch's DataLoader with num_workers and
 // prefetch_factor). The time it does wait is reported, as the data-wait
 // metric.
+//
+// With several threads, each batch is cut into chunks of samples that the
+// threads gather in parallel (decoding images is the slow part), and a
+// thread moves on to the next batch as soon as no chunk of this one is left:
+// unlike DataLoader's workers, which each make whole batches, the first
+// batch is ready as soon as the threads together made it, and at most
+// `prefetch` batches exist ahead of the consumer whatever the thread count.
 
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -39,6 +46,23 @@ struct Batch {
   int64_t size() const { return targets.defined() ? targets.size(0) : 0; }
 };
 
+struct BatchLoaderOptions {
+  // Batches being made or ready ahead of the consumer, in [1, 1024].
+  int prefetch = 2;
+  // Loader threads, in [1, 256].
+  int threads = 1;
+  // The training epoch the batches belong to (Dataset::GatherForEpoch);
+  // unset: GatherFields (evaluation).
+  std::optional<int64_t> epoch;
+  const Clock* clock = RealClock::Get();  // Not owned; times the data wait.
+  // Runs on each gathered batch, in a loader thread (random crops and
+  // flips of training arrays).
+  std::function<void(Batch&)> augment;
+  // Gathers into page-locked memory (DataLoader's pin_memory), so that the
+  // copy to a GPU is asynchronous; needs a CUDA LibTorch.
+  bool pin_memory = false;
+};
+
 // Thread-safety: Next() is for one consumer thread; status(), data_wait()
 // and the accessors may be called from any thread. The destructor must not
 // race with Next(). The dataset must outlive the loader.
@@ -60,8 +84,12 @@ class BatchLoader {
       const Dataset& dataset, std::vector<int64_t> indices, int64_t batch_size,
       int prefetch = 2, const Clock* clock = RealClock::Get(),
       Augment augment = nullptr, bool pin_memory = false);
+  // The same, with every option (several threads, an epoch).
+  static absl::StatusOr<std::unique_ptr<BatchLoader>> Create(
+      const Dataset& dataset, std::vector<int64_t> indices, int64_t batch_size,
+      BatchLoaderOptions options);
 
-  // Stops the thread: a batch being gathered is finished, nothing more is.
+  // Stops the threads: chunks being gathered are finished, nothing more is.
   ~BatchLoader();
 
   BatchLoader(const BatchLoader&) = delete;
@@ -77,21 +105,44 @@ class BatchLoader {
   absl::Duration data_wait() const;
 
   int64_t num_batches() const { return num_batches_; }
+  int threads() const { return num_threads_; }
   int64_t num_samples() const { return static_cast<int64_t>(indices_.size()); }
 
  private:
+  // A batch being gathered: its tensors and how many of its chunks are
+  // done.
+  struct Pending {
+    Batch batch;
+    std::vector<void*> buffers;  // Each input's data.
+    int64_t chunks = 0;
+    int64_t chunks_done = 0;
+  };
+  // One unit of work: samples [begin, end) of batch `batch`.
+  struct Chunk {
+    int64_t batch = 0;
+    int64_t begin = 0;
+    int64_t end = 0;
+  };
+
   BatchLoader(const Dataset& dataset, std::vector<int64_t> indices,
-              int64_t batch_size, int prefetch, const Clock* clock,
-              Augment augment, bool pin_memory);
+              int64_t batch_size, BatchLoaderOptions options);
 
-  void Produce();
-  absl::StatusOr<Batch> MakeBatch(int64_t b) const;
+  void Work();
+  // The next chunk to gather, allocating its batch when it is the first;
+  // nullopt when there is none left or the loader stops.
+  std::optional<Chunk> Claim() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Gather(const Chunk& c, Pending& p) const;
+  absl::StatusOr<Pending> Allocate(int64_t b) const;
+  int64_t BatchSize(int64_t b) const;
 
-  bool CanProduce() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stop_ || static_cast<int>(queue_.size()) < prefetch_;
+  bool CanClaim() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stop_ || failed_batch_ >= 0 || next_batch_ >= num_batches_ ||
+           next_batch_ < consumed_ + prefetch_;
   }
   bool CanConsume() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !queue_.empty() || producer_done_;
+    return ready_.count(consumed_) > 0 || consumed_ >= num_batches_ ||
+           (failed_batch_ >= 0 && consumed_ >= failed_batch_) ||
+           workers_done_ == num_threads_;
   }
 
   const Dataset& dataset_;
@@ -99,19 +150,26 @@ class BatchLoader {
   const int64_t batch_size_;
   const int64_t num_batches_;
   const int prefetch_;
-  const Clock* const clock_;
-  const Augment augment_;
-  const bool pin_memory_;
+  const int num_threads_;
+  const int64_t chunk_size_;
+  const BatchLoaderOptions options_;
 
   mutable absl::Mutex mu_;
-  std::deque<Batch> queue_ ABSL_GUARDED_BY(mu_);
+  // The next chunk to hand out.
+  int64_t next_batch_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t next_begin_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<int64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, Batch> ready_ ABSL_GUARDED_BY(mu_);
+  int64_t consumed_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  bool producer_done_ ABSL_GUARDED_BY(mu_) = false;
+  // The first batch that failed (-1: none), and why.
+  int64_t failed_batch_ ABSL_GUARDED_BY(mu_) = -1;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
+  int workers_done_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration data_wait_ ABSL_GUARDED_BY(mu_);
 
-  // Last, so it starts after every member above is initialized.
-  std::thread thread_;
+  // Last, so they start after every member above is initialized.
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace ringleader

@@ -66,6 +66,22 @@ class Dataset {
   virtual absl::Status GatherFields(const int64_t* indices, size_t n,
                                     const std::vector<void*>& inputs_out,
                                     void* targets_out) const = 0;
+
+  // GatherFields for training epoch `epoch`. A dataset whose samples depend
+  // on the epoch (image formats draw random crops while decoding, from the
+  // stream of (seed, epoch, index)) overrides it; the others are the same
+  // in every epoch.
+  virtual absl::Status GatherForEpoch(int64_t epoch, const int64_t* indices,
+                                      size_t n,
+                                      const std::vector<void*>& inputs_out,
+                                      void* targets_out) const {
+    (void)epoch;
+    return GatherFields(indices, n, inputs_out, targets_out);
+  }
+
+  // Samples left out or replaced because their files are unreadable
+  // (dataset.skip_corrupt); 0 for formats that never skip.
+  virtual int64_t skipped_samples() const { return 0; }
 };
 
 // Per-pixel normalization y = (x / 255 - mean) / stddev for 8-bit pixels x.

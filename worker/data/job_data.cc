@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "worker/data/empty_dataset.h"
 #include "worker/data/idx_reader.h"
+#include "worker/data/image_job_data.h"
 #include "worker/data/in_memory_image_dataset.h"
 #include "worker/data/input_transform.h"
 #include "worker/data/npy_dataset.h"
@@ -173,6 +174,17 @@ ImageAugmentSpec AugmentSpec(const v1::DatasetSpec& spec) {
 
 absl::StatusOr<JobData> LoadJobData(const v1::DatasetSpec& spec,
                                     uint64_t seed) {
+  if (spec.format() == v1::DATASET_FORMAT_IMAGE_FOLDER ||
+      spec.format() == v1::DATASET_FORMAT_TAR_SHARDS) {
+    // Their flips are drawn while decoding, not by an ImageAugment.
+    absl::StatusOr<ImageSplits> images = LoadImageSplits(spec, seed);
+    if (!images.ok()) return images.status();
+    JobData out;
+    out.train = std::move(images->train);
+    out.test = std::move(images->test);
+    out.class_names = std::move(images->class_names);
+    return out;
+  }
   absl::StatusOr<JobData> data = LoadSplits(spec, seed);
   if (!data.ok()) return data;
   const ImageAugmentSpec augment = AugmentSpec(spec);

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ringleader/v1/job.pb.h"
@@ -19,6 +21,8 @@ struct JobData {
   std::unique_ptr<Dataset> test;
   // The training images' augmentation, when the spec asks for one.
   std::optional<ImageAugment> augment;
+  // The image formats': class names by id (an ImageFolder's folders).
+  std::vector<std::string> class_names;
 };
 
 // Opens the spec's dataset (`seed` drives the synthetic one):
@@ -27,7 +31,9 @@ struct JobData {
 //   NPY: spec.train and spec.test memory-mapped (worker/data/npy_dataset.h),
 //     spec.transform applied to every input;
 //   TOKENS: spec.train_tokens and spec.test_tokens memory-mapped
-//     (worker/data/token_dataset.h), windows of spec.block_size.
+//     (worker/data/token_dataset.h), windows of spec.block_size;
+//   IMAGE_FOLDER, TAR_SHARDS: the file list built once
+//     (worker/data/image_job_data.h), decoded by the loader threads.
 // Paths are used as given: absolute, or relative to the worker's working
 // directory. For NPY and TOKENS the test split is optional: left empty, it
 // is a split of no samples with the train split's fields. Errors name the

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/distributed_sampler.h"
+#include "worker/data/loader_settings.h"
 
 namespace ringleader {
 
@@ -16,7 +17,17 @@ BatchSource::BatchSource(const JobData* data,
       world_size_(generation.world_size()),
       rank_(generation.rank()),
       resume_(resume),
-      pin_memory_(pin_memory) {}
+      pin_memory_(pin_memory),
+      loader_(LoaderSettingsFor(spec_.dataset(), generation.host_ranks(),
+                                UsableCpus())) {}
+
+BatchLoaderOptions BatchSource::LoaderOptions() const {
+  BatchLoaderOptions o;
+  o.threads = loader_.threads;
+  o.prefetch = loader_.prefetch;
+  o.pin_memory = pin_memory_;
+  return o;
+}
 
 v1::ShardAssignment BatchSource::TrainShard(int64_t epoch) const {
   ShardPlanInput in;
@@ -41,15 +52,17 @@ absl::StatusOr<BatchSource::Epoch> BatchSource::Train(int64_t epoch) const {
   v1::ShardAssignment shard = TrainShard(epoch);
   absl::StatusOr<std::vector<int64_t>> indices = CheckedShardIndices(shard);
   if (!indices.ok()) return indices.status();
-  BatchLoader::Augment augment;
+  BatchLoaderOptions options = LoaderOptions();
+  options.epoch = epoch;
   if (data_->augment.has_value()) {
-    augment = [aug = &*data_->augment, seed = spec_.seed(), epoch](Batch& b) {
+    options.augment = [aug = &*data_->augment, seed = spec_.seed(),
+                       epoch](Batch& b) {
       aug->Apply(b.inputs, b.sample_ids, seed, epoch);
     };
   }
-  absl::StatusOr<std::unique_ptr<BatchLoader>> loader = BatchLoader::Create(
-      *data_->train, *std::move(indices), spec_.batch_size(),
-      /*prefetch=*/2, RealClock::Get(), std::move(augment), pin_memory_);
+  absl::StatusOr<std::unique_ptr<BatchLoader>> loader =
+      BatchLoader::Create(*data_->train, *std::move(indices),
+                          spec_.batch_size(), std::move(options));
   if (!loader.ok()) return loader.status();
   return Epoch{std::move(shard), *std::move(loader)};
 }
@@ -62,8 +75,7 @@ absl::StatusOr<std::unique_ptr<BatchLoader>> BatchSource::Test(
   if (!indices.ok()) return indices.status();
   indices->resize(UnpaddedShardSize(shard));
   return BatchLoader::Create(*data_->test, *std::move(indices), batch_size,
-                             /*prefetch=*/2, RealClock::Get(),
-                             /*augment=*/nullptr, pin_memory_);
+                             LoaderOptions());
 }
 
 int64_t BatchSource::SamplePosition(const Epoch& epoch, int64_t b) const {

@@ -17,6 +17,7 @@
 #include "worker/data/batch_loader.h"
 #include "worker/data/dataset.h"
 #include "worker/data/job_data.h"
+#include "worker/data/loader_settings.h"
 
 namespace ringleader {
 
@@ -63,8 +64,12 @@ class BatchSource {
   const v1::JobSpec spec_;
   const int32_t world_size_;
   const int32_t rank_;
+  // The loader's threads and prefetch (dataset.loader_threads, ...).
+  BatchLoaderOptions LoaderOptions() const;
+
   const ShardResume resume_;
   const bool pin_memory_;
+  const LoaderSettings loader_;
 };
 
 }  // namespace ringleader

@@ -12,6 +12,7 @@
 #include "common/logging.h"
 #include "worker/comm/metered_communicator.h"
 #include "worker/data/batch_loader.h"
+#include "worker/export/class_names_export.h"
 #include "worker/export/model_export.h"
 #include "worker/timeline/timeline.h"
 #include "worker/train/checkpoint/peer_recovery.h"
@@ -214,6 +215,7 @@ void Trainer::StartSenders() {
   window_ = std::make_unique<ProgressWindow>(job_id_, gen_.generation(),
                                              gen_.rank(), planned_steps_,
                                              env_.data->train->size(), now);
+  if (gen_.rank() == 0) window_->SetClassNames(env_.data->class_names);
 }
 
 absl::Status Trainer::RunEpoch(int64_t epoch) {
@@ -317,6 +319,8 @@ absl::Status Trainer::RecordStep(int64_t epoch, bool report) {
   absl::StatusOr<double> loss_sum = losses_->TakeWindowSum();
   if (!loss_sum.ok()) return loss_sum.status();
   window_->AddLossSum(*loss_sum);
+  window_->SetSkippedSamples(env_.data->train->skipped_samples() +
+                             env_.data->test->skipped_samples());
   v1::ReportProgressRequest p = window_->Take(epoch, step_->done(), now);
   if (env_.metrics != nullptr) {
     env_.metrics->samples_per_second->Set(p.samples_per_sec());
@@ -435,6 +439,11 @@ absl::Status Trainer::Finish() {
         !s.ok()) {
       return JobError(s, "exporting the trained model");
     }
+    if (absl::Status s =
+            ExportClassNames(env_.data->class_names, spec.export_());
+        !s.ok()) {
+      return JobError(s, "exporting the class names");
+    }
   }
   LOG(INFO) << "rank " << gen_.rank() << " done: train loss "
             << last_epoch_loss_ << ", test metrics "
@@ -446,6 +455,8 @@ absl::Status Trainer::Finish() {
                              });
   // Written before the final report, so the file is there once the job is.
   FlushTimeline();
+  window_->SetSkippedSamples(env_.data->train->skipped_samples() +
+                             env_.data->test->skipped_samples());
   // After the reports queued before it (each evaluation's among them).
   return reporter_->Deliver(
       window_->Final(spec.epochs() - 1, step_->done(), last_epoch_loss_, *sums),

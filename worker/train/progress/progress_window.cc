@@ -43,6 +43,7 @@ v1::ReportProgressRequest ProgressWindow::Header(int64_t epoch,
   r.set_train_size(train_size_);
   r.set_grad_norm(grad_norm_);
   r.set_join_to_first_step_ms(join_to_first_step_ms_);
+  r.set_skipped_samples(skipped_samples_);
   return r;
 }
 
@@ -64,6 +65,10 @@ v1::ReportProgressRequest ProgressWindow::Take(int64_t epoch, int64_t step,
   r.set_samples_per_sec(secs > 0 ? samples_ / secs : 0);
   r.set_step_time_ms(steps_ > 0 ? 1000 * secs / steps_ : 0);
   AddEvaluation(r);
+  if (!class_names_sent_) {
+    r.mutable_class_names()->Assign(class_names_.begin(), class_names_.end());
+    class_names_sent_ = true;
+  }
   loss_sum_ = 0;
   batches_ = samples_ = steps_ = 0;
   start_ = now;
@@ -94,6 +99,8 @@ v1::ReportProgressRequest ProgressWindow::Final(int64_t last_epoch,
   r.set_test_correct(correct);
   r.set_test_samples(samples);
   test.AppendTo(r.mutable_test_metrics());
+  // Again on the last report: the first may have been replaced in flight.
+  r.mutable_class_names()->Assign(class_names_.begin(), class_names_.end());
   return r;
 }
 

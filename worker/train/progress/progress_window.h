@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "ringleader/v1/worker_service.pb.h"
@@ -40,6 +41,14 @@ class ProgressWindow {
     join_to_first_step_ms_ = std::max<int64_t>(1, absl::ToInt64Milliseconds(d));
   }
 
+  // Samples the job's data skipped as unreadable so far; every later
+  // report carries it.
+  void SetSkippedSamples(int64_t n) { skipped_samples_ = n; }
+  // Rank 0's: the class names its first report and its final one carry.
+  void SetClassNames(std::vector<std::string> names) {
+    class_names_ = std::move(names);
+  }
+
   // The report of the window ending at `now`, which starts the next one.
   v1::ReportProgressRequest Take(int64_t epoch, int64_t step, absl::Time now);
   // Records an evaluation after `epochs` epochs and returns its report.
@@ -68,6 +77,9 @@ class ProgressWindow {
   double grad_norm_ = 0;               // 0: none measured yet.
   int64_t join_to_first_step_ms_ = 0;  // 0: not a newcomer, or no step yet.
   int64_t eval_epoch_ = 0;             // 0: no evaluation yet.
+  int64_t skipped_samples_ = 0;
+  std::vector<std::string> class_names_;
+  bool class_names_sent_ = false;
   MetricSums eval_;
 };
 

@@ -226,7 +226,9 @@ TEST(TrainStepTest, TheEpochsLastMicroBatchCompletesItsStep) {
         rank.Micro(batch, 0, /*last_of_epoch=*/last);
     ASSERT_TRUE(micro.ok()) << micro.status();
     completes.push_back(micro->completes_step);
-    if (micro->completes_step) ASSERT_TRUE(rank.step->Apply(false).ok());
+    if (micro->completes_step) {
+      ASSERT_TRUE(rank.step->Apply(false).ok());
+    }
   }
   EXPECT_EQ(completes, (std::vector<bool>{false, false, true, false, true,
                                           false, false, true}));
