@@ -1,4 +1,4 @@
-#include "bench/netdelay/delay_line.h"
+#include "bench/crosshost/netdelay/delay_line.h"
 
 #include <chrono>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "bench/netdelay/netdelay_options.h"
+#include "bench/crosshost/netdelay/netdelay_options.h"
 
 #include <chrono>
 #include <limits>
