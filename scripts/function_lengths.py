@@ -15,6 +15,7 @@ closing brace, both included.
   python3 scripts/function_lengths.py                 # coordinator worker cli common, over 80
   python3 scripts/function_lengths.py --limit 60 worker/train
   python3 scripts/function_lengths.py --check         # exit 1 when any is over
+  python3 scripts/function_lengths.py --xml FILE      # also one JUnit case (scripts/test.sh)
 
 Prints `LINES  FILE:LINE  NAME`, longest first.
 """
@@ -23,6 +24,7 @@ import argparse
 import os
 import re
 import sys
+import xml.etree.ElementTree as ET
 
 DEFAULT_DIRS = ("coordinator", "worker", "cli", "common")
 SCOPE_RE = re.compile(r"\b(namespace|class|struct|union|enum|extern)\b")
@@ -132,6 +134,8 @@ def main():
     p.add_argument("paths", nargs="*", default=list(DEFAULT_DIRS))
     p.add_argument("--limit", type=int, default=80, help="longest allowed, in lines")
     p.add_argument("--check", action="store_true", help="exit 1 when any function is over the limit")
+    p.add_argument("--xml", default="",
+                   help="write one JUnit case, failed when any function is over (implies --check)")
     p.add_argument("--exclude", action="append", default=["cli/spec_flag_table.cc"],
                    help="files not scanned (the flag tables); repeatable")
     args = p.parse_args()
@@ -154,7 +158,22 @@ def main():
     for length, path, first, name in rows:
         print(f"{length:5d}  {path}:{first}  {name}")
     print(f"{len(rows)} function(s) over {args.limit} lines", file=sys.stderr)
-    return 1 if args.check and rows else 0
+    if args.xml:
+        write_junit(args.xml, args.limit, rows)
+    return 1 if (args.check or args.xml) and rows else 0
+
+
+def write_junit(path, limit, rows):
+    suite = ET.Element("testsuite", name="function_lengths", tests="1")
+    case = ET.SubElement(suite, "testcase", classname="FunctionLengths",
+                         name=f"no_function_over_{limit}_lines")
+    if rows:
+        message = "; ".join(f"{p}:{first} {name} ({n} lines)" for n, p, first, name in rows)
+        ET.SubElement(case, "failure", message=message[:200]).text = message
+    root = ET.Element("testsuites")
+    root.append(suite)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
 if __name__ == "__main__":
