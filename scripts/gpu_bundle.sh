@@ -219,10 +219,10 @@ for m in sys.argv[1:]:
 prepare_data() {
   local d="$B/data"
   mkdir -p "$d"
-  # bench/lib.sh's prepare_example writes into $TMP/M.
+  # bench/common/lib.sh's prepare_example writes into $TMP/M.
   (
     TMP=$d
-    . bench/lib.sh
+    . bench/common/lib.sh
     prepare_example mlp
     prepare_example resnet
     prepare_example gpt

@@ -389,7 +389,7 @@ start_coordinator() {
 }
 ringctl() { run_bin "$B/bin/ringctl" --coordinator="$TARGET" "$@"; }
 
-# The all-reduce peer (bench/allreduce_bench.sh's job) at world size 1.
+# The all-reduce peer (bench/allreduce/allreduce_bench.sh's job) at world size 1.
 allreduce() {
   cat >"$WORK/allreduce.textproto" <<SPEC
 name: "allreduce-bench"
@@ -437,7 +437,7 @@ SPEC
     resnet | gpt)
       local batch=$RESNET_BATCH
       [[ $w == gpt ]] && batch=$GPT_BATCH
-      "$PY" bench/example_job.py examples/$w/*.textproto "$file" --data "$data" \
+      "$PY" bench/common/example_job.py examples/$w/*.textproto "$file" --data "$data" \
         --world 1 --batch "$batch" --epochs 1 --ddp "communicate_alone=$ALONE"
       ;;
   esac
@@ -457,7 +457,7 @@ train() {
   local worker=$!
   PIDS+=($worker)
   # JSON lines: the report reads the ranks' progress reports (step, time)
-  # for steps/s and samples/s, as bench/train_watch.py does.
+  # for steps/s and samples/s, as bench/common/train_watch.py does.
   timeout "$STEP_LIMIT" "${RUN[@]}" "$B/bin/ringctl" --coordinator="$TARGET" --output=json \
     watch "$job" >"$WORK/jobs/$w-watch.jsonl" 2>"$WORK/jobs/$w-watch.err" || rc=$?
   tail -3 "$WORK/jobs/$w-watch.err"

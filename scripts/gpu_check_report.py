@@ -73,7 +73,7 @@ def throughput(watch_path, batch):
 
     Rank 0's progress reports (step, the coordinator's receive time) from
     step 10 (after warm-up: CUDA context, cuDNN autotuning, the first
-    allocations) to its last report before finishing, as bench/train_watch.py
+    allocations) to its last report before finishing, as bench/common/train_watch.py
     measures; None where there are fewer than two such reports.
     """
     reports = {}

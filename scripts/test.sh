@@ -5,7 +5,8 @@
 # built), plus one case for clang's lock-annotation analysis
 # (scripts/thread_safety.sh), three for
 # the logging includes that a torch 2.x LibTorch needs
-# (tools/check_logging_includes.py), one per
+# (tools/check_logging_includes.py), one for no function over 80 lines in
+# coordinator/, worker/, cli/ and common/ (scripts/function_lengths.py), one per
 # fuzzer for a bounded libFuzzer run over job-spec parsing and .npy headers
 # (scripts/fuzz.sh; FUZZ_SECONDS, default 60 in all; FUZZ_SECONDS=0 skips it),
 # and three for what a new user sees (scripts/first_run_check.sh).
@@ -26,6 +27,8 @@ PYTHON_XML="$extra_dir/python/test.xml" bash scripts/python_tests.sh || rc=1
 TSA_XML="$extra_dir/thread_safety/test.xml" bash scripts/thread_safety.sh || rc=1
 python3 tools/check_logging_includes.py \
   --xml "$extra_dir/logging_includes/test.xml" || rc=1
+python3 scripts/function_lengths.py \
+  --xml "$extra_dir/function_lengths/test.xml" || rc=1
 if [[ "${FUZZ_SECONDS:-60}" != 0 ]]; then
   # A crash, a sanitizer report or a failed clang build is a failed case.
   FUZZ_XML="$extra_dir/fuzz/test.xml" \

@@ -232,30 +232,9 @@ void CoordinatorClient::HeartbeatLoop() {
     if (s.ok()) {
       last_contact = absl::Now();
       backoff = absl::Milliseconds(100);
-      if (resp.has_assignment()) {
-        absl::MutexLock lock(&mu_);
-        if (serving_job_.empty()) assignment_ = resp.assignment();
-      } else if (resp.has_abort() && on_abort_) {
-        on_abort_(resp.abort());
-      }
+      OnBeatAnswered(resp);
     } else if (absl::IsNotFound(s)) {
-      // The lease was lost (we stalled, or the coordinator restarted). A new
-      // registration is a new worker: whatever generation we were in is over.
-      LOG(WARNING) << s.message() << "; registering again";
-      v1::GenerationAbort abort;
-      {
-        absl::MutexLock lock(&mu_);
-        abort.set_job_id(job_id_);
-        abort.set_generation(generation_);
-      }
-      abort.set_reason("lease lost; registered again");
-      abort.set_rejoin(false);
-      // A coordinator that gave the process its id back still counts on it
-      // where it did; it tells the worker if its generation ended.
-      if (RegisterAgain(req.worker_id(), abort.job_id()).ok() && on_abort_ &&
-          !abort.job_id().empty() && worker_id() != req.worker_id()) {
-        on_abort_(abort);
-      }
+      OnLeaseLost(s, req.worker_id());
       wait = absl::ZeroDuration();
     } else {
       LOG(WARNING) << s.message();
@@ -281,6 +260,36 @@ void CoordinatorClient::HeartbeatLoop() {
     auto stopping = [this]()
                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; };
     mu_.AwaitWithTimeout(absl::Condition(&stopping), wait);
+  }
+}
+
+void CoordinatorClient::OnBeatAnswered(const v1::HeartbeatResponse& resp) {
+  if (resp.has_assignment()) {
+    absl::MutexLock lock(&mu_);
+    if (serving_job_.empty()) assignment_ = resp.assignment();
+  } else if (resp.has_abort() && on_abort_) {
+    on_abort_(resp.abort());
+  }
+}
+
+void CoordinatorClient::OnLeaseLost(const absl::Status& s,
+                                    const std::string& stale_id) {
+  // The lease was lost (we stalled, or the coordinator restarted). A new
+  // registration is a new worker: whatever generation we were in is over.
+  LOG(WARNING) << s.message() << "; registering again";
+  v1::GenerationAbort abort;
+  {
+    absl::MutexLock lock(&mu_);
+    abort.set_job_id(job_id_);
+    abort.set_generation(generation_);
+  }
+  abort.set_reason("lease lost; registered again");
+  abort.set_rejoin(false);
+  // A coordinator that gave the process its id back still counts on it
+  // where it did; it tells the worker if its generation ended.
+  if (RegisterAgain(stale_id, abort.job_id()).ok() && on_abort_ &&
+      !abort.job_id().empty() && worker_id() != stale_id) {
+    on_abort_(abort);
   }
 }
 

@@ -150,6 +150,13 @@ class CoordinatorClient {
       absl::FunctionRef<grpc::Status(grpc::ClientContext*)> rpc,
       const std::atomic<bool>* cancel) const;
   void HeartbeatLoop();
+  // HeartbeatLoop's answers: an answered beat takes a new assignment or
+  // passes an abort on; a lost lease (NOT_FOUND) registers again and ends
+  // the generation the stale id was in.
+  void OnBeatAnswered(const v1::HeartbeatResponse& resp)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void OnLeaseLost(const absl::Status& s, const std::string& stale_id)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // `resume_job_id`: the job to be assigned again (RegisterRequest).
   absl::Status RegisterOnce(const std::string& resume_job_id = "");
   // Registers again if the coordinator no longer knows `stale_id` (its lease

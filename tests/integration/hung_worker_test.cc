@@ -91,7 +91,7 @@ TEST(HungWorkerTest, PeersBlockedOnAStoppedWorkerEndItsGenerationAtItsLease) {
   EXPECT_GE(last.progress().test_accuracy(), 0.5);
   // Far below the 30 s silent-member limit that ended a hung member before,
   // with slack for a loaded machine; the figures are the bench's business
-  // (bench/failure_detection_bench.cc).
+  // (bench/recovery/failure_detection_bench.cc).
   EXPECT_LT(formed, absl::Seconds(20));
   // The survivors heard of the end from their WatchGeneration stream (the
   // coordinator pushes it the moment it ends the generation). At least one:

@@ -168,11 +168,9 @@ ShmCommunicator::Mapping::~Mapping() {
   if (fd >= 0) close(fd);  // Drops this rank's lock: peers see it gone.
 }
 
-absl::StatusOr<std::unique_ptr<ShmCommunicator>> ShmCommunicator::Create(
-    KvClient* kv, int rank, int world_size, Options options) {
-  if (absl::Status s = CheckMembership(kv, rank, world_size); !s.ok()) {
-    return s;
-  }
+namespace {
+
+absl::Status CheckOptions(const ShmCommunicator::Options& options) {
   if (options.timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("shm timeout must be positive");
   }
@@ -180,6 +178,76 @@ absl::StatusOr<std::unique_ptr<ShmCommunicator>> ShmCommunicator::Create(
     return absl::InvalidArgumentError(absl::StrCat(
         "shm slot of ", options.slot_bytes, " bytes: want a multiple of 64"));
   }
+  return absl::OkStatus();
+}
+
+// Rank 0: a new segment of `bytes` under a fresh *name, its pages reserved;
+// *fd is set as soon as it is open (its owner closes it). *name is cleared
+// again when nothing was created, so that there is nothing to unlink.
+absl::Status CreateSegment(size_t bytes, std::string* name, int* fd) {
+  absl::BitGen gen;
+  *name = absl::StrFormat("/ringleader-%d-%016x", getpid(),
+                          absl::Uniform<uint64_t>(gen));
+  *fd = shm_open(name->c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (*fd < 0) {
+    const absl::Status s = Errno(absl::StrCat("shm_open ", *name));
+    name->clear();
+    return s;
+  }
+  if (ftruncate(*fd, static_cast<off_t>(bytes)) != 0) {
+    return Errno(absl::StrCat("sizing ", *name, " to ", bytes, " bytes"));
+  }
+  // Reserve the pages now: a /dev/shm without room fails here instead of
+  // killing a process with SIGBUS on first touch.
+  if (int e = posix_fallocate(*fd, 0, static_cast<off_t>(bytes)); e != 0) {
+    errno = e;
+    return Errno(absl::StrCat("reserving ", bytes, " bytes of /dev/shm"));
+  }
+  return absl::OkStatus();
+}
+
+// The other ranks: the segment rank 0 published under name_key, which must
+// be `bytes` long; *fd is set as soon as it is open (its owner closes it).
+absl::Status OpenPublishedSegment(KvClient* kv, const std::string& name_key,
+                                  absl::Duration timeout, size_t bytes,
+                                  int* fd) {
+  absl::StatusOr<std::vector<std::string>> got = kv->Wait({name_key}, timeout);
+  if (!got.ok()) return got.status();
+  const std::string& published = (*got)[0];
+  *fd = shm_open(published.c_str(), O_RDWR, 0600);
+  if (*fd < 0) return Errno(absl::StrCat("shm_open ", published));
+  struct stat st {};
+  if (fstat(*fd, &st) != 0) return Errno("fstat of the segment");
+  if (static_cast<size_t>(st.st_size) != bytes) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "segment ", published, " has ", st.st_size, " bytes, want ", bytes,
+        ": ranks disagree on world size or slot size"));
+  }
+  return absl::OkStatus();
+}
+
+// This rank's liveness lock: byte `rank` of the file, held by this open
+// file description until it is closed (or the process dies).
+absl::Status LockRankByte(int fd, int rank) {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = rank;
+  lock.l_len = 1;
+  if (fcntl(fd, F_OFD_SETLK, &lock) != 0) {
+    return Errno(absl::StrCat("locking rank ", rank, "'s byte"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ShmCommunicator>> ShmCommunicator::Create(
+    KvClient* kv, int rank, int world_size, Options options) {
+  if (absl::Status s = CheckMembership(kv, rank, world_size); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
   const size_t slots_offset = Segment::HeaderBytes(world_size);
   const size_t bytes =
       slots_offset + 2 * static_cast<size_t>(world_size) * options.slot_bytes;
@@ -197,40 +265,12 @@ absl::StatusOr<std::unique_ptr<ShmCommunicator>> ShmCommunicator::Create(
     }
   } unlink{&name, rank == 0};
 
-  if (rank == 0) {
-    absl::BitGen gen;
-    name = absl::StrFormat("/ringleader-%d-%016x", getpid(),
-                           absl::Uniform<uint64_t>(gen));
-    mapping->fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (mapping->fd < 0) {
-      const absl::Status s = Errno(absl::StrCat("shm_open ", name));
-      name.clear();
-      return s;
-    }
-    if (ftruncate(mapping->fd, static_cast<off_t>(bytes)) != 0) {
-      return Errno(absl::StrCat("sizing ", name, " to ", bytes, " bytes"));
-    }
-    // Reserve the pages now: a /dev/shm without room fails here instead of
-    // killing a process with SIGBUS on first touch.
-    if (int e = posix_fallocate(mapping->fd, 0, static_cast<off_t>(bytes));
-        e != 0) {
-      errno = e;
-      return Errno(absl::StrCat("reserving ", bytes, " bytes of /dev/shm"));
-    }
-  } else {
-    absl::StatusOr<std::vector<std::string>> got =
-        kv->Wait({name_key}, options.timeout);
-    if (!got.ok()) return got.status();
-    const std::string& published = (*got)[0];
-    mapping->fd = shm_open(published.c_str(), O_RDWR, 0600);
-    if (mapping->fd < 0) return Errno(absl::StrCat("shm_open ", published));
-    struct stat st {};
-    if (fstat(mapping->fd, &st) != 0) return Errno("fstat of the segment");
-    if (static_cast<size_t>(st.st_size) != bytes) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "segment ", published, " has ", st.st_size, " bytes, want ", bytes,
-          ": ranks disagree on world size or slot size"));
-    }
+  if (absl::Status s =
+          rank == 0 ? CreateSegment(bytes, &name, &mapping->fd)
+                    : OpenPublishedSegment(kv, name_key, options.timeout,
+                                           bytes, &mapping->fd);
+      !s.ok()) {
+    return s;
   }
   void* base =
       mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, mapping->fd, 0);
@@ -252,16 +292,7 @@ absl::StatusOr<std::unique_ptr<ShmCommunicator>> ShmCommunicator::Create(
     return absl::FailedPreconditionError(
         "shared segment does not match this rank's world size or slot size");
   }
-  // This rank's liveness lock: byte `rank` of the file, held by this open
-  // file description until it is closed (or the process dies).
-  struct flock lock {};
-  lock.l_type = F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  lock.l_start = rank;
-  lock.l_len = 1;
-  if (fcntl(mapping->fd, F_OFD_SETLK, &lock) != 0) {
-    return Errno(absl::StrCat("locking rank ", rank, "'s byte"));
-  }
+  if (absl::Status s = LockRankByte(mapping->fd, rank); !s.ok()) return s;
   std::unique_ptr<ShmCommunicator> comm(
       new ShmCommunicator(std::move(mapping), rank, world_size, options));
   if (absl::Status s = comm->WaitAttached(); !s.ok()) return s;

@@ -62,15 +62,11 @@ uint32_t BigEndian32(const uint8_t* p) {
          (uint32_t{p[2]} << 8) | uint32_t{p[3]};
 }
 
-// Reads a whole IDX file whose magic must be `magic` (which fixes the number
-// of dimensions). `min_dims[i]` is the smallest size allowed for dimension i.
-absl::StatusOr<IdxArray> ReadIdx(const std::string& path, uint32_t magic,
-                                 const std::vector<int64_t>& min_dims) {
-  absl::StatusOr<std::unique_ptr<ByteReader>> opened = OpenMaybeGzip(path);
-  if (!opened.ok()) return opened.status();
-  ByteReader& reader = **opened;
+// Reads the 4-byte header and checks that it is `magic`, saying what the
+// file is instead when it is another IDX kind or element type.
+absl::Status ReadMagic(ByteReader& reader, const std::string& path,
+                       uint32_t magic) {
   const std::string kind = KindName(magic);
-
   uint8_t header[4];
   absl::StatusOr<size_t> got = ReadFully(reader, header, sizeof(header));
   if (!got.ok()) return got.status();
@@ -93,46 +89,60 @@ absl::StatusOr<IdxArray> ReadIdx(const std::string& path, uint32_t magic,
         absl::StrFormat("%s: not an %s: magic 0x%08x, expected 0x%08x%s", path,
                         kind, found, magic, hint));
   }
+  return absl::OkStatus();
+}
 
-  const size_t ndims = magic & 0xff;
+// Reads the `ndims` dimension sizes into array->dims, checks each against
+// min_dims, and returns the payload's size in bytes.
+absl::StatusOr<uint64_t> ReadDims(ByteReader& reader, const std::string& path,
+                                  size_t ndims,
+                                  const std::vector<int64_t>& min_dims,
+                                  IdxArray* array) {
   std::vector<uint8_t> raw_dims(4 * ndims);
-  got = ReadFully(reader, raw_dims.data(), raw_dims.size());
+  absl::StatusOr<size_t> got =
+      ReadFully(reader, raw_dims.data(), raw_dims.size());
   if (!got.ok()) return got.status();
   if (*got < raw_dims.size()) {
     return absl::DataLossError(absl::StrCat(
         path, ": truncated: the header ends inside its dimension sizes"));
   }
-  IdxArray array;
   uint64_t bytes = 1;
   for (size_t i = 0; i < ndims; ++i) {
-    array.dims.push_back(BigEndian32(&raw_dims[4 * i]));
+    array->dims.push_back(BigEndian32(&raw_dims[4 * i]));
   }
   for (size_t i = 0; i < ndims; ++i) {
-    if (array.dims[i] < min_dims[i]) {
+    if (array->dims[i] < min_dims[i]) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ": dimension ", i, " of ", DimsString(array.dims),
+          absl::StrCat(path, ": dimension ", i, " of ", DimsString(array->dims),
                        " must be at least ", min_dims[i]));
     }
     // Each size is < 2^32, so the product exceeds the limit before it can
     // overflow 64 bits as long as we stop at the limit.
-    bytes *= static_cast<uint64_t>(array.dims[i]);
+    bytes *= static_cast<uint64_t>(array->dims[i]);
     if (bytes > kMaxIdxPayloadBytes) {
       return absl::InvalidArgumentError(
-          absl::StrCat(path, ": sizes ", DimsString(array.dims), " mean over ",
+          absl::StrCat(path, ": sizes ", DimsString(array->dims), " mean over ",
                        kMaxIdxPayloadBytes, " bytes, the largest supported"));
     }
   }
+  return bytes;
+}
 
+// Reads exactly `bytes` of payload into array->data, in pieces, then checks
+// that nothing follows it.
+absl::Status ReadPayload(ByteReader& reader, const std::string& path,
+                         uint64_t bytes, IdxArray* array) {
+  absl::StatusOr<size_t> got;
   size_t have = 0;
   while (have < bytes) {
     const size_t want = std::min<size_t>(kReadChunk, bytes - have);
-    array.data.resize(have + want);
-    got = ReadFully(reader, array.data.data() + have, want);
+    array->data.resize(have + want);
+    got = ReadFully(reader, array->data.data() + have, want);
     if (!got.ok()) return got.status();
     have += *got;
     if (*got < want) {
       return absl::DataLossError(absl::StrCat(
-          path, ": truncated: sizes ", DimsString(array.dims), " need ", bytes,
+          path, ": truncated: sizes ", DimsString(array->dims), " need ", bytes,
           " bytes of data but the file holds ", have));
     }
   }
@@ -145,7 +155,25 @@ absl::StatusOr<IdxArray> ReadIdx(const std::string& path, uint32_t magic,
   if (*got != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": trailing bytes after the ", bytes,
-        " bytes of data that sizes ", DimsString(array.dims), " describe"));
+        " bytes of data that sizes ", DimsString(array->dims), " describe"));
+  }
+  return absl::OkStatus();
+}
+
+// Reads a whole IDX file whose magic must be `magic` (which fixes the number
+// of dimensions). `min_dims[i]` is the smallest size allowed for dimension i.
+absl::StatusOr<IdxArray> ReadIdx(const std::string& path, uint32_t magic,
+                                 const std::vector<int64_t>& min_dims) {
+  absl::StatusOr<std::unique_ptr<ByteReader>> opened = OpenMaybeGzip(path);
+  if (!opened.ok()) return opened.status();
+  ByteReader& reader = **opened;
+  if (absl::Status s = ReadMagic(reader, path, magic); !s.ok()) return s;
+  IdxArray array;
+  absl::StatusOr<uint64_t> bytes =
+      ReadDims(reader, path, magic & 0xff, min_dims, &array);
+  if (!bytes.ok()) return bytes.status();
+  if (absl::Status s = ReadPayload(reader, path, *bytes, &array); !s.ok()) {
+    return s;
   }
   return array;
 }

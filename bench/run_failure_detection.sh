@@ -1,6 +1,0 @@
-#!/bin/bash
-# kill -9 of 1 of 3 real workers -> survivors in the next generation, at the
-# default lease and a short one; writes bench/results/failure_detection.json.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-bazel run //bench:failure_detection_bench -- "$@"
