@@ -29,10 +29,14 @@ NO_END_RE = re.compile(r"^  job did not end")
 
 def run_logs(testlogs: pathlib.Path, target: str) -> list:
     base = testlogs / target
-    runs = sorted(base.glob("run_*_of_*/test.log"),
-                  key=lambda p: int(p.parent.name.split("_")[1]))
+    # Bazel leaves the run_K_of_M folders of an earlier --runs_per_test=M
+    # beside this one's: only the newest series is this soak's.
+    runs = list(base.glob("run_*_of_*/test.log"))
     if runs:
-        return runs
+        newest = max(runs, key=lambda p: p.stat().st_mtime)
+        series = newest.parent.name.rsplit("_", 1)[1]
+        runs = [p for p in runs if p.parent.name.endswith("_of_" + series)]
+        return sorted(runs, key=lambda p: int(p.parent.name.split("_")[1]))
     single = base / "test.log"
     return [single] if single.exists() else []
 
