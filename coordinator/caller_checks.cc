@@ -1,6 +1,7 @@
 #include "coordinator/caller_checks.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/job_over.h"
 #include "common/quote_for_error.h"
 
 namespace ringleader {
@@ -40,9 +41,7 @@ absl::Status CallerChecks::CheckMember(const std::string& job_id,
   if (absl::IsNotFound(s)) {
     absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
     if (!job.ok()) return job.status();
-    return absl::FailedPreconditionError(
-        absl::StrCat("job ", QuoteForError(job_id), " is ",
-                     v1::JobState_Name(job->state())));
+    return JobOverError(QuoteForError(job_id), job->state());
   }
   return s;
 }

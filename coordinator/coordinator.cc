@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/job_over.h"
 #include "coordinator/generation_record.h"
 #include "glog/logging.h"
 
@@ -306,9 +307,9 @@ void Coordinator::OnJobFinished(const v1::Job& job) {
   liveness_.EndGeneration(job.job_id(), INT64_MAX);
   finish_line_.EndJob(job.job_id());
   DeleteStoredGeneration(job.job_id(), -1);
-  const std::string why = absl::StrCat("job ", job.job_id(), " is ",
-                                       v1::JobState_Name(job.state()));
-  rendezvous_.CloseJob(job.job_id(), absl::FailedPreconditionError(why));
+  const absl::Status over = JobOverError(job.job_id(), job.state());
+  const std::string why(over.message());
+  rendezvous_.CloseJob(job.job_id(), over);
   // After CloseJob: a watch registered from here on finds the job closed.
   watchers_.JobFinished(job.job_id(), why);
   kv_.DropJob(job.job_id(), -1, why);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/job_over.h"
 #include "common/quote_for_error.h"
 
 namespace ringleader {
@@ -18,8 +19,12 @@ absl::StatusOr<v1::WorkerInfo> JoinCalls::CheckJoin(
   }
   absl::StatusOr<v1::WorkerInfo> worker = workers_.Get(r.worker_id());
   if (!worker.ok()) return worker.status();
-  if (absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id()); !job.ok()) {
-    return job.status();
+  absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
+  if (!job.ok()) return job.status();
+  // First: a worker counted out of a job that ended meanwhile was let go of
+  // it too, and what it needs to hear is how the job ended.
+  if (IsTerminal(job->state())) {
+    return JobOverError(QuoteForError(r.job_id()), job->state());
   }
   if (worker->job_id() != r.job_id()) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/job_over.h"
 #include "common/logging.h"
 #include "worker/client_link.h"
 #include "worker/comm/collective_wait.h"
@@ -117,6 +118,19 @@ absl::Status WorkerDaemon::Run() {
   // Restart=on-failure and Kubernetes restart it; a stop asked for is not a
   // failure.
   return stop_ ? absl::OkStatus() : last;
+}
+
+absl::Status WorkerDaemon::EndedWithoutThisRank(const std::string& job_id,
+                                                const absl::Status& refused) {
+  // Counted out (a partition, a lapsed lease) and back after the others
+  // finished: the job succeeded with this rank's steps in it, carried by
+  // the survivors, so the daemon ends as the job did (a --max_jobs=1 task
+  // under Slurm or a pod exits 0, not as a failure to restart).
+  if (JobOverState(refused) == v1::JOB_STATE_SUCCEEDED) {
+    LOG(INFO) << "job " << job_id << " succeeded without this rank";
+    return absl::OkStatus();
+  }
+  return refused;
 }
 
 absl::Status WorkerDaemon::FailJob(const std::string& job_id,
@@ -237,7 +251,7 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
   for (int64_t g = 0; g < max_generations && !stop_; ++g) {
     absl::StatusOr<v1::JoinRendezvousResponse> gen =
         client_->Join(job_id, config_.rendezvous_timeout);
-    if (!gen.ok()) return gen.status();
+    if (!gen.ok()) return EndedWithoutThisRank(job_id, gen.status());
     if (restarts >= 0) {
       LOG(INFO) << "generation " << gen->generation() << " after "
                 << (gen->job_restarts() > restarts ? "a failure"

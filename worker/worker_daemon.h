@@ -88,6 +88,10 @@ class WorkerDaemon {
                                const v1::JoinRendezvousResponse& gen,
                                Communicator* comm, const JobData& data,
                                KeptState& kept, absl::Time joined_at);
+  // What a refused join means for this rank: OK when the job succeeded
+  // without it, else the refusal.
+  absl::Status EndedWithoutThisRank(const std::string& job_id,
+                                    const absl::Status& refused);
   // Fails the job with `error` (the job's own, such as unreadable data):
   // joins its generation and reports the error as this rank's.
   absl::Status FailJob(const std::string& job_id, const absl::Status& error);

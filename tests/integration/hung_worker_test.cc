@@ -117,5 +117,36 @@ TEST(HungWorkerTest, PeersBlockedOnAStoppedWorkerEndItsGenerationAtItsLease) {
             << absl::FormatDuration(stepped) << "\n";
 }
 
+// The stopped worker, let go after the survivors finished without it, finds
+// its job over when it rejoins. The job succeeded with its steps in it
+// (carried by the survivors), so a --max_jobs=1 worker (a Slurm task, a
+// pod) exits 0 as the job did, not as a failure to restart. Seen as exit 1
+// in the partition soak (WorkerCutOff10sWithMaxJobs1, 1 run in 10).
+TEST(HungWorkerTest, AWorkerBackAfterItsJobSucceededWithoutItExitsZero) {
+  auto cluster =
+      Cluster::Start("back-late", {"--lease_ms=3000", "--heartbeat_ms=1000"});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::JobSpec s = FailureJobSpec("back-late", (*cluster)->dir() + "/ckpt");
+  std::filesystem::create_directories(s.checkpoint_dir());
+  auto job = (*cluster)->Submit(s);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE((*cluster)->StartWorkers(3, {"--max_jobs=1"}).ok());
+  absl::StatusOr<v1::Job> running = (*cluster)->WaitUntil(
+      *job, [](const v1::Job& j) { return RunningAt(j, 3, 60); },
+      absl::Minutes(3));
+  ASSERT_TRUE(running.ok()) << running.status();
+  ASSERT_EQ(running->state(), v1::JOB_STATE_RUNNING) << running->message();
+  Subprocess& late = *(*cluster)->workers()[2];
+  late.Kill(SIGSTOP);
+  absl::StatusOr<v1::Job> end = (*cluster)->WaitForEnd(*job, absl::Minutes(4));
+  late.Kill(SIGCONT);
+  ASSERT_TRUE(end.ok()) << end.status();
+  ASSERT_EQ(end->state(), v1::JOB_STATE_SUCCEEDED) << end->message();
+  const std::optional<int> code = late.Wait(absl::Minutes(1));
+  ASSERT_TRUE(code.has_value()) << "the late worker did not exit";
+  EXPECT_EQ(*code, 0) << ReadFileOrEmpty((*cluster)->log_dir() +
+                                         "/worker2.log");
+}
+
 }  // namespace
 }  // namespace ringleader::testing

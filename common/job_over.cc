@@ -1,0 +1,35 @@
+#include "common/job_over.h"
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace ringleader {
+namespace {
+
+constexpr absl::string_view kIs = " is JOB_STATE_";
+
+}  // namespace
+
+absl::Status JobOverError(absl::string_view job_id, v1::JobState state) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("job ", job_id, " is ", v1::JobState_Name(state)));
+}
+
+std::optional<v1::JobState> JobOverState(const absl::Status& status) {
+  if (!absl::IsFailedPrecondition(status)) return std::nullopt;
+  const absl::string_view message = status.message();
+  const size_t at = message.rfind(kIs);
+  if (at == absl::string_view::npos ||
+      message.substr(0, at).find("job ") == absl::string_view::npos) {
+    return std::nullopt;
+  }
+  // " is " is 4 bytes: the state's name starts at JOB_STATE_.
+  const std::string name(message.substr(at + 4));
+  v1::JobState state;
+  if (!v1::JobState_Parse(name, &state)) return std::nullopt;
+  return state;
+}
+
+}  // namespace ringleader
