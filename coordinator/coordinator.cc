@@ -51,7 +51,7 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
       liveness_({options.lease, options.silent_member_limit,
                  options.silent_generation_limit, options.hung_wait}),
       checks_(workers_, rendezvous_, jobs_),
-      assigner_(workers_, jobs_, rendezvous_),
+      assigner_(workers_, jobs_, rendezvous_, options.preemption.window),
       facts_(jobs_),
       worker_calls_(checks_, workers_, rendezvous_, liveness_, connections_,
                     assigner_, clock, options.lease,
@@ -268,7 +268,8 @@ Preemption::Hooks Coordinator::PreemptionHooks() {
                     absl::StrCat("generation ", key.second,
                                  " is being preempted: a member was "
                                  "signalled to stop"),
-                    /*rejoin=*/true);
+                    /*rejoin=*/true,
+                    absl::ToInt64Milliseconds(options_.preemption.window));
   };
   hooks.end = [this](const GenerationKey& key, bool whole,
                      const std::string& reason,

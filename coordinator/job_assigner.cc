@@ -75,6 +75,8 @@ v1::HeartbeatResponse JobAssigner::AssignedDirective(
     SetAbort(job_id, r.generation(), /*rejoin=*/true,
              absl::StrCat("generation ", r.generation(), " is being preempted"),
              out);
+    out.mutable_abort()->set_preempt_window_ms(
+        absl::ToInt64Milliseconds(preempt_window_));
   }
   return out;
 }

@@ -58,6 +58,13 @@ ABSL_FLAG(std::optional<int>, max_jobs, std::nullopt,
           "0 only when the last one finished (succeeded), else 1, so that a "
           "supervisor restarts a worker that lost its job.");
 ABSL_FLAG(int, collective_timeout_s, 60, "Timeout of one collective.");
+ABSL_FLAG(absl::Duration, preempt_grace, absl::Seconds(30),
+          "On SIGTERM while training (a scheduler's preemption): stop at the "
+          "next step boundary, tell the coordinator, and when every rank of "
+          "the generation is leaving, rank 0 commits a checkpoint of the "
+          "last completed step; stop regardless after this long. A second "
+          "SIGTERM/SIGINT, or SIGTERM while not training, stops at once. "
+          "Deploy files give the process more than this before SIGKILL.");
 ABSL_FLAG(bool, recover_from_peers, true,
           "When a generation ends, keep this rank's training state in memory "
           "and recover the next generation from the newest state a member "
@@ -90,7 +97,8 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 namespace {
 // SIGTERM and SIGINT are taken on a thread of their own (common/
 // signal_watch.h): the daemon's response takes locks, which no signal
-// handler may.
+// handler may. The first is a preemption (WorkerDaemon::Preempt), a second
+// stops at once.
 constexpr int kStopSignals[] = {SIGTERM, SIGINT};
 
 constexpr char kUsage[] =
@@ -104,7 +112,7 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"Device and threads", {"device", "threads", "keep_freed_memory"}},
       {"Collectives", {"address", "collective_timeout_s"}},
       {"Recovery", {"recover_from_peers"}},
-      {"Lifetime", {"max_jobs"}},
+      {"Lifetime", {"max_jobs", "preempt_grace"}},
       {"Metrics", {"metrics_listen", "metrics_port_file"}},
       {"Fault injection (tests)",
        {"fault_lose_allreduce_result_at_step",
@@ -185,6 +193,9 @@ absl::StatusOr<ringleader::WorkerConfig> ConfigFromFlags() {
   config.collective_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_collective_timeout_s));
   config.recover_from_peers = absl::GetFlag(FLAGS_recover_from_peers);
+  if (absl::GetFlag(FLAGS_preempt_grace) <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--preempt_grace must be > 0");
+  }
   config.faults.lose_allreduce_result_at_step =
       absl::GetFlag(FLAGS_fault_lose_allreduce_result_at_step);
   config.faults.lose_allreduce_result_rank =
@@ -295,9 +306,9 @@ int main(int argc, char** argv) {
   {
     ringleader::SignalWatch signals(
         {std::begin(kStopSignals), std::end(kStopSignals)},
-        [&daemon](int signal) {
-          LOG(WARNING) << "got " << strsignal(signal) << "; stopping";
-          daemon.Stop();
+        [&daemon, grace = absl::GetFlag(FLAGS_preempt_grace)](int signal) {
+          LOG(WARNING) << "got " << strsignal(signal);
+          daemon.Preempt(grace);
         });
     s = daemon.Run();
   }
