@@ -148,7 +148,6 @@ absl::Status WorkerDaemon::Run() {
   if (config_.on_registered) config_.on_registered();
   int jobs = 0;
   absl::Status last;
-  bool preempted = false;
   while (!stop_ && !preempt_) {
     absl::StatusOr<v1::JobAssignment> a =
         client_->WaitForAssignment(absl::Seconds(1));
@@ -158,7 +157,7 @@ absl::Status WorkerDaemon::Run() {
     // Idle again: heartbeats no longer name the job.
     client_->SetCurrent("", 0);
     if (IsPreempted(last)) {
-      preempted = true;
+      preempted_ = true;
       LOG(WARNING) << "job " << a->job_id() << ": " << last.message();
       break;
     }
@@ -171,9 +170,9 @@ absl::Status WorkerDaemon::Run() {
     if (config_.max_jobs > 0 && ++jobs >= config_.max_jobs) break;
   }
   const bool asked = stop_ || preempt_;
-  client_->Leave(preempted ? "preempted"
-                 : asked   ? "stopped"
-                           : "done")
+  client_->Leave(preempted_ ? "preempted"
+                 : asked    ? "stopped"
+                            : "done")
       .IgnoreError();
   // A daemon that ends without finishing its job fails, so that systemd's
   // Restart=on-failure and Kubernetes restart it; a stop asked for (a

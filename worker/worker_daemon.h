@@ -82,6 +82,9 @@ class WorkerDaemon {
   // when the whole generation leaves; Run then returns OK. Stop() after
   // `grace`, or at a second call; at once when not training.
   void Preempt(absl::Duration grace);
+  // Whether Run returned because its job was preempted (it left the job
+  // with its work saved, or kept by its peers).
+  bool preempted() const { return preempted_; }
   // Whether the heartbeat thread finished a beat within `within` (false
   // before registration and after it ended): systemd's watchdog check.
   bool HeartbeatAlive(absl::Duration within) const;
@@ -121,6 +124,7 @@ class WorkerDaemon {
   std::atomic<bool> aborted_{false};
   // Set by Preempt; read by the trainer at each step boundary.
   std::atomic<bool> preempt_{false};
+  std::atomic<bool> preempted_{false};
   // Until when the coordinator's notice says the generation this worker
   // trains in is being preempted (InfinitePast: no notice).
   absl::Time preempt_notice_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

@@ -82,6 +82,11 @@ ABSL_FLAG(bool, fault_exit_during_recovery, false,
           "Fault injection for tests, not for production: exit with status 3 "
           "when about to take part in a recovery from a member's memory, "
           "after the kept states were exchanged.");
+ABSL_FLAG(int, preempted_exit_code, 0,
+          "Exit status after a preemption (the worker left its job at "
+          "SIGTERM with its work saved): 0, a stop asked for; 143 (128 + "
+          "SIGTERM) for a supervisor that restarts on it, as a Kubeflow "
+          "PyTorchJob's restartPolicy ExitCode does for 128-255.");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on at /metrics (port 0 picks "
           "a free port); empty: off. Suggested: 0.0.0.0:9465 (+ GPU index).");
@@ -112,7 +117,7 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"Device and threads", {"device", "threads", "keep_freed_memory"}},
       {"Collectives", {"address", "collective_timeout_s"}},
       {"Recovery", {"recover_from_peers"}},
-      {"Lifetime", {"max_jobs", "preempt_grace"}},
+      {"Lifetime", {"max_jobs", "preempt_grace", "preempted_exit_code"}},
       {"Metrics", {"metrics_listen", "metrics_port_file"}},
       {"Fault injection (tests)",
        {"fault_lose_allreduce_result_at_step",
@@ -195,6 +200,10 @@ absl::StatusOr<ringleader::WorkerConfig> ConfigFromFlags() {
   config.recover_from_peers = absl::GetFlag(FLAGS_recover_from_peers);
   if (absl::GetFlag(FLAGS_preempt_grace) <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--preempt_grace must be > 0");
+  }
+  if (const int code = absl::GetFlag(FLAGS_preempted_exit_code);
+      code < 0 || code > 255) {
+    return absl::InvalidArgumentError("--preempted_exit_code must be 0..255");
   }
   config.faults.lose_allreduce_result_at_step =
       absl::GetFlag(FLAGS_fault_lose_allreduce_result_at_step);
@@ -318,5 +327,5 @@ int main(int argc, char** argv) {
     std::cerr << "ringleader-worker: " << s.message() << "\n";
     return 1;
   }
-  return 0;
+  return daemon.preempted() ? absl::GetFlag(FLAGS_preempted_exit_code) : 0;
 }
