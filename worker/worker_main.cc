@@ -105,6 +105,8 @@ namespace {
 // handler may. The first is a preemption (WorkerDaemon::Preempt), a second
 // stops at once.
 constexpr int kStopSignals[] = {SIGTERM, SIGINT};
+// Signals this close to the first are the same request.
+constexpr absl::Duration kSameSignal = absl::Seconds(1);
 
 constexpr char kUsage[] =
     "ringleader-worker: registers with the coordinator, trains the jobs it is "
@@ -315,8 +317,18 @@ int main(int argc, char** argv) {
   {
     ringleader::SignalWatch signals(
         {std::begin(kStopSignals), std::end(kStopSignals)},
-        [&daemon, grace = absl::GetFlag(FLAGS_preempt_grace)](int signal) {
+        [&daemon, grace = absl::GetFlag(FLAGS_preempt_grace),
+         first = absl::InfinitePast()](int signal) mutable {
           LOG(WARNING) << "got " << strsignal(signal);
+          // One preemption can arrive twice: Slurm's step daemon signals
+          // each task and srun forwards its own SIGTERM to them too. Only a
+          // signal well after the first is the second, the hard stop.
+          const absl::Time now = absl::Now();
+          if (first != absl::InfinitePast() && now - first < kSameSignal) {
+            LOG(WARNING) << "the same preemption again; ignored";
+            return;
+          }
+          if (first == absl::InfinitePast()) first = now;
           daemon.Preempt(grace);
         });
     s = daemon.Run();

@@ -654,7 +654,7 @@ class Checks:
         if int(m.group(1)) <= grace:
             fail(f"{SBATCH}: --signal comes {m.group(1)} s before the time "
                  f"limit, not more than --preempt_grace ({grace:g} s)")
-        drain = re.search(r"--drain_grace=(\S+)", text)
+        drain = re.search(r"--drain_grace=([0-9.]+[a-z]*)", text)
         if not drain or seconds(drain.group(1), "sbatch --drain_grace") <= grace:
             fail(f"{SBATCH}: the coordinator must drain longer than the "
                  f"workers' --preempt_grace ({grace:g} s)")

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -36,6 +37,7 @@ v1::JobSpec PreemptSpec(const std::string& name, const std::string& ckpt) {
   s.set_checkpoint_every_steps(0);
   // Generation 1 waits for all 3 workers even on a loaded machine.
   s.set_rendezvous_last_call_ms(3000);
+  if (!ckpt.empty()) std::filesystem::create_directories(ckpt);
   return s;
 }
 
