@@ -20,6 +20,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -163,6 +164,7 @@ def trial(bin_dir, workload, spec, mode, rng, out):
     finally:
         coord.terminate()
         coord.wait(timeout=30)
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def main(argv):
