@@ -1,6 +1,7 @@
 // ringleader-coordinator: the control plane daemon.
 #include <malloc.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -184,13 +185,18 @@ absl::StatusOr<ringleader::CoordinatorServerConfig> ConfigFromFlags() {
   return config;
 }
 
+// How long a drained coordinator still answers (a job's final state).
+constexpr absl::Duration kDrainLinger = absl::Seconds(5);
+
 // After the first stop signal: serves on while a job has live work (a
 // generation running or being preempted), for at most `grace`, or until
 // `hard` (a second signal). Polls: the coordinator's state has no single
 // event for "nothing left", and a 100 ms tick is nothing beside the grace.
 void Drain(ringleader::Coordinator& coordinator, absl::Duration grace,
            absl::Notification& hard) {
-  if (grace <= absl::ZeroDuration()) return;
+  // Nothing in flight when the signal came (the batch script stopping it
+  // after its job ended, say): no reason to wait.
+  if (grace <= absl::ZeroDuration() || !coordinator.HasLiveWork()) return;
   const absl::Time deadline = absl::Now() + grace;
   LOG(INFO) << "draining for up to " << grace
             << ": serving until no job has a generation running or being "
@@ -198,8 +204,16 @@ void Drain(ringleader::Coordinator& coordinator, absl::Duration grace,
   while (coordinator.HasLiveWork() && absl::Now() < deadline) {
     if (hard.WaitForNotificationWithTimeout(absl::Milliseconds(100))) return;
   }
-  LOG(INFO) << (coordinator.HasLiveWork() ? "drain grace over"
-                                          : "drained: no live work left");
+  if (coordinator.HasLiveWork()) {
+    LOG(INFO) << "drain grace over";
+    return;
+  }
+  // The workers exit as the job settles; whoever followed them (the Slurm
+  // batch script's `ringctl get`) still reads the job's final state.
+  const absl::Duration linger = std::min(
+      kDrainLinger, std::max(absl::ZeroDuration(), deadline - absl::Now()));
+  LOG(INFO) << "drained: no live work left; serving " << linger << " more";
+  hard.WaitForNotificationWithTimeout(linger);
 }
 
 }  // namespace
