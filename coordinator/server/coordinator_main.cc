@@ -275,11 +275,16 @@ int main(int argc, char** argv) {
   absl::Notification hard_stop;  // A second signal during the drain.
   ringleader::SignalWatch signals(
       {std::begin(kStopSignals), std::end(kStopSignals)},
-      [&stop, &hard_stop](int signal) {
+      [&stop, &hard_stop, first = absl::InfinitePast()](int signal) mutable {
         LOG(INFO) << "got " << strsignal(signal);
+        // Slurm delivers one stop more than once (to the process and to its
+        // group): only a signal well after the first is the second.
+        const absl::Time now = absl::Now();
         if (!stop.HasBeenNotified()) {
+          first = now;
           stop.Notify();
-        } else if (!hard_stop.HasBeenNotified()) {
+        } else if (now - first >= absl::Seconds(1) &&
+                   !hard_stop.HasBeenNotified()) {
           hard_stop.Notify();
         }
       });
