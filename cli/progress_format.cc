@@ -116,8 +116,10 @@ std::string FormatWatchLine(const v1::Job& job,
   if (eta.has_value() && !IsFinalState(job.state())) {
     parts.push_back(absl::StrCat("ETA ", HumanDuration(*eta)));
   }
+  // Why it restarts, or waits for workers after a preemption.
   if (!IsFinalState(job.state()) && !job.message().empty() &&
-      job.state() == v1::JOB_STATE_RESTARTING) {
+      (job.state() == v1::JOB_STATE_RESTARTING ||
+       job.state() == v1::JOB_STATE_PREEMPTED)) {
     parts.push_back(absl::StrCat("(", FormatJobMessage(job.message()), ")"));
   }
   std::string line = absl::StrJoin(parts, " ");

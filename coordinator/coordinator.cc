@@ -52,7 +52,7 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
       liveness_({options.lease, options.silent_member_limit,
                  options.silent_generation_limit, options.hung_wait}),
       checks_(workers_, rendezvous_, jobs_),
-      assigner_(workers_, jobs_, rendezvous_),
+      assigner_(workers_, jobs_, rendezvous_, options.preemption.window),
       facts_(jobs_),
       worker_calls_(checks_, workers_, rendezvous_, liveness_, connections_,
                     assigner_, clock, options.lease,
@@ -68,8 +68,14 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
                    {options.lease, options.push_generation_end}, GoneHook()),
       user_calls_(jobs_, workers_,
                   [this](const v1::Job& job) { return OpenRendezvous(job); }),
+      preemption_(clock, timers, options.preemption, PreemptionHooks()),
+      preempt_calls_(checks_, rendezvous_, preemption_),
       lease_sweep_(workers_, liveness_, clock, timers, options.sweep_interval,
                    GoneHook()) {
+  rendezvous_.SetPreemptedHook([this](const std::string& job_id, int64_t gen,
+                                      const std::string& reason, bool whole) {
+    OnGenerationPreempted(job_id, gen, reason, whole);
+  });
   rendezvous_.SetFormedHook(
       [this](const std::string& job_id, const Rendezvous::Generation& gen) {
         OnGenerationFormed(job_id, gen);
@@ -252,10 +258,54 @@ void Coordinator::OnGenerationFormed(const std::string& job_id,
       absl::StrCat("generation ", gen.number, " of job ", job_id, " formed"));
 }
 
+Preemption::Hooks Coordinator::PreemptionHooks() {
+  Preemption::Hooks hooks;
+  hooks.opened = [this](const GenerationKey& key) {
+    if (!rendezvous_.Hold(key.first, key.second)) return;
+    // The members still training are blocked in the step after the one the
+    // first leaver completed (or will be): they abort it, keeping their
+    // state, and wait for the verdict in the next rendezvous.
+    watchers_.Ended(key.first, key.second,
+                    absl::StrCat("generation ", key.second,
+                                 " is being preempted: a member was "
+                                 "signalled to stop"),
+                    /*rejoin=*/true,
+                    absl::ToInt64Milliseconds(options_.preemption.window));
+  };
+  hooks.end = [this](const GenerationKey& key, bool whole,
+                     const std::string& reason,
+                     const std::vector<std::string>& leaving) {
+    rendezvous_.EndHeld(key.first, key.second, reason, whole, leaving);
+  };
+  return hooks;
+}
+
+bool Coordinator::HasLiveWork() const {
+  if (preemption_.Size() > 0) return true;
+  for (const v1::Job& job : jobs_.Active()) {
+    if (job.state() == v1::JOB_STATE_RUNNING ||
+        job.state() == v1::JOB_STATE_RENDEZVOUS) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void Coordinator::OnGenerationPreempted(const std::string& job_id,
+                                        int64_t generation,
+                                        const std::string& reason, bool whole) {
+  EndGeneration(job_id, generation, "preempted", reason);
+  preemption_.Forget({job_id, generation});
+  LogUnapplied(jobs_.OnGenerationPreempted(job_id, generation, reason, whole),
+               absl::StrCat("the preemption of generation ", generation,
+                            " of job ", job_id));
+}
+
 void Coordinator::OnGenerationEnded(const std::string& job_id,
                                     int64_t generation,
                                     const std::string& reason) {
   EndGeneration(job_id, generation, "ended", reason);
+  preemption_.Forget({job_id, generation});
   LogUnapplied(
       jobs_.OnGenerationEnded(job_id, generation, reason),
       absl::StrCat("the end of generation ", generation, " of job ", job_id));
@@ -265,6 +315,7 @@ void Coordinator::OnGenerationResized(const std::string& job_id,
                                       int64_t generation,
                                       const std::string& reason) {
   EndGeneration(job_id, generation, "resized", reason);
+  preemption_.Forget({job_id, generation});
   LogUnapplied(jobs_.OnGenerationResized(job_id, generation, reason),
                absl::StrCat("the resize of generation ", generation, " of job ",
                             job_id));
@@ -315,6 +366,7 @@ void Coordinator::OnJobFinished(const v1::Job& job) {
   kv_.DropJob(job.job_id(), -1, why);
   barriers_.DropJob(job.job_id(), -1, why);
   facts_.Forget(job.job_id());
+  preemption_.ForgetJob(job.job_id());
   // Workers learn at their next heartbeat and go idle; the assigner lets
   // them go then, one worker at a time.
 }

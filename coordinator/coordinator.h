@@ -21,6 +21,8 @@
 #include "coordinator/kv_store.h"
 #include "coordinator/lease_sweep.h"
 #include "coordinator/member_liveness.h"
+#include "coordinator/preempt_calls.h"
+#include "coordinator/preemption.h"
 #include "coordinator/rendezvous.h"
 #include "coordinator/state_store.h"
 #include "coordinator/training_calls.h"
@@ -57,6 +59,10 @@ struct CoordinatorOptions {
   absl::Duration default_wait = absl::Minutes(5);
   absl::Duration max_wait = absl::Hours(1);
   size_t max_workers = 100'000;
+  // A generation's preemption (coordinator/preemption.h): the window from
+  // its first signalled member to a PARTIAL verdict, and how long rank 0's
+  // checkpoint may take after a WHOLE one.
+  Preemption::Options preemption;
   KvStore::Limits kv_limits;
   // Finished jobs kept (pruned at startup and whenever a job finishes).
   JobRetention retention;
@@ -95,6 +101,7 @@ class Coordinator {
   BootstrapCalls& bootstrap_calls() { return bootstrap_calls_; }
   TrainingCalls& training_calls() { return training_calls_; }
   WatchCalls& watch_calls() { return watch_calls_; }
+  PreemptCalls& preempt_calls() { return preempt_calls_; }
   // UserService.
   UserCalls& user_calls() { return user_calls_; }
 
@@ -105,6 +112,11 @@ class Coordinator {
   BarrierManager& barriers() { return barriers_; }
   WorkerRegistry& workers() { return workers_; }
   GenerationWatchers& generation_watchers() { return watchers_; }
+  Preemption& preemption() { return preemption_; }
+  // Whether a job still has work in flight that a draining coordinator
+  // waits for: a generation being preempted, or one running or forming
+  // (whose members may be about to be preempted).
+  bool HasLiveWork() const;
   // Sweep() runs one lease sweep now (the timer runs it periodically).
   LeaseSweep& lease_sweep() { return lease_sweep_; }
 
@@ -134,6 +146,10 @@ class Coordinator {
   // A scale-up ended the generation: no restart is counted.
   void OnGenerationResized(const std::string& job_id, int64_t generation,
                            const std::string& reason);
+  // A held generation ended as its preemption decided: no restart counted.
+  void OnGenerationPreempted(const std::string& job_id, int64_t generation,
+                             const std::string& reason, bool whole);
+  Preemption::Hooks PreemptionHooks();
   // A round stayed below min_workers past its timeout: the job fails.
   void OnRendezvousTimedOut(const std::string& job_id, const std::string& why);
   // A member of a generation that trained to its last step left without
@@ -182,6 +198,9 @@ class Coordinator {
   TrainingCalls training_calls_;
   WatchCalls watch_calls_;
   UserCalls user_calls_;
+  // Preemption windows and verdicts, and the call that reaches them.
+  Preemption preemption_;
+  PreemptCalls preempt_calls_;
   LeaseSweep lease_sweep_;
 };
 

@@ -38,13 +38,14 @@ void GenerationWatchers::Unwatch(const std::string& worker_id, uint64_t id) {
 }
 
 void GenerationWatchers::Ended(const std::string& job_id, int64_t generation,
-                               const std::string& reason, bool rejoin) {
+                               const std::string& reason, bool rejoin,
+                               int64_t preempt_window_ms) {
   std::vector<Entry> taken;
   {
     absl::MutexLock lock(&mu_);
     taken = TakeLocked(job_id, generation);
   }
-  AnswerAll(std::move(taken), reason, rejoin);
+  AnswerAll(std::move(taken), reason, rejoin, preempt_window_ms);
 }
 
 void GenerationWatchers::JobFinished(const std::string& job_id,
@@ -133,7 +134,8 @@ std::optional<GenerationWatchers::Entry> GenerationWatchers::TakeWorkerLocked(
 }
 
 void GenerationWatchers::AnswerAll(std::vector<Entry> entries,
-                                   const std::string& reason, bool rejoin) {
+                                   const std::string& reason, bool rejoin,
+                                   int64_t preempt_window_ms) {
   for (Entry& e : entries) {
     v1::GenerationEvent event;
     v1::GenerationAbort* ended = event.mutable_ended();
@@ -141,6 +143,7 @@ void GenerationWatchers::AnswerAll(std::vector<Entry> entries,
     ended->set_generation(e.generation);
     ended->set_reason(reason);
     ended->set_rejoin(rejoin);
+    ended->set_preempt_window_ms(preempt_window_ms);
     e.answer(std::move(event));
   }
 }

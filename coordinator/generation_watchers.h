@@ -46,8 +46,11 @@ class GenerationWatchers {
 
   // Generation `generation` of `job_id` ended: answers every watch of the
   // job for it or an older one. `rejoin`: the job goes on.
+  // `preempt_window_ms` > 0: not an end but a preemption's notice
+  // (GenerationAbort.preempt_window_ms).
   void Ended(const std::string& job_id, int64_t generation,
-             const std::string& reason, bool rejoin);
+             const std::string& reason, bool rejoin,
+             int64_t preempt_window_ms = 0);
   // The job finished: answers every watch of the job (rejoin false).
   void JobFinished(const std::string& job_id, const std::string& reason);
 
@@ -83,7 +86,7 @@ class GenerationWatchers {
                                         uint64_t id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void AnswerAll(std::vector<Entry> entries, const std::string& reason,
-                        bool rejoin);
+                        bool rejoin, int64_t preempt_window_ms = 0);
 
   mutable absl::Mutex mu_;
   // By job, then by worker; job_of_ says where each worker's watch is, so a

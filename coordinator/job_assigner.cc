@@ -68,6 +68,15 @@ v1::HeartbeatResponse JobAssigner::AssignedDirective(
   if (absl::IsAborted(member) && !rendezvous_.IsWaiting(job_id, worker_id)) {
     SetAbort(job_id, r.generation(), /*rejoin=*/true,
              std::string(member.message()), out);
+  } else if (member.ok() && rendezvous_.IsHeld(job_id) &&
+             !rendezvous_.IsWaiting(job_id, worker_id)) {
+    // Its generation is being preempted: the stream's notice again, for a
+    // member whose watch missed it.
+    SetAbort(job_id, r.generation(), /*rejoin=*/true,
+             absl::StrCat("generation ", r.generation(), " is being preempted"),
+             out);
+    out.mutable_abort()->set_preempt_window_ms(
+        absl::ToInt64Milliseconds(preempt_window_));
   }
   return out;
 }

@@ -32,8 +32,14 @@ namespace ringleader {
 // workers than it takes.
 class JobAssigner {
  public:
-  JobAssigner(WorkerRegistry& workers, JobManager& jobs, Rendezvous& rendezvous)
-      : workers_(workers), jobs_(jobs), rendezvous_(rendezvous) {}
+  // `preempt_window`: what a member of a generation being preempted is told
+  // (GenerationAbort.preempt_window_ms).
+  JobAssigner(WorkerRegistry& workers, JobManager& jobs, Rendezvous& rendezvous,
+              absl::Duration preempt_window = absl::Seconds(5))
+      : workers_(workers),
+        jobs_(jobs),
+        rendezvous_(rendezvous),
+        preempt_window_(preempt_window) {}
 
   // What a heartbeat `r` of registered worker `worker` is told about its
   // job: an assignment (to an idle worker, or again to one not joined yet),
@@ -74,6 +80,7 @@ class JobAssigner {
   WorkerRegistry& workers_;
   JobManager& jobs_;
   Rendezvous& rendezvous_;
+  const absl::Duration preempt_window_;
 
   absl::Mutex mu_;
   // Workers each job has been given.

@@ -16,12 +16,17 @@ bool Allowed(v1::JobState from, v1::JobState to) {
   if (IsTerminal(from)) return false;
   switch (to) {
     case S::JOB_STATE_RENDEZVOUS:
-      return from == S::JOB_STATE_PENDING || from == S::JOB_STATE_RESTARTING;
+      return from == S::JOB_STATE_PENDING || from == S::JOB_STATE_RESTARTING ||
+             from == S::JOB_STATE_PREEMPTED;
     case S::JOB_STATE_RUNNING:
       return from == S::JOB_STATE_RENDEZVOUS ||
-             from == S::JOB_STATE_RESTARTING || from == S::JOB_STATE_PENDING;
+             from == S::JOB_STATE_RESTARTING || from == S::JOB_STATE_PENDING ||
+             from == S::JOB_STATE_PREEMPTED;
     case S::JOB_STATE_RESTARTING:
       return from == S::JOB_STATE_RUNNING || from == S::JOB_STATE_RENDEZVOUS;
+    case S::JOB_STATE_PREEMPTED:
+      return from == S::JOB_STATE_RUNNING || from == S::JOB_STATE_RENDEZVOUS ||
+             from == S::JOB_STATE_RESTARTING;
     case S::JOB_STATE_SUCCEEDED:
       return from == S::JOB_STATE_RUNNING;
     case S::JOB_STATE_FAILED:
@@ -366,9 +371,15 @@ absl::Status JobManager::OnJoin(const std::string& job_id) {
           return absl::FailedPreconditionError(absl::StrCat(
               "job ", QuoteForError(job_id), " is ", v1::JobState_Name(state)));
         }
-        if (state != v1::JOB_STATE_PENDING) return false;
-        return Changed(
-            TransitionLocked(e, v1::JOB_STATE_RENDEZVOUS, "workers joining"));
+        if (state != v1::JOB_STATE_PENDING &&
+            state != v1::JOB_STATE_PREEMPTED) {
+          return false;
+        }
+        return Changed(TransitionLocked(
+            e, v1::JOB_STATE_RENDEZVOUS,
+            state == v1::JOB_STATE_PREEMPTED
+                ? "workers joining to resume after the preemption"
+                : "workers joining"));
       });
 }
 
@@ -438,6 +449,26 @@ absl::Status JobManager::OnGenerationResized(const std::string& job_id,
         return Changed(TransitionLocked(
             e, v1::JOB_STATE_RESTARTING,
             absl::StrCat("generation ", generation, " resized: ", reason)));
+      });
+}
+
+absl::Status JobManager::OnGenerationPreempted(const std::string& job_id,
+                                               int64_t generation,
+                                               const std::string& reason,
+                                               bool whole) {
+  return Update(
+      job_id,
+      [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+        // No restart is counted either way: the scheduler took the
+        // workers, the job did not fail. A newer generation already runs:
+        // nothing to change.
+        if (IsTerminal(e.job.state()) || generation < e.job.generation()) {
+          return false;
+        }
+        e.ended_through = std::max(e.ended_through, generation);
+        return Changed(TransitionLocked(
+            e, whole ? v1::JOB_STATE_PREEMPTED : v1::JOB_STATE_RESTARTING,
+            absl::StrCat("generation ", generation, " preempted: ", reason)));
       });
 }
 

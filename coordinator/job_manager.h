@@ -43,7 +43,8 @@ struct JobPage {
 
 // Jobs and their state machine:
 //   PENDING -> RENDEZVOUS -> RUNNING -> (RESTARTING -> RENDEZVOUS ...)
-//   -> SUCCEEDED | FAILED | CANCELLED.
+//   -> SUCCEEDED | FAILED | CANCELLED; RUNNING -> PREEMPTED -> RENDEZVOUS
+//   when every worker was preempted (PREEMPTED is not terminal).
 // The restart budget counts per job. Every state change is written to the
 // StateStore before it is visible, and watchers get a snapshot after each
 // change. The manager never calls other managers; the coordinator wires the
@@ -109,6 +110,14 @@ class JobManager {
   absl::Status OnGenerationResized(const std::string& job_id,
                                    int64_t generation,
                                    const std::string& reason);
+
+  // A generation ended for a preemption (coordinator/preemption.h): with
+  // `whole`, every member left and the job is PREEMPTED until workers come
+  // back; otherwise the job restarts without the members that left. Neither
+  // spends the restart budget.
+  absl::Status OnGenerationPreempted(const std::string& job_id,
+                                     int64_t generation,
+                                     const std::string& reason, bool whole);
 
   // A rank's report. The job succeeds when every rank sent its final one.
   // InvalidArgument for a negative or non-finite value, or metric sums that

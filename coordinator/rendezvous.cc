@@ -145,6 +145,9 @@ bool Rendezvous::MemberRejoinsLocked(const std::string& job_id, JobState& job,
   if (!job.live_valid) return true;
   auto rank = job.live_rank.find(member.worker_id);
   if (rank == job.live_rank.end()) return true;
+  // A held generation ends as its preemption decides: the member waits
+  // for the next generation.
+  if (job.held) return true;
   if (job.stage != Stage::kFinishing) {
     // A member joining again lost its place (it restarted, or its
     // collective failed): its generation cannot go on without it.
@@ -281,25 +284,39 @@ void Rendezvous::FormLocked(const std::string& job_id, JobState& job,
 
 void Rendezvous::EndLiveLocked(const std::string& job_id, JobState& job,
                                const std::string& reason,
-                               std::vector<Completion>& out, bool resized) {
+                               std::vector<Completion>& out, EndKind kind) {
   if (!job.live_valid) return;
   job.live_valid = false;
+  job.held = false;
   const int64_t number = job.live.number;
+  const bool resized = kind == EndKind::kResized;
+  const bool whole = kind == EndKind::kPreemptedWhole;
   // The next generation expects every member back (the caller removes the
-  // one it knows gone).
-  job.reforming = true;
+  // one it knows gone); after a whole preemption, nobody: the workers that
+  // come back are new processes.
+  job.reforming = !whole;
   job.resized = resized;
   job.rejoining.clear();
   for (const Member& m : job.live.members) {
-    if (!job.waiters.contains(m.worker_id)) job.rejoining.insert(m.worker_id);
+    if (!whole && !job.waiters.contains(m.worker_id)) {
+      job.rejoining.insert(m.worker_id);
+    }
   }
   // Workers already waiting (hot spares) start the next round now.
   job.round_started = !job.waiters.empty();
   job.round_start = clock_->Now();
-  // The survivors' rejoin (or their replacements) is a round like the first.
-  ArmRoundLocked(job_id, job);
-  out.push_back([this, job_id, number, reason, resized] {
-    const EndedHook& hook = resized ? on_resized_ : on_ended_;
+  // The survivors' rejoin (or their replacements) is a round like the
+  // first. A job preempted whole waits for workers as a queued job does:
+  // its round starts with the first join.
+  if (!whole || !job.waiters.empty()) ArmRoundLocked(job_id, job);
+  out.push_back([this, job_id, number, reason, kind] {
+    if (kind == EndKind::kPreempted || kind == EndKind::kPreemptedWhole) {
+      if (on_preempted_) {
+        on_preempted_(job_id, number, reason, kind == EndKind::kPreemptedWhole);
+      }
+      return;
+    }
+    const EndedHook& hook = kind == EndKind::kResized ? on_resized_ : on_ended_;
     if (hook) hook(job_id, number, reason);
   });
 }
@@ -371,7 +388,7 @@ bool Rendezvous::Grow(const std::string& job_id, int64_t generation) {
     const std::string reason = absl::StrCat(
         "scale-up: ", job.waiters.size(), " worker(s) waiting to join ", size,
         " member(s), max_workers ", job.config.max_workers);
-    EndLiveLocked(job_id, job, reason, out, /*resized=*/true);
+    EndLiveLocked(job_id, job, reason, out, EndKind::kResized);
   }
   for (auto& fn : out) fn();
   return true;
@@ -464,7 +481,9 @@ bool Rendezvous::RemoveWorker(const std::string& job_id,
     }
     if (auto rank = job.live_rank.find(worker_id);
         job.live_valid && rank != job.live_rank.end()) {
-      if (job.stage == Stage::kTraining) {
+      if (job.held) {
+        HeldGoneLocked(job_id, job, worker_id, reason, out);
+      } else if (job.stage == Stage::kTraining) {
         EndLiveLocked(job_id, job, reason, out);
       } else {
         GoneLocked(job_id, job, worker_id, rank->second, reason, out);
@@ -486,6 +505,7 @@ void Rendezvous::SetLiveLocked(JobState& job, const Generation& gen) {
   job.live_rank.clear();
   job.live_keeps_state = false;
   job.stage = Stage::kTraining;
+  job.held = false;
   job.gone.clear();
   for (const Member& m : gen.members) {
     job.live_rank[m.worker_id] = m.rank;

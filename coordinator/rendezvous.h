@@ -49,6 +49,15 @@ namespace ringleader {
 // its final report nothing ends it: a member that joins again is refused
 // and counted gone.
 //
+// A generation being preempted is held (Hold, coordinator/preemption.h):
+// until the coordinator ends it with EndHeld, no member gone and no member
+// joining again ends it (a member that joins again waits for the next
+// generation; one judged gone is counted, and the generation ends as
+// preempted once every member is), and no scale-up does. A generation that
+// ends preempted runs the preempted hook, not the ended one: no restart is
+// spent. After a whole preemption no member is expected back and no round
+// timeout runs until a worker joins again.
+//
 // Waiters are map entries plus timers, never threads. Callbacks and listener
 // hooks run without the lock held. Thread-safe; listeners must be set before
 // the first Join.
@@ -82,6 +91,11 @@ class Rendezvous {
   using EndedHook =
       std::function<void(const std::string& job_id, int64_t generation,
                          const std::string& reason)>;
+  // A held generation ended (EndHeld, or every member gone): `whole` when
+  // the whole job stopped.
+  using PreemptedHook =
+      std::function<void(const std::string& job_id, int64_t generation,
+                         const std::string& reason, bool whole)>;
   using TimedOutHook =
       std::function<void(const std::string& job_id, const std::string& why)>;
   // How far the live generation got, as the coordinator learned it. Only
@@ -109,6 +123,7 @@ class Rendezvous {
   void SetEndedHook(EndedHook hook) { on_ended_ = std::move(hook); }
   // A generation that Grow() ended; the ended hook is not called for it.
   void SetResizedHook(EndedHook hook) { on_resized_ = std::move(hook); }
+  void SetPreemptedHook(PreemptedHook hook) { on_preempted_ = std::move(hook); }
   void SetTimedOutHook(TimedOutHook hook) { on_timed_out_ = std::move(hook); }
   void SetLatencyHook(LatencyHook hook) { on_latency_ = std::move(hook); }
   void SetGoneHook(GoneHook hook) { on_gone_ = std::move(hook); }
@@ -166,6 +181,20 @@ class Rendezvous {
   // (0 otherwise).
   int64_t GrowableKeepingState(const std::string& job_id) const;
 
+  // Holds live generation `generation` of `job_id` for its preemption
+  // (see the class comment); false if it is not live or trained to its
+  // last step (kTrained or later: it finishes instead).
+  bool Hold(const std::string& job_id, int64_t generation);
+  // Whether the job's live generation is held.
+  bool IsHeld(const std::string& job_id) const;
+  // Ends held generation `generation` (the preempted hook runs): `whole`,
+  // nobody is expected back; otherwise the members in `leaving` are not,
+  // and the others (waiting already, most of them) form the next one.
+  // False if that generation is not live and held.
+  bool EndHeld(const std::string& job_id, int64_t generation,
+               const std::string& reason, bool whole,
+               const std::vector<std::string>& leaving);
+
   // OK if `generation` is the live generation of `job_id` and `rank` is one of
   // its ranks; ABORTED for an older or ended generation, FAILED_PRECONDITION
   // for one not formed yet, INVALID_ARGUMENT for a generation below 1 (none
@@ -210,6 +239,7 @@ class Rendezvous {
     bool live_valid = false;
     bool live_keeps_state = false;   // A member of `live` keeps its state.
     Stage stage = Stage::kTraining;  // Of `live`.
+    bool held = false;               // `live` is being preempted.
     // Members of `live` gone since it reached kTrained.
     absl::flat_hash_set<std::string> gone;
     // Rank by worker id in `live`.
@@ -234,6 +264,8 @@ class Rendezvous {
     bool round_started = false;
   };
   using Completion = std::function<void()>;
+  // How a live generation ends: which hook runs.
+  enum class EndKind { kFailed, kResized, kPreempted, kPreemptedWhole };
 
   void SetLiveLocked(JobState& job, const Generation& gen)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -265,7 +297,14 @@ class Rendezvous {
   static bool Growable(const JobState& job, int64_t generation);
   void EndLiveLocked(const std::string& job_id, JobState& job,
                      const std::string& reason, std::vector<Completion>& out,
-                     bool resized = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                     EndKind kind = EndKind::kFailed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Member `worker_id` of a held generation is gone; ends it (whole) once
+  // every member is.
+  void HeldGoneLocked(const std::string& job_id, JobState& job,
+                      const std::string& worker_id, const std::string& reason,
+                      std::vector<Completion>& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Starts the round's timeout unless one runs (or a generation is live).
   void ArmRoundLocked(const std::string& job_id, JobState& job)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -285,6 +324,7 @@ class Rendezvous {
   FormedHook on_formed_;
   EndedHook on_ended_;
   EndedHook on_resized_;
+  PreemptedHook on_preempted_;
   TimedOutHook on_timed_out_;
   LatencyHook on_latency_;
   GoneHook on_gone_;

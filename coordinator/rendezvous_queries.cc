@@ -26,8 +26,8 @@ bool Rendezvous::IsLiveMember(const std::string& job_id,
 bool Rendezvous::Growable(const JobState& job, int64_t generation) {
   const int32_t size = static_cast<int32_t>(job.live.members.size());
   return job.live_valid && job.live.number == generation &&
-         job.stage == Stage::kTraining && size < job.config.max_workers &&
-         !job.waiters.empty();
+         job.stage == Stage::kTraining && !job.held &&
+         size < job.config.max_workers && !job.waiters.empty();
 }
 
 bool Rendezvous::WantsToGrow(const std::string& job_id,

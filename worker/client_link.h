@@ -26,6 +26,13 @@ class ClientLink final : public CoordinatorLink {
     return client_->CommitCheckpoint(commit, cancel);
   }
   void SetStep(int64_t step) override { client_->SetStep(step); }
+  // The coordinator answers within its preemption window (5 s by default);
+  // the bound leaves the rest of a 30 s grace for rank 0's checkpoint.
+  absl::StatusOr<v1::PreemptResponse> Preempt(
+      const v1::PreemptRequest& r) override {
+    return client_->Preempt(r, kPreemptCallTimeout);
+  }
+  static constexpr absl::Duration kPreemptCallTimeout = absl::Seconds(15);
 
  private:
   CoordinatorClient* const client_;

@@ -461,4 +461,13 @@ absl::Status CoordinatorClient::Leave(const std::string& reason) {
       Stub()->Leave(Ctx(options_.rpc_timeout).get(), req, &resp), "leave");
 }
 
+absl::StatusOr<v1::PreemptResponse> CoordinatorClient::Preempt(
+    const v1::PreemptRequest& r, absl::Duration timeout) {
+  v1::PreemptResponse resp;
+  absl::Status s =
+      FromGrpcStatus(Stub()->Preempt(Ctx(timeout).get(), r, &resp), "preempt");
+  if (!s.ok()) return s;
+  return resp;
+}
+
 }  // namespace ringleader

@@ -113,6 +113,9 @@ class CoordinatorClient {
       const v1::CommitCheckpointRequest& r,
       const std::atomic<bool>* cancel = nullptr);
   absl::Status Leave(const std::string& reason);
+  // WorkerService.Preempt, once, waiting up to `timeout` for the verdict.
+  absl::StatusOr<v1::PreemptResponse> Preempt(const v1::PreemptRequest& r,
+                                              absl::Duration timeout);
 
   // When the heartbeat thread last finished a beat, whatever its outcome
   // (InfiniteFuture() before StartHeartbeats, InfinitePast() once the thread

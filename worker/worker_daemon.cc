@@ -16,6 +16,7 @@
 #include "worker/device/communicator_factory.h"
 #include "worker/train/checkpoint/kept_state.h"
 #include "worker/train/job_error.h"
+#include "worker/train/preempted.h"
 #include "worker/train/step/reducer_options.h"
 #include "worker/train/trainer.h"
 
@@ -45,7 +46,42 @@ WorkerDaemon::WorkerDaemon(WorkerConfig config)
   client_ = std::make_unique<CoordinatorClient>(o.new_channel(), o);
 }
 
-WorkerDaemon::~WorkerDaemon() { client_->StopHeartbeats(); }
+WorkerDaemon::~WorkerDaemon() {
+  {
+    absl::MutexLock lock(&grace_mu_);
+    grace_cancelled_ = true;
+  }
+  if (grace_timer_.joinable()) grace_timer_.join();
+  client_->StopHeartbeats();
+}
+
+void WorkerDaemon::Preempt(absl::Duration grace) {
+  bool now;
+  {
+    absl::MutexLock lock(&mu_);
+    now = preempt_.exchange(true) || comm_ == nullptr;
+  }
+  if (now) {
+    LOG(WARNING) << "stopping now (not training, or signalled again)";
+    Stop();
+    return;
+  }
+  LOG(WARNING) << "preempted: leaving at the next step boundary; stopping "
+                  "regardless in "
+               << grace;
+  // Only the first call gets here (preempt_ was false).
+  grace_timer_ = std::thread([this, grace] {
+    bool cancelled;
+    {
+      absl::MutexLock lock(&grace_mu_);
+      cancelled =
+          grace_mu_.AwaitWithTimeout(absl::Condition(&grace_cancelled_), grace);
+    }
+    if (cancelled) return;
+    LOG(WARNING) << "preemption grace of " << grace << " over: stopping";
+    Stop();
+  });
+}
 
 void WorkerDaemon::Stop() {
   stop_ = true;
@@ -61,7 +97,23 @@ void WorkerDaemon::OnAbort(const v1::GenerationAbort& abort) {
   LOG(WARNING) << "generation " << abort.generation() << " of " << job_id_
                << " ended: " << abort.reason();
   aborted_ = true;
+  if (abort.preempt_window_ms() > 0) {
+    preempt_notice_until_ =
+        absl::Now() + absl::Milliseconds(abort.preempt_window_ms());
+  }
   if (comm_ != nullptr) comm_->Abort();
+}
+
+bool WorkerDaemon::AwaitOwnPreemption() {
+  absl::MutexLock lock(&mu_);
+  // preempt_ is set under mu_ (Preempt), so the condition sees it change.
+  auto signalled = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return preempt_.load();
+  };
+  const absl::Time until = preempt_notice_until_;
+  if (until == absl::InfinitePast()) return preempt_;
+  mu_.AwaitWithDeadline(absl::Condition(&signalled), until);
+  return preempt_;
 }
 
 bool WorkerDaemon::LoseThisAllReduce(int rank) {
@@ -97,7 +149,7 @@ absl::Status WorkerDaemon::Run() {
   if (config_.on_registered) config_.on_registered();
   int jobs = 0;
   absl::Status last;
-  while (!stop_) {
+  while (!stop_ && !preempt_) {
     absl::StatusOr<v1::JobAssignment> a =
         client_->WaitForAssignment(absl::Seconds(1));
     if (absl::IsDeadlineExceeded(a.status())) continue;
@@ -105,6 +157,11 @@ absl::Status WorkerDaemon::Run() {
     last = RunJob(*a);
     // Idle again: heartbeats no longer name the job.
     client_->SetCurrent("", 0);
+    if (IsPreempted(last)) {
+      preempted_ = true;
+      LOG(WARNING) << "job " << a->job_id() << ": " << last.message();
+      break;
+    }
     if (!last.ok()) {
       LOG(ERROR) << "job " << a->job_id() << ": " << last.message();
       last = absl::Status(last.code(),
@@ -113,11 +170,15 @@ absl::Status WorkerDaemon::Run() {
     }
     if (config_.max_jobs > 0 && ++jobs >= config_.max_jobs) break;
   }
-  client_->Leave(stop_ ? "stopped" : "done").IgnoreError();
+  const bool asked = stop_ || preempt_;
+  client_->Leave(preempted_ ? "preempted"
+                 : asked    ? "stopped"
+                            : "done")
+      .IgnoreError();
   // A daemon that ends without finishing its job fails, so that systemd's
-  // Restart=on-failure and Kubernetes restart it; a stop asked for is not a
-  // failure.
-  return stop_ ? absl::OkStatus() : last;
+  // Restart=on-failure and Kubernetes restart it; a stop asked for (a
+  // preemption among them) is not a failure.
+  return asked ? absl::OkStatus() : last;
 }
 
 absl::Status WorkerDaemon::EndedWithoutThisRank(const std::string& job_id,
@@ -216,6 +277,8 @@ absl::Status WorkerDaemon::TrainGeneration(
   env.data = &data;
   env.device = config_.device;
   env.aborted = &aborted_;
+  env.preempt = &preempt_;
+  env.await_own_preemption = [this] { return AwaitOwnPreemption(); };
   env.metrics = config_.metrics;
   if (config_.recover_from_peers) env.kept = &kept;
   env.joined_at = joined_at;
@@ -248,7 +311,7 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
   // This rank's training state when a generation ends under it: the next
   // generation recovers from the members' memory (peer_recovery.h).
   KeptState kept;
-  for (int64_t g = 0; g < max_generations && !stop_; ++g) {
+  for (int64_t g = 0; g < max_generations && !stop_ && !preempt_; ++g) {
     absl::StatusOr<v1::JoinRendezvousResponse> gen =
         client_->Join(job_id, config_.rendezvous_timeout);
     if (!gen.ok()) return EndedWithoutThisRank(job_id, gen.status());
@@ -269,6 +332,7 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
       job_id_ = job_id;
       generation_ = gen->generation();
       aborted_ = stop_.load();
+      preempt_notice_until_ = absl::InfinitePast();
     }
     client_->SetCurrent(job_id, gen->generation());
     client_->SetStep(0);
@@ -282,6 +346,10 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
                           std::exchange(joined_at, absl::InfinitePast()));
     } else {
       s = comm.status();
+    }
+    if (IsPreempted(s)) {
+      client_->SetCurrent(job_id, 0);
+      return s;
     }
     // Heartbeats stop naming the generation; a worker that rejoins keeps
     // its watch open until the coordinator ends it.

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -73,7 +74,17 @@ class WorkerDaemon {
   ~WorkerDaemon();
   // Returns when stopped, after max_jobs, or with the error that ended it.
   absl::Status Run();
+  // Stops now: the communicator is aborted, the step in flight abandoned.
   void Stop();
+  // A scheduler's preemption (the first SIGTERM): while training, the rank
+  // stops at its next step boundary (or once its blocked step is aborted),
+  // tells the coordinator and leaves, rank 0 saving the last completed step
+  // when the whole generation leaves; Run then returns OK. Stop() after
+  // `grace`, or at a second call; at once when not training.
+  void Preempt(absl::Duration grace);
+  // Whether Run returned because its job was preempted (it left the job
+  // with its work saved, or kept by its peers).
+  bool preempted() const { return preempted_; }
   // Whether the heartbeat thread finished a beat within `within` (false
   // before registration and after it ended): systemd's watchdog check.
   bool HeartbeatAlive(absl::Duration within) const;
@@ -101,6 +112,8 @@ class WorkerDaemon {
                          const v1::JoinRendezvousResponse& gen,
                          const absl::Status& error);
   void OnAbort(const v1::GenerationAbort& abort);
+  // TrainerEnv::await_own_preemption.
+  bool AwaitOwnPreemption();
   // FaultInjection::lose_allreduce_result_*: whether the all-reduce this
   // rank launches now is to be lost (at most once per process).
   bool LoseThisAllReduce(int rank);
@@ -113,6 +126,16 @@ class WorkerDaemon {
   std::unique_ptr<CoordinatorClient> client_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> aborted_{false};
+  // Set by Preempt; read by the trainer at each step boundary.
+  std::atomic<bool> preempt_{false};
+  std::atomic<bool> preempted_{false};
+  // Until when the coordinator's notice says the generation this worker
+  // trains in is being preempted (InfinitePast: no notice).
+  absl::Time preempt_notice_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // Ends the grace timer's wait (the daemon is going away).
+  absl::Mutex grace_mu_;
+  bool grace_cancelled_ ABSL_GUARDED_BY(grace_mu_) = false;
+  std::thread grace_timer_;
   // Training thread only.
   bool lost_an_allreduce_ = false;
   absl::Mutex mu_;

@@ -58,6 +58,13 @@ ABSL_FLAG(std::optional<int>, max_jobs, std::nullopt,
           "0 only when the last one finished (succeeded), else 1, so that a "
           "supervisor restarts a worker that lost its job.");
 ABSL_FLAG(int, collective_timeout_s, 60, "Timeout of one collective.");
+ABSL_FLAG(absl::Duration, preempt_grace, absl::Seconds(30),
+          "On SIGTERM while training (a scheduler's preemption): stop at the "
+          "next step boundary, tell the coordinator, and when every rank of "
+          "the generation is leaving, rank 0 commits a checkpoint of the "
+          "last completed step; stop regardless after this long. A second "
+          "SIGTERM/SIGINT, or SIGTERM while not training, stops at once. "
+          "Deploy files give the process more than this before SIGKILL.");
 ABSL_FLAG(bool, recover_from_peers, true,
           "When a generation ends, keep this rank's training state in memory "
           "and recover the next generation from the newest state a member "
@@ -75,6 +82,11 @@ ABSL_FLAG(bool, fault_exit_during_recovery, false,
           "Fault injection for tests, not for production: exit with status 3 "
           "when about to take part in a recovery from a member's memory, "
           "after the kept states were exchanged.");
+ABSL_FLAG(int, preempted_exit_code, 0,
+          "Exit status after a preemption (the worker left its job at "
+          "SIGTERM with its work saved): 0, a stop asked for; 143 (128 + "
+          "SIGTERM) for a supervisor that restarts on it, as a Kubeflow "
+          "PyTorchJob's restartPolicy ExitCode does for 128-255.");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on at /metrics (port 0 picks "
           "a free port); empty: off. Suggested: 0.0.0.0:9465 (+ GPU index).");
@@ -90,8 +102,11 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 namespace {
 // SIGTERM and SIGINT are taken on a thread of their own (common/
 // signal_watch.h): the daemon's response takes locks, which no signal
-// handler may.
+// handler may. The first is a preemption (WorkerDaemon::Preempt), a second
+// stops at once.
 constexpr int kStopSignals[] = {SIGTERM, SIGINT};
+// Signals this close to the first are the same request.
+constexpr absl::Duration kSameSignal = absl::Seconds(1);
 
 constexpr char kUsage[] =
     "ringleader-worker: registers with the coordinator, trains the jobs it is "
@@ -104,7 +119,7 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"Device and threads", {"device", "threads", "keep_freed_memory"}},
       {"Collectives", {"address", "collective_timeout_s"}},
       {"Recovery", {"recover_from_peers"}},
-      {"Lifetime", {"max_jobs"}},
+      {"Lifetime", {"max_jobs", "preempt_grace", "preempted_exit_code"}},
       {"Metrics", {"metrics_listen", "metrics_port_file"}},
       {"Fault injection (tests)",
        {"fault_lose_allreduce_result_at_step",
@@ -185,6 +200,13 @@ absl::StatusOr<ringleader::WorkerConfig> ConfigFromFlags() {
   config.collective_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_collective_timeout_s));
   config.recover_from_peers = absl::GetFlag(FLAGS_recover_from_peers);
+  if (absl::GetFlag(FLAGS_preempt_grace) <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--preempt_grace must be > 0");
+  }
+  if (const int code = absl::GetFlag(FLAGS_preempted_exit_code);
+      code < 0 || code > 255) {
+    return absl::InvalidArgumentError("--preempted_exit_code must be 0..255");
+  }
   config.faults.lose_allreduce_result_at_step =
       absl::GetFlag(FLAGS_fault_lose_allreduce_result_at_step);
   config.faults.lose_allreduce_result_rank =
@@ -295,9 +317,19 @@ int main(int argc, char** argv) {
   {
     ringleader::SignalWatch signals(
         {std::begin(kStopSignals), std::end(kStopSignals)},
-        [&daemon](int signal) {
-          LOG(WARNING) << "got " << strsignal(signal) << "; stopping";
-          daemon.Stop();
+        [&daemon, grace = absl::GetFlag(FLAGS_preempt_grace),
+         first = absl::InfinitePast()](int signal) mutable {
+          LOG(WARNING) << "got " << strsignal(signal);
+          // One preemption can arrive twice: Slurm's step daemon signals
+          // each task and srun forwards its own SIGTERM to them too. Only a
+          // signal well after the first is the second, the hard stop.
+          const absl::Time now = absl::Now();
+          if (first != absl::InfinitePast() && now - first < kSameSignal) {
+            LOG(WARNING) << "the same preemption again; ignored";
+            return;
+          }
+          if (first == absl::InfinitePast()) first = now;
+          daemon.Preempt(grace);
         });
     s = daemon.Run();
   }
@@ -307,5 +339,5 @@ int main(int argc, char** argv) {
     std::cerr << "ringleader-worker: " << s.message() << "\n";
     return 1;
   }
-  return 0;
+  return daemon.preempted() ? absl::GetFlag(FLAGS_preempted_exit_code) : 0;
 }

@@ -1,6 +1,7 @@
 // ringleader-coordinator: the control plane daemon.
 #include <malloc.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -68,6 +69,17 @@ ABSL_FLAG(std::string, tls_client_ca, "",
 ABSL_FLAG(std::string, auth_token_file, "",
           "File holding the bearer token SubmitJob, CancelJob and DeleteJob "
           "require.");
+ABSL_FLAG(absl::Duration, preempt_window, absl::Seconds(5),
+          "From the first member of a generation that is signalled to stop "
+          "(a preemption) to the verdict that only some members leave (the "
+          "others go on); every member within it: the job is PREEMPTED. Keep "
+          "it well under the workers' --preempt_grace.");
+ABSL_FLAG(absl::Duration, drain_grace, absl::ZeroDuration(),
+          "On SIGTERM, keep serving up to this long while a job has a "
+          "generation running or being preempted, so that a preempted "
+          "job's last checkpoint commit and its PREEMPTED state land first "
+          "(Slurm signals the coordinator with the workers); 0: stop at "
+          "once. A second signal stops at once.");
 ABSL_FLAG(int64_t, retain_finished_jobs, 1000,
           "Keep at most this many finished (succeeded, failed, cancelled) "
           "jobs: beyond it the ones that finished first are deleted, at "
@@ -98,6 +110,7 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
         "silent_generation_limit", "hung_wait", "push_generation_end"}},
       {"Security", {"tls_cert", "tls_key", "tls_client_ca", "auth_token_file"}},
       {"Metrics", {"metrics_listen"}},
+      {"Preemption", {"preempt_window", "drain_grace"}},
   };
   return *groups;
 }
@@ -163,7 +176,44 @@ absl::StatusOr<ringleader::CoordinatorServerConfig> ConfigFromFlags() {
   config.options.push_generation_end = absl::GetFlag(FLAGS_push_generation_end);
   config.options.sweep_interval =
       std::min(absl::Milliseconds(200), absl::Milliseconds(lease_ms) / 4);
+  config.options.preemption.window = absl::GetFlag(FLAGS_preempt_window);
+  if (config.options.preemption.window <= absl::ZeroDuration() ||
+      absl::GetFlag(FLAGS_drain_grace) < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "--preempt_window must be > 0 and --drain_grace >= 0");
+  }
   return config;
+}
+
+// How long a drained coordinator still answers (a job's final state).
+constexpr absl::Duration kDrainLinger = absl::Seconds(5);
+
+// After the first stop signal: serves on while a job has live work (a
+// generation running or being preempted), for at most `grace`, or until
+// `hard` (a second signal). Polls: the coordinator's state has no single
+// event for "nothing left", and a 100 ms tick is nothing beside the grace.
+void Drain(ringleader::Coordinator& coordinator, absl::Duration grace,
+           absl::Notification& hard) {
+  // Nothing in flight when the signal came (the batch script stopping it
+  // after its job ended, say): no reason to wait.
+  if (grace <= absl::ZeroDuration() || !coordinator.HasLiveWork()) return;
+  const absl::Time deadline = absl::Now() + grace;
+  LOG(INFO) << "draining for up to " << grace
+            << ": serving until no job has a generation running or being "
+               "preempted";
+  while (coordinator.HasLiveWork() && absl::Now() < deadline) {
+    if (hard.WaitForNotificationWithTimeout(absl::Milliseconds(100))) return;
+  }
+  if (coordinator.HasLiveWork()) {
+    LOG(INFO) << "drain grace over";
+    return;
+  }
+  // The workers exit as the job settles; whoever followed them (the Slurm
+  // batch script's `ringctl get`) still reads the job's final state.
+  const absl::Duration linger = std::min(
+      kDrainLinger, std::max(absl::ZeroDuration(), deadline - absl::Now()));
+  LOG(INFO) << "drained: no live work left; serving " << linger << " more";
+  hard.WaitForNotificationWithTimeout(linger);
 }
 
 }  // namespace
@@ -222,10 +272,21 @@ int main(int argc, char** argv) {
   // Before READY: a supervisor may stop us as soon as it has seen it (a
   // signal that came earlier waits, blocked, until now).
   absl::Notification stop;
+  absl::Notification hard_stop;  // A second signal during the drain.
   ringleader::SignalWatch signals(
-      {std::begin(kStopSignals), std::end(kStopSignals)}, [&stop](int signal) {
+      {std::begin(kStopSignals), std::end(kStopSignals)},
+      [&stop, &hard_stop, first = absl::InfinitePast()](int signal) mutable {
         LOG(INFO) << "got " << strsignal(signal);
-        if (!stop.HasBeenNotified()) stop.Notify();
+        // Slurm delivers one stop more than once (to the process and to its
+        // group): only a signal well after the first is the second.
+        const absl::Time now = absl::Now();
+        if (!stop.HasBeenNotified()) {
+          first = now;
+          stop.Notify();
+        } else if (now - first >= absl::Seconds(1) &&
+                   !hard_stop.HasBeenNotified()) {
+          hard_stop.Notify();
+        }
       });
   // Type=notify: ready only now that the state is recovered, the server
   // accepts calls and the port file is written. The watchdog's liveness
@@ -239,6 +300,7 @@ int main(int argc, char** argv) {
         return true;
       });
   stop.WaitForNotification();
+  Drain((*server)->coordinator(), absl::GetFlag(FLAGS_drain_grace), hard_stop);
   LOG(INFO) << "coordinator shutting down";
   ringleader::SdNotify("STOPPING=1");
   watchdog.reset();

@@ -169,6 +169,15 @@ ServerUnaryReactor* WorkerServiceImpl::CommitCheckpoint(
       resp);
 }
 
+ServerUnaryReactor* WorkerServiceImpl::Preempt(CallbackServerContext* ctx,
+                                               const v1::PreemptRequest* req,
+                                               v1::PreemptResponse* resp) {
+  return Wait(ctx, [&](const Caller& c, ServerUnaryReactor* reactor) {
+    return coordinator_->preempt_calls().Preempt(c, *req,
+                                                 FinishLater(reactor, resp));
+  });
+}
+
 ServerUnaryReactor* WorkerServiceImpl::Leave(CallbackServerContext* ctx,
                                              const v1::LeaveRequest* req,
                                              v1::LeaveResponse*) {

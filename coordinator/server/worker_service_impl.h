@@ -23,8 +23,9 @@ using Base = WS::WithCallbackMethod_Register<WS::WithCallbackMethod_Heartbeat<
                             WS::WithCallbackMethod_ReportProgress<
                                 WS::WithCallbackMethod_CommitCheckpoint<
                                     WS::WithCallbackMethod_Leave<
-                                        WS::WithCallbackMethod_WatchGeneration<
-                                            WS::Service>>>>>>>>>>>>>>>>;
+                                        WS::WithCallbackMethod_Preempt<
+                                            WS::WithCallbackMethod_WatchGeneration<
+                                                WS::Service>>>>>>>>>>>>>>>>>;
 }  // namespace worker_service_internal
 
 // gRPC adapter of WorkerService (callback API): translates and delegates to
@@ -82,6 +83,9 @@ class WorkerServiceImpl final : public worker_service_internal::Base {
   grpc::ServerUnaryReactor* Leave(grpc::CallbackServerContext* ctx,
                                   const v1::LeaveRequest* req,
                                   v1::LeaveResponse* resp) override;
+  grpc::ServerUnaryReactor* Preempt(grpc::CallbackServerContext* ctx,
+                                    const v1::PreemptRequest* req,
+                                    v1::PreemptResponse* resp) override;
   grpc::ServerWriteReactor<v1::GenerationEvent>* WatchGeneration(
       grpc::CallbackServerContext* ctx,
       const v1::WatchGenerationRequest* req) override;

@@ -83,7 +83,8 @@ def status_line(job: Job) -> str:
     eta = eta_seconds(job)
     if eta is not None and not is_final(job):
         parts.append(f"ETA {human_duration(eta)}")
-    if job.state == job_pb2.JOB_STATE_RESTARTING and job.message:
+    if job.state in (job_pb2.JOB_STATE_RESTARTING,
+                     job_pb2.JOB_STATE_PREEMPTED) and job.message:
         parts.append(f"({job.message.splitlines()[0][:200]})")
     return " ".join(parts)
 
@@ -157,8 +158,9 @@ class Display:
         from tqdm.auto import tqdm
         p = job.progress
         if self._state is not None and job.state != self._state and \
-                job.state == job_pb2.JOB_STATE_RESTARTING:
-            self.write(f"job {job.job_id} RESTARTING: {job.message}")
+                job.state in (job_pb2.JOB_STATE_RESTARTING,
+                              job_pb2.JOB_STATE_PREEMPTED):
+            self.write(f"job {job.job_id} {state_name(job)}: {job.message}")
         desc = f"{job.job_id} {state_name(job)}"
         if p.total_steps > 0:
             desc += f" epoch {min(p.epoch + 1, job.spec.epochs)}/{job.spec.epochs}"

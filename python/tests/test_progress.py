@@ -78,3 +78,18 @@ def test_metrics_are_keyed_as_ringctl_names_them():
         {"epoch": 1, "accuracy": 0.5, "test_loss": 0.5}]
     assert progress.final_metrics(job) == {
         "train_loss": 0.25, "accuracy": 0.9, "test_loss": 0.3}
+
+
+def test_a_preempted_job_is_shown_with_why_and_is_not_final():
+    from ringleader import client
+    job = snapshot(job_pb2.JOB_STATE_PREEMPTED, step=40)
+    job.message = "generation 1 preempted: rank 0 committed a checkpoint"
+    assert not client.is_final(job)
+    assert client.state_name(job) == "PREEMPTED"
+    assert progress.status_line(job).endswith(
+        "(generation 1 preempted: rank 0 committed a checkpoint)")
+    out = io.StringIO()
+    d = progress.Display(file=out, tty=False)
+    d.update(snapshot(RUNNING, step=30))
+    d.update(job)
+    assert "PREEMPTED" in out.getvalue()

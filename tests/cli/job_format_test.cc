@@ -58,6 +58,9 @@ TEST(IsFinalStateTest, OnlyTheThreeEnds) {
   EXPECT_TRUE(IsFinalState(v1::JOB_STATE_CANCELLED));
   EXPECT_FALSE(IsFinalState(v1::JOB_STATE_RUNNING));
   EXPECT_FALSE(IsFinalState(v1::JOB_STATE_RESTARTING));
+  // A preempted job waits for workers to resume it.
+  EXPECT_FALSE(IsFinalState(v1::JOB_STATE_PREEMPTED));
+  EXPECT_EQ(JobStateName(v1::JOB_STATE_PREEMPTED), "PREEMPTED");
 }
 
 TEST(ParseJobStatesTest, NamesInAnyCaseWithOrWithoutPrefix) {

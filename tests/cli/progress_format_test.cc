@@ -257,6 +257,17 @@ TEST(FormatWatchLineTest, RestartingShowsWhy) {
       << line;
 }
 
+TEST(FormatWatchLineTest, PreemptedShowsWhyAndKeepsWaiting) {
+  v1::Job job = RunningJob(40, 100, 0);
+  job.set_state(v1::JOB_STATE_PREEMPTED);
+  job.set_message(
+      "generation 2 preempted: every member was stopped; rank 0 committed a "
+      "checkpoint at step 40");
+  const std::string line = FormatWatchLine(job, std::nullopt);
+  EXPECT_EQ(line.rfind("PREEMPTED gen 2", 0), 0u) << line;
+  EXPECT_NE(line.find("checkpoint at step 40)"), std::string::npos) << line;
+}
+
 TEST(FormatWatchLineTest, FinalStateDropsEta) {
   v1::Job job = RunningJob(2400, 2400, 0);
   job.set_state(v1::JOB_STATE_SUCCEEDED);

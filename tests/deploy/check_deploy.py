@@ -17,7 +17,14 @@ Each check is one JUnit case in $XML_OUTPUT_FILE (Bazel's test.xml):
   - GPU workers ask for nvidia.com/gpu: 1 with --device=cuda:0, the CPU overlay
     for no GPU with --device=cpu;
   - `systemd-analyze verify` accepts the units (ExecStart pointed at the built
-    binaries); skipped when systemd-analyze is missing.
+    binaries); skipped when systemd-analyze is missing;
+  - preemption (issue 34): every pod that runs a worker gives it more than the
+    worker's --preempt_grace (as the command line sets it, else the flag's
+    default) before SIGKILL (terminationGracePeriodSeconds), so does every
+    worker unit (KillSignal=SIGTERM, TimeoutStopSec) and the coordinator unit
+    its --drain_grace; the Slurm batch script's --signal comes earlier than
+    that grace and its coordinator drains longer; the PyTorchJob restarts a
+    preempted worker (restartPolicy ExitCode, --preempted_exit_code 128-255).
 Usage: check_deploy.py COORDINATOR WORKER RINGCTL (paths of the binaries),
 run from the workspace root (Bazel's runfiles directory).
 """
@@ -38,6 +45,7 @@ DEPLOY = "deploy"
 K8S = os.path.join(DEPLOY, "k8s")
 SYSTEMD = os.path.join(DEPLOY, "systemd")
 DOCKERFILE = os.path.join(DEPLOY, "docker", "Dockerfile")
+SBATCH = os.path.join(DEPLOY, "slurm", "ringleader.sbatch")
 KUSTOMIZATIONS = ["base", "overlays/cpu", "pytorchjob"]
 # What the coordinator reports health for (coordinator/server/coordinator_server.cc).
 HEALTH_SERVICES = {"", "ringleader.v1.WorkerService", "ringleader.v1.UserService"}
@@ -154,6 +162,20 @@ def flag_value(inv, name):
         if a.startswith(f"--{name}="):
             return a.split("=", 1)[1]
     return None
+
+
+def seconds(text, where):
+    """An absl duration ("30s", "1m30s", "500ms") or a systemd time span
+    ("45s", "2min", "60") in seconds."""
+    text = text.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    units = {"h": 3600, "min": 60, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6,
+             "ns": 1e-9}
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*(min|ms|us|ns|h|m|s)", text)
+    if not parts or "".join(n + u for n, u in parts) != text.replace(" ", ""):
+        fail(f"{where}: cannot read {text!r} as a duration")
+    return sum(float(n) * units[u] for n, u in parts)
 
 
 def split_hostport(value, where):
@@ -552,6 +574,95 @@ class Checks:
             want = "cpu" if "-cpu@" in path else "cuda:0"  # %i is 0 here.
             if inv["binary"] == "ringleader-worker" and device != want:
                 fail(f"{path}: --device={device}, want {want} for instance 0")
+
+    def grace_of(self, inv, where):
+        """The worker's --preempt_grace on this command line, in seconds."""
+        value = flag_value(inv, "preempt_grace") or \
+            self.bin.absl["ringleader-worker"]["preempt_grace"]
+        return seconds(value, f"{where} --preempt_grace")
+
+    def test_preemption_grace_k8s(self):
+        n = 0
+        for k, docs in self.built().items():
+            for d in docs:
+                for where, spec, _ in pod_specs(d):
+                    invs = [inv for c in spec.get("initContainers", []) +
+                            spec["containers"] for inv in container_invocations(c)
+                            if inv["binary"] == "ringleader-worker"]
+                    if not invs:
+                        continue
+                    # Kubernetes' default is 30 s: no more than the grace.
+                    pod = spec.get("terminationGracePeriodSeconds", 30)
+                    for inv in invs:
+                        grace = self.grace_of(inv, f"{k}: {where}")
+                        if pod <= grace:
+                            fail(f"{k}: {where}: terminationGracePeriodSeconds "
+                                 f"{pod} is not above the worker's "
+                                 f"--preempt_grace ({grace:g} s): SIGKILL "
+                                 "would come before its checkpoint")
+                        n += 1
+                    if d["kind"] == "PyTorchJob":
+                        role = where.rsplit("/", 1)[1]
+                        policy = d["spec"]["pytorchReplicaSpecs"][role].get(
+                            "restartPolicy")
+                        if policy != "ExitCode":
+                            fail(f"{k}: {where}: restartPolicy {policy}: a "
+                                 "preempted worker is not recreated (ExitCode "
+                                 "retries 128-255)")
+                        for inv in invs:
+                            code = flag_value(inv, "preempted_exit_code")
+                            if code is None or not 128 <= int(code) <= 255:
+                                fail(f"{k}: {where}: --preempted_exit_code="
+                                     f"{code}: ExitCode would not retry it")
+        if n < 3:
+            fail(f"only {n} worker pods found")
+
+    @staticmethod
+    def unit_setting(text, key):
+        values = re.findall(rf"^{key}=(.*)$", text, re.M)
+        return values[-1].strip() if values else None
+
+    def test_preemption_grace_systemd(self):
+        for path, inv in self.unit_invocations():
+            text = open(path).read()
+            name = os.path.basename(path)
+            if self.unit_setting(text, "KillSignal") not in ("SIGTERM", "TERM"):
+                fail(f"{name}: KillSignal must be SIGTERM (the preemption)")
+            stop = self.unit_setting(text, "TimeoutStopSec")
+            if stop is None:
+                fail(f"{name}: no TimeoutStopSec")
+            stop_s = seconds(stop, f"{name} TimeoutStopSec")
+            if inv["binary"] == "ringleader-worker":
+                need, what = self.grace_of(inv, name), "--preempt_grace"
+            else:
+                value = flag_value(inv, "drain_grace") or \
+                    self.bin.absl["ringleader-coordinator"]["drain_grace"]
+                need, what = seconds(value, f"{name} --drain_grace"), \
+                    "--drain_grace"
+            if stop_s <= need:
+                fail(f"{name}: TimeoutStopSec={stop} is not above its "
+                     f"{what} ({need:g} s)")
+
+    def test_preemption_grace_slurm(self):
+        text = open(SBATCH).read()
+        grace = seconds(self.bin.absl["ringleader-worker"]["preempt_grace"],
+                        "--preempt_grace default")
+        m = re.search(r"^#SBATCH --signal=(?:B:)?(?:TERM|SIGTERM|15)@(\d+)$",
+                      text, re.M)
+        if not m:
+            fail(f"{SBATCH}: no '#SBATCH --signal=TERM@SECONDS'")
+        if int(m.group(1)) <= grace:
+            fail(f"{SBATCH}: --signal comes {m.group(1)} s before the time "
+                 f"limit, not more than --preempt_grace ({grace:g} s)")
+        drain = re.search(r"--drain_grace=([0-9.]+[a-z]*)", text)
+        if not drain or seconds(drain.group(1), "sbatch --drain_grace") <= grace:
+            fail(f"{SBATCH}: the coordinator must drain longer than the "
+                 f"workers' --preempt_grace ({grace:g} s)")
+        kill_wait = re.search(
+            r"KillWait\s*(?:#\s*)?must be above.*?(\d+) s or more", text, re.S)
+        if not kill_wait or int(kill_wait.group(1)) <= grace:
+            fail(f"{SBATCH}: its note must ask for a KillWait above "
+                 f"--preempt_grace ({grace:g} s)")
 
     def test_systemd_analyze_verify(self):
         analyze = shutil.which("systemd-analyze")

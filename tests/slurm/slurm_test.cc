@@ -5,12 +5,17 @@
 // with its task in the job's output.
 //   (a) a 2-worker job runs to SUCCEEDED (the reference metric);
 //   (b) scancel of one worker's step mid-training: the job goes on and
-//       SUCCEEDS with the others.
+//       SUCCEEDS with the others;
+//   (c) preemption of the whole job (scontrol requeue): every worker gets
+//       SIGTERM, rank 0 checkpoints the last completed step, the job is
+//       PREEMPTED; the requeued allocation resumes it at exactly that step
+//       and it SUCCEEDS.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <regex>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -96,6 +101,17 @@ int64_t LastStep(const std::string& out) {
     absl::SimpleAtoi((*it)[1].str(), &last);
   }
   return last;
+}
+
+// Every number the first capture group of `re` matches in `out`.
+std::vector<int64_t> AllNumbers(const std::string& out, const std::regex& re) {
+  std::vector<int64_t> found;
+  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end;
+       ++it) {
+    int64_t n = 0;
+    if (absl::SimpleAtoi((*it)[1].str(), &n)) found.push_back(n);
+  }
+  return found;
 }
 
 class SlurmTest : public ::testing::Test {
@@ -208,6 +224,58 @@ TEST_F(SlurmTest, CancellingOneWorkersStepLeavesTheJobGoing) {
   EXPECT_GE(*r.accuracy, 0.78) << Tail(r);
   EXPECT_NE(r.output.find("world 2"), std::string::npos)
       << "the job did not go on at world 2" << Tail(r);
+}
+
+TEST_F(SlurmTest, RequeueOfTheWholeJobResumesAtTheStepItStopped) {
+  absl::StatusOr<std::string> job = SubmitBatch(2, 2);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(slurm_->WaitForJobState(*job, {"RUNNING"}, absl::Minutes(1)).ok())
+      << slurm_->Logs();
+  const absl::Time give_up = absl::Now() + absl::Minutes(3);
+  while (absl::Now() < give_up && LastStep(OutputOf(*job)) < 100) {
+    absl::StatusOr<std::string> state = slurm_->JobState(*job);
+    ASSERT_TRUE(state.ok() && *state == "RUNNING")
+        << "the job is not training: " << state.value_or("?") << OutputOf(*job);
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  ASSERT_GE(LastStep(OutputOf(*job)), 100) << OutputOf(*job);
+  // Slurm's preemption of the whole job: SIGTERM to every process of it
+  // (the coordinator in the batch step too), SIGKILL after KillWait, then
+  // back in the queue.
+  absl::StatusOr<ProcessResult> requeued =
+      slurm_->Client({"scontrol", "requeue", *job});
+  ASSERT_TRUE(requeued.ok() && requeued->exit_code == 0)
+      << (requeued.ok() ? requeued->err : requeued.status().ToString());
+  std::cout << "requeued at step " << LastStep(OutputOf(*job)) << "\n";
+  // A requeued job waits for its BeginTime (about 2 minutes): now.
+  ASSERT_TRUE(slurm_->WaitForJobState(*job, {"PENDING"}, absl::Minutes(2)).ok())
+      << OutputOf(*job) << slurm_->Logs();
+  const std::string first = OutputOf(*job);
+  absl::StatusOr<ProcessResult> now =
+      slurm_->Client({"scontrol", "update", "jobid=" + *job, "starttime=now"});
+  ASSERT_TRUE(now.ok() && now->exit_code == 0)
+      << (now.ok() ? now->err : now.status().ToString());
+  const BatchRun r = Finish(*job);
+  ASSERT_EQ(r.slurm_state, "COMPLETED") << Tail(r);
+  EXPECT_TRUE(r.succeeded) << Tail(r);
+  // The first allocation ended with the job PREEMPTED, every rank leaving
+  // at one step; the second resumed from rank 0's checkpoint of it.
+  EXPECT_NE(first.find("is JOB_STATE_PREEMPTED"), std::string::npos)
+      << first.substr(first.size() > 6000 ? first.size() - 6000 : 0);
+  static const std::regex left(R"(for a preemption at step (\d+))");
+  const std::vector<int64_t> stops = AllNumbers(first, left);
+  ASSERT_EQ(stops.size(), 2u) << Tail(r);
+  EXPECT_EQ(stops[0], stops[1]);
+  static const std::regex resumed(
+      R"(resumes from checkpoint \d+ \(.*?\) at epoch \d+ step (\d+))");
+  const std::vector<int64_t> resumes =
+      AllNumbers(r.output.substr(first.size()), resumed);
+  ASSERT_EQ(resumes.size(), 2u) << Tail(r);
+  EXPECT_EQ(resumes[0], stops[0]);
+  EXPECT_EQ(resumes[1], stops[0]);
+  ASSERT_TRUE(r.accuracy.has_value()) << Tail(r);
+  EXPECT_GE(*r.accuracy, 0.78) << Tail(r);
+  std::cout << "preempted at step " << stops[0] << ", resumed there\n";
 }
 
 }  // namespace

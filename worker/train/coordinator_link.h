@@ -33,6 +33,13 @@ class CoordinatorLink {
       const std::atomic<bool>* cancel) = 0;
   // The optimizer steps this rank completed, for its next heartbeat.
   virtual void SetStep(int64_t step) = 0;
+  // This rank is leaving its generation for a preemption (its worker was
+  // signalled to stop): waits for the verdict (WorkerService.Preempt). Not
+  // retried: a preemption has a grace period, not an outage's patience.
+  virtual absl::StatusOr<v1::PreemptResponse> Preempt(
+      const v1::PreemptRequest& r) {
+    return absl::UnimplementedError("this link cannot preempt");
+  }
 };
 
 }  // namespace ringleader

@@ -20,6 +20,7 @@
 #include "worker/train/dataset_agreement.h"
 #include "worker/train/evaluator.h"
 #include "worker/train/job_error.h"
+#include "worker/train/preempted.h"
 #include "worker/train/progress/loss_tracker.h"
 #include "worker/train/progress/progress_reporter.h"
 #include "worker/train/progress/progress_schedule.h"
@@ -68,6 +69,11 @@ absl::Status Trainer::Run() {
   // gone, so the timeline records them all, however training ended.
   step_.reset();
   FlushTimeline();
+  if (!s.ok() && !IsJobError(s) &&
+      (PreemptRequested() || (absl::IsAborted(s) && env_.await_own_preemption &&
+                              env_.await_own_preemption()))) {
+    return LeaveForPreemption(s);
+  }
   if (absl::IsAborted(s)) Keep();
   if (IsJobError(s)) {
     LOG(ERROR) << "job " << job_id_ << " cannot go on: " << s.message();
@@ -234,6 +240,12 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
     // Every rank that gets past here holds the job's state after the step
     // (step boundary): where training may stop or be saved.
     if (absl::Status s = FinishStep(epoch, *e, b); !s.ok()) return s;
+    // The first rank to stop here holds every other at the next step's
+    // first collective: all keep the state after this one.
+    if (StopsForPreemption(b + 1 == e->loader->num_batches())) {
+      return Preempted(absl::StrCat("rank ", gen_.rank(),
+                                    " stopped after step ", step_->done()));
+    }
   }
   return EndEpoch(epoch);
 }
@@ -366,11 +378,7 @@ void Trainer::Keep() {
   // them (a step is applied only after its all-reduces completed, or was
   // ordered after them on the GPU and checked above); the buffers go back
   // to that step's end.
-  torch::NoGradGuard no_grad;
-  const std::vector<NamedTensor> buffers = replica_.model->NamedBuffers();
-  for (size_t i = 0; i < buffers.size() && i < boundary_buffers_.size(); ++i) {
-    buffers[i].tensor.copy_(boundary_buffers_[i]);
-  }
+  RestoreBoundaryBuffers();
   absl::StatusOr<std::string> payload = SerializeCheckpoint(
       *replica_.model, *replica_.optimizer, boundary_->position);
   if (!payload.ok()) {
@@ -385,6 +393,14 @@ void Trainer::Keep() {
             << env_.kept->position.epoch << " step " << env_.kept->position.step
             << " offset " << env_.kept->epoch_sample_offset << " ("
             << env_.kept->payload.size() << " bytes)";
+}
+
+void Trainer::RestoreBoundaryBuffers() {
+  torch::NoGradGuard no_grad;
+  const std::vector<NamedTensor> buffers = replica_.model->NamedBuffers();
+  for (size_t i = 0; i < buffers.size() && i < boundary_buffers_.size(); ++i) {
+    buffers[i].tensor.copy_(boundary_buffers_[i]);
+  }
 }
 
 absl::StatusOr<MetricSums> Trainer::EvaluateTestSplit() {

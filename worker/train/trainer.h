@@ -63,6 +63,16 @@ struct TrainerEnv {
   // generation of it (InfinitePast: it was in the job before): the first
   // step reports how long it took from there.
   absl::Time joined_at = absl::InfinitePast();
+  // Set by the worker's signal thread (a preemption): the rank stops at its
+  // next step boundary, or once its step in flight is aborted, and leaves
+  // (trainer_preempt.cc). Null: never.
+  const std::atomic<bool>* preempt = nullptr;
+  // When training was aborted: if the coordinator said the generation is
+  // being preempted, waits until its window ends for this worker's own
+  // signal and says whether it came (the scheduler signals every process
+  // at about the same moment, but the notice can beat a signal by
+  // milliseconds). Null: never waits.
+  std::function<bool()> await_own_preemption;
   // Fault injection for tests (the worker's "Fault injection (tests)"
   // flags): runs when this rank is about to receive or send a member's kept
   // state in a recovery (checkpoint/peer_recovery.h); null: nothing.
@@ -144,6 +154,22 @@ class Trainer {
   absl::StatusOr<MetricSums> EvaluateTestSplit();
   absl::Status EndEpoch(int64_t epoch);
   absl::Status Finish();
+
+  // Whether this rank's worker was signalled to stop.
+  bool PreemptRequested() const;
+  // Whether to stop at this step boundary for it: requested, not the
+  // epoch's last step (`last_of_epoch`: its checkpoint and evaluation come
+  // first) and training not over (the last step's ranks finish: their
+  // evaluation needs them all).
+  bool StopsForPreemption(bool last_of_epoch) const;
+  // After training stopped with `s` while a preemption was requested:
+  // tells the coordinator this rank leaves at its last completed step,
+  // and on a WHOLE verdict rank 0 saves and commits that step. Preempted()
+  // (the worker exits), or the error that left the coordinator untold.
+  absl::Status LeaveForPreemption(const absl::Status& s);
+  // The buffers back to the last step boundary (the step in flight's
+  // forward changed them).
+  void RestoreBoundaryBuffers();
 
   // "rank R state digest at step S (WHEN): HEX" (state_digest.h): the
   // tests compare the ranks' states bit for bit from these lines.

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "worker/data/job_data.h"
 #include "worker/train/job_error.h"
+#include "worker/train/preempted.h"
 
 namespace ringleader {
 namespace {
@@ -49,7 +50,37 @@ class FakeLink final : public CoordinatorLink {
     answer.set_checkpoint_id(static_cast<int64_t>(commits_.size()));
     return answer;
   }
+  absl::StatusOr<v1::PreemptResponse> Preempt(
+      const v1::PreemptRequest& r) override {
+    absl::MutexLock lock(&mu_);
+    preempts_.push_back(r);
+    v1::PreemptResponse answer;
+    answer.set_verdict(verdict_);
+    answer.set_save_checkpoint(verdict_ == v1::PREEMPT_VERDICT_WHOLE &&
+                               r.rank() == 0 && r.step() >= 0);
+    answer.set_steps_agree(true);
+    return answer;
+  }
+  // The worker's signal comes with step `step` (its boundary), and the
+  // coordinator will answer `verdict`.
+  void PreemptAt(int64_t step, std::atomic<bool>* flag,
+                 v1::PreemptVerdict verdict) {
+    absl::MutexLock lock(&mu_);
+    preempt_at_ = step;
+    preempt_flag_ = flag;
+    verdict_ = verdict;
+  }
+  std::vector<v1::PreemptRequest> preempts() {
+    absl::MutexLock lock(&mu_);
+    return preempts_;
+  }
   void SetStep(int64_t step) override {
+    {
+      absl::MutexLock lock(&mu_);
+      if (preempt_flag_ != nullptr && step == preempt_at_) {
+        preempt_flag_->store(true);
+      }
+    }
     clock_->Advance(absl::Seconds(1));
     absl::MutexLock lock(&mu_);
     const int64_t reported = step - 1;
@@ -85,6 +116,11 @@ class FakeLink final : public CoordinatorLink {
   std::vector<v1::ReportProgressRequest> reports_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::CommitCheckpointRequest> commits_ ABSL_GUARDED_BY(mu_);
   std::vector<int64_t> steps_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::PreemptRequest> preempts_ ABSL_GUARDED_BY(mu_);
+  int64_t preempt_at_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<bool>* preempt_flag_ ABSL_GUARDED_BY(mu_) = nullptr;
+  v1::PreemptVerdict verdict_ ABSL_GUARDED_BY(mu_) =
+      v1::PREEMPT_VERDICT_PARTIAL;
 };
 
 // A world of one rank: every collective completes at once with this rank's
@@ -166,6 +202,7 @@ class TrainerTest : public ::testing::Test {
     env.comm = comm;
     env.data = &*data;
     env.aborted = &aborted_;
+    env.preempt = &preempt_;
     env.kept = &kept_;
     return Trainer(env, "job-1", gen).Run();
   }
@@ -173,8 +210,60 @@ class TrainerTest : public ::testing::Test {
   FakeClock clock_;
   FakeLink link_{&clock_};
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> preempt_{false};
   KeptState kept_;
 };
+
+// The worker is signalled during step 3 and the whole generation leaves
+// (WHOLE): the rank stops at that step's boundary, says so, and, as rank 0,
+// commits a checkpoint of it at its exact sample position before it says
+// it is finished (issue 34).
+TEST_F(TrainerTest, APreemptionStopsAtTheBoundaryAndRankZeroSavesThatStep) {
+  v1::JoinRendezvousResponse gen = Generation();
+  const std::string dir = TestDir("preempt");
+  gen.mutable_spec()->set_checkpoint_dir(dir);
+  link_.PreemptAt(3, &preempt_, v1::PREEMPT_VERDICT_WHOLE);
+  SoloCommunicator comm;
+  const absl::Status s = Train(gen, &comm);
+  EXPECT_TRUE(IsPreempted(s)) << s;
+  EXPECT_EQ(link_.steps(), (std::vector<int64_t>{1, 2, 3}));
+  const std::vector<v1::PreemptRequest> calls = link_.preempts();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].step(), 3);
+  EXPECT_FALSE(calls[0].finished());
+  EXPECT_EQ(calls[1].step(), 3);
+  EXPECT_TRUE(calls[1].finished());
+  const std::vector<v1::CommitCheckpointRequest> commits = link_.commits();
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_EQ(commits[0].step(), 3);
+  EXPECT_EQ(commits[0].epoch(), 0);
+  EXPECT_EQ(commits[0].epoch_sample_offset(), 3 * kBatch);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/mlp-step3.ckpt"));
+}
+
+// Only this rank leaves (PARTIAL): nothing is saved, and the others go on.
+TEST_F(TrainerTest, APartialPreemptionSavesNothing) {
+  v1::JoinRendezvousResponse gen = Generation();
+  gen.mutable_spec()->set_checkpoint_dir(TestDir("preempt_partial"));
+  link_.PreemptAt(5, &preempt_, v1::PREEMPT_VERDICT_PARTIAL);
+  SoloCommunicator comm;
+  const absl::Status s = Train(gen, &comm);
+  EXPECT_TRUE(IsPreempted(s)) << s;
+  ASSERT_EQ(link_.preempts().size(), 1u);
+  EXPECT_EQ(link_.preempts()[0].step(), 5);
+  EXPECT_TRUE(link_.commits().empty());
+}
+
+// A signal at an epoch's last step lets that epoch end (its checkpoint and
+// evaluation) first: the rank stops after the next step.
+TEST_F(TrainerTest, APreemptionAtAnEpochsEndStopsAfterTheNextStep) {
+  v1::JoinRendezvousResponse gen = Generation();
+  link_.PreemptAt(kStepsPerEpoch, &preempt_, v1::PREEMPT_VERDICT_PARTIAL);
+  SoloCommunicator comm;
+  EXPECT_TRUE(IsPreempted(Train(gen, &comm)));
+  ASSERT_EQ(link_.preempts().size(), 1u);
+  EXPECT_EQ(link_.preempts()[0].step(), kStepsPerEpoch + 1);
+}
 
 TEST_F(TrainerTest, AShortJobTrainsEveryStepAndExports) {
   v1::JoinRendezvousResponse gen = Generation();

@@ -151,6 +151,17 @@ absl::Status Checkpointer::Save(const CheckpointPosition& position,
   return s;
 }
 
+absl::Status Checkpointer::SaveFinal(const CheckpointPosition& position,
+                                     int64_t offset, absl::Duration timeout) {
+  const absl::Time start = absl::Now();
+  if (absl::Status s = SaveNow(position, offset); !s.ok()) return s;
+  const absl::Status s = Drain(timeout);
+  LOG(INFO) << "final checkpoint at step " << position.step << " written and "
+            << (s.ok() ? "committed" : "not committed") << " in "
+            << absl::Now() - start;
+  return s;
+}
+
 absl::Status Checkpointer::SaveNow(const CheckpointPosition& position,
                                    int64_t offset) {
   // A background write still going queues its commit first: commits stay in

@@ -102,6 +102,11 @@ class Checkpointer {
   // earlier one) for a scale-up, where nothing is lost, a commit's refusal,
   // a failed write's error; OK when the commit is accepted or on its way.
   absl::Status Save(const CheckpointPosition& position, int64_t offset);
+  // The last checkpoint of a generation that stops (a preemption): written
+  // on the calling thread, committed, and waited for up to `timeout`
+  // (every earlier commit too); OK once the coordinator accepted it.
+  absl::Status SaveFinal(const CheckpointPosition& position, int64_t offset,
+                         absl::Duration timeout);
   // What the writes and answers so far say: the trainer checks it at each
   // step, so that a write that failed or an answer that came late stops it.
   absl::Status Verdict() const;
