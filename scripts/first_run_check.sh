@@ -73,7 +73,9 @@ check_next daemons_optimized first_run
 unoptimized=""
 for target in //coordinator:ringleader-coordinator //worker:ringleader-worker \
   //cli:ringctl; do
-  cmd=$(bazel aquery --output=text "mnemonic(\"CppCompile\", $target)" 2>/dev/null |
+  # Depth 1: a binary whose main is a library of its own (the coordinator's,
+  # //coordinator/server:coordinator_main) compiles nothing itself.
+  cmd=$(bazel aquery --output=text "mnemonic(\"CppCompile\", deps($target, 1))" 2>/dev/null |
     grep -m1 "Command Line:" -A200 | tr '\n' ' ')
   [[ $cmd == *" -O2 "* && $cmd == *" -DNDEBUG "* ]] || unoptimized+=" $target"
 done

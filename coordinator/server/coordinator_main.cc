@@ -216,6 +216,25 @@ void Drain(ringleader::Coordinator& coordinator, absl::Duration grace,
   hard.WaitForNotificationWithTimeout(linger);
 }
 
+// The server started on `config`, its port written where --port_file says.
+absl::StatusOr<std::unique_ptr<ringleader::CoordinatorServer>> StartServing(
+    const ringleader::CoordinatorServerConfig& config) {
+  auto server = ringleader::CoordinatorServer::Start(config);
+  if (!server.ok()) return server.status();
+  if (absl::Status s = ringleader::WritePortFile(absl::GetFlag(FLAGS_port_file),
+                                                 (*server)->port());
+      !s.ok()) {
+    return s;
+  }
+  LOG(INFO) << "coordinator serving on port " << (*server)->port() << ", state "
+            << config.state_path;
+  if ((*server)->metrics_port() != 0) {
+    LOG(INFO) << "metrics on port " << (*server)->metrics_port()
+              << " at /metrics";
+  }
+  return server;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -250,24 +269,11 @@ int main(int argc, char** argv) {
               << "\n";
     return 2;
   }
-  const ringleader::CoordinatorServerConfig config = *std::move(parsed);
-  auto server = ringleader::CoordinatorServer::Start(config);
+  auto server = StartServing(*parsed);
   if (!server.ok()) {
     std::cerr << "ringleader-coordinator: " << server.status().message()
               << "\n";
     return 1;
-  }
-  if (absl::Status s = ringleader::WritePortFile(absl::GetFlag(FLAGS_port_file),
-                                                 (*server)->port());
-      !s.ok()) {
-    std::cerr << "ringleader-coordinator: " << s.message() << "\n";
-    return 1;
-  }
-  LOG(INFO) << "coordinator serving on port " << (*server)->port() << ", state "
-            << config.state_path;
-  if ((*server)->metrics_port() != 0) {
-    LOG(INFO) << "metrics on port " << (*server)->metrics_port()
-              << " at /metrics";
   }
   // Before READY: a supervisor may stop us as soon as it has seen it (a
   // signal that came earlier waits, blocked, until now).
