@@ -2,13 +2,13 @@
 
 #include <string>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace ringleader {
 namespace {
 
-constexpr absl::string_view kIs = " is JOB_STATE_";
+constexpr absl::string_view kIs = " is ";
+constexpr absl::string_view kPrefix = "JOB_STATE_";
 
 }  // namespace
 
@@ -20,13 +20,13 @@ absl::Status JobOverError(absl::string_view job_id, v1::JobState state) {
 std::optional<v1::JobState> JobOverState(const absl::Status& status) {
   if (!absl::IsFailedPrecondition(status)) return std::nullopt;
   const absl::string_view message = status.message();
-  const size_t at = message.rfind(kIs);
+  const size_t at = message.rfind(absl::StrCat(kIs, kPrefix));
   if (at == absl::string_view::npos ||
       message.substr(0, at).find("job ") == absl::string_view::npos) {
     return std::nullopt;
   }
-  // " is " is 4 bytes: the state's name starts at JOB_STATE_.
-  const std::string name(message.substr(at + 4));
+  // The state's name, JOB_STATE_ included, is the rest of the message.
+  const std::string name(message.substr(at + kIs.size()));
   v1::JobState state;
   if (!v1::JobState_Parse(name, &state)) return std::nullopt;
   return state;
