@@ -15,7 +15,9 @@
 #include "coordinator/generation_facts.h"
 #include "coordinator/generation_watchers.h"
 #include "coordinator/heartbeat_connections.h"
+#include "coordinator/history_calls.h"
 #include "coordinator/job_assigner.h"
+#include "coordinator/job_history.h"
 #include "coordinator/job_manager.h"
 #include "coordinator/join_calls.h"
 #include "coordinator/kv_store.h"
@@ -66,6 +68,8 @@ struct CoordinatorOptions {
   KvStore::Limits kv_limits;
   // Finished jobs kept (pruned at startup and whenever a job finishes).
   JobRetention retention;
+  // Points of training history kept per job (coordinator/job_history.h).
+  int64_t history_points = kDefaultHistoryPoints;
 };
 
 // The composition root of the coordinator (after Ray's GcsServer): creates
@@ -104,9 +108,11 @@ class Coordinator {
   PreemptCalls& preempt_calls() { return preempt_calls_; }
   // UserService.
   UserCalls& user_calls() { return user_calls_; }
+  HistoryCalls& history_calls() { return history_calls_; }
 
   // For tests and metrics.
   JobManager& jobs() { return jobs_; }
+  JobHistory& history() { return history_; }
   Rendezvous& rendezvous() { return rendezvous_; }
   KvStore& kv() { return kv_; }
   BarrierManager& barriers() { return barriers_; }
@@ -179,6 +185,7 @@ class Coordinator {
   // The managers.
   WorkerRegistry workers_;
   JobManager jobs_;
+  JobHistory history_;
   Rendezvous rendezvous_;
   KvStore kv_;
   BarrierManager barriers_;
@@ -198,6 +205,7 @@ class Coordinator {
   TrainingCalls training_calls_;
   WatchCalls watch_calls_;
   UserCalls user_calls_;
+  HistoryCalls history_calls_;
   // Preemption windows and verdicts, and the call that reaches them.
   Preemption preemption_;
   PreemptCalls preempt_calls_;

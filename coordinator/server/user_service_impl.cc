@@ -70,4 +70,11 @@ ServerUnaryReactor* UserServiceImpl::ListWorkers(
       resp);
 }
 
+ServerUnaryReactor* UserServiceImpl::GetJobHistory(
+    CallbackServerContext* ctx, const v1::GetJobHistoryRequest* req,
+    v1::JobHistoryResponse* resp) {
+  return FinishNow(ctx, coordinator_->history_calls().GetJobHistory(*req),
+                   resp);
+}
+
 }  // namespace ringleader

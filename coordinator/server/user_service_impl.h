@@ -39,6 +39,9 @@ class UserServiceImpl final : public v1::UserService::CallbackService {
   grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* ctx,
                                         const v1::ListWorkersRequest* req,
                                         v1::ListWorkersResponse* resp) override;
+  grpc::ServerUnaryReactor* GetJobHistory(
+      grpc::CallbackServerContext* ctx, const v1::GetJobHistoryRequest* req,
+      v1::JobHistoryResponse* resp) override;
 
  private:
   absl::Status CheckToken(const grpc::CallbackServerContext& ctx,
