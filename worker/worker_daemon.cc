@@ -282,6 +282,7 @@ absl::Status WorkerDaemon::TrainGeneration(
   env.metrics = config_.metrics;
   if (config_.recover_from_peers) env.kept = &kept;
   env.joined_at = joined_at;
+  env.phases = client_->phases();
   const absl::Status s = Trainer(env, job_id, gen).Run();
   absl::MutexLock lock(&mu_);
   comm_ = nullptr;
@@ -312,6 +313,7 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
   // generation recovers from the members' memory (peer_recovery.h).
   KeptState kept;
   for (int64_t g = 0; g < max_generations && !stop_ && !preempt_; ++g) {
+    client_->phases()->Enter(Phase::kRendezvous);
     absl::StatusOr<v1::JoinRendezvousResponse> gen =
         client_->Join(job_id, config_.rendezvous_timeout);
     if (!gen.ok()) return EndedWithoutThisRank(job_id, gen.status());
