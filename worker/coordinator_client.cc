@@ -324,6 +324,7 @@ absl::StatusOr<v1::JobAssignment> CoordinatorClient::WaitForAssignment(
 
 absl::StatusOr<v1::JoinRendezvousResponse> CoordinatorClient::Join(
     const std::string& job_id, absl::Duration timeout) {
+  phases_.Enter(Phase::kRendezvous);
   v1::JoinRendezvousRequest req;
   req.set_job_id(job_id);
   req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));

@@ -313,7 +313,6 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
   // generation recovers from the members' memory (peer_recovery.h).
   KeptState kept;
   for (int64_t g = 0; g < max_generations && !stop_ && !preempt_; ++g) {
-    client_->phases()->Enter(Phase::kRendezvous);
     absl::StatusOr<v1::JoinRendezvousResponse> gen =
         client_->Join(job_id, config_.rendezvous_timeout);
     if (!gen.ok()) return EndedWithoutThisRank(job_id, gen.status());
