@@ -27,6 +27,8 @@ void StallWatch::StartGeneration(const std::string& job_id,
     state.worker_id = m.worker_id;
     state.host = m.hostname;
     state.heard = now;
+    // What is known of it until its first heartbeat: it joined.
+    state.report.set_phase(v1::WORKER_PHASE_RENDEZVOUS);
     g.members.push_back(std::move(state));
     job_of_[m.worker_id] = job_id;
   }

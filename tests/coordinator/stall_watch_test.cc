@@ -147,6 +147,19 @@ TEST_F(StallWatchTest, ASilentRankIsNamedWithWhereItWasLastSeen) {
             "heartbeat for 3.0 s, last seen in forward");
 }
 
+TEST_F(StallWatchTest, ARankSilentSinceItJoinedWasLastSeenInRendezvous) {
+  clock_.Advance(absl::Seconds(3));
+  for (int r = 0; r < 2; ++r) {
+    stalls_.Heard(Beat(r, v1::WORKER_PHASE_ALLREDUCE_WAIT, 1500, 1, 1500),
+                  clock_.Now());
+  }
+  std::optional<v1::WaitingFor> w = stalls_.Judge(kJob, clock_.Now());
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->rank(), 2);
+  EXPECT_EQ(w->silent_ms(), 3000);
+  EXPECT_EQ(w->phase(), v1::WORKER_PHASE_RENDEZVOUS);
+}
+
 TEST_F(StallWatchTest, EveryRankBlockedNamesTheLastToEnter) {
   stalls_.Heard(Beat(0, v1::WORKER_PHASE_BUFFER_SYNC, 3000, 4, 3000),
                 clock_.Now());
