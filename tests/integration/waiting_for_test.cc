@@ -7,9 +7,9 @@
 //   (b) a rank whose next image file blocks in open(): the file was
 //       replaced by a FIFO that only that rank's shard reads (shuffle off:
 //       rank r reads samples r, r + W, ...); "data loading";
-//   (c) a rank computing for seconds in its model's forward: a TorchScript
-//       forward that loops only on a marker input that only that rank's
-//       shard holds; "forward".
+//   (c) a rank busy in its model's forward: a TorchScript forward that,
+//       only for a marker input that only that rank's shard holds, loops
+//       until the test writes a file it reads; "forward".
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -296,41 +296,27 @@ void WriteNpy(const std::string& path, NpyDtype dtype,
             static_cast<std::streamsize>(data.size() * sizeof(T)));
 }
 
-// A forward that computes for a long time when its batch holds the marker
-// (an input above 1000), and a linear layer on the clamped input otherwise.
-std::string SlowForward(int64_t iterations) {
+// A forward that, when its batch holds the marker (an input above 1000),
+// stays in the forward until the float in `release` (a file it maps on each
+// pass) is no longer 0; a linear layer on the clamped input otherwise. The
+// test decides when the stall ends, whatever the machine's load.
+std::string StallingForward(const std::string& release) {
   return absl::StrCat(
       "    if bool((x > 1000.0).any()):\n"
-      "        a = torch.ones(128, 128)\n"
-      "        for i in range(",
-      iterations,
-      "):\n"
-      "            a = torch.tanh(torch.mm(a, a) / 128.0)\n"
-      "        x = torch.clamp(x, -10.0, 10.0) + a[0, 0] * 0.0\n"
-      "    return torch.mm(x, self.weight)");
+      "        n = 0\n"
+      "        while n < 100000000 and bool(torch.from_file(\"",
+      release,
+      "\", True, 1)[0] == 0.0):\n"
+      "            n += 1\n"
+      "    return torch.mm(torch.clamp(x, -10.0, 10.0), self.weight)");
 }
 
-// Iterations of SlowForward's loop that take about `target` here, on one
-// thread, as the worker meets the marker: a module warmed up on ordinary
-// batches (TorchScript's profiling executor optimizes for those) that sees
-// the marker for the first time. Measured, since the machine is shared.
-int64_t IterationsFor(absl::Duration target, const std::string& dir) {
-  torch::set_num_threads(1);
-  constexpr int64_t kProbe = 300;
-  ScriptModel(dir + "/probe.pt", 4, 2, SlowForward(kProbe));
-  torch::jit::Module m = torch::jit::load(dir + "/probe.pt");
-  torch::Tensor batch = torch::zeros({4, 4});
-  for (int i = 0; i < 5; ++i) m.forward({batch});
-  batch[0][0] = 5000.0;
-  const absl::Time start = absl::Now();
-  m.forward({batch});
-  const double per = absl::ToDoubleSeconds(absl::Now() - start) / kProbe;
-  std::cout << "slow forward: " << per * 1e6 << " us per iteration here\n";
-  return std::max<int64_t>(
-      kProbe, static_cast<int64_t>(absl::ToDoubleSeconds(target) / per));
+void WriteFloat(const std::string& path, float value) {
+  std::ofstream out(path, std::ios::binary | std::ios::in | std::ios::out);
+  out.write(reinterpret_cast<const char*>(&value), sizeof(value));
 }
 
-TEST(WaitingForTest, ARankComputingInItsForwardIsNamedInForward) {
+TEST(WaitingForTest, ARankBusyInItsForwardIsNamedInForward) {
   // 1200 samples of 4 features; sample i goes to rank i % 2, batch
   // (i / 2) / kBatch. Only the target holds the marker.
   constexpr int kSamples = 1200, kBatch = 4, kTarget = 2 * kBatch * 40;
@@ -344,10 +330,9 @@ TEST(WaitingForTest, ARankComputingInItsForwardIsNamedInForward) {
   x[kTarget * 4] = 5000.0f;
   WriteNpy(dir + "/x.npy", NpyDtype::kFloat32, {kSamples, 4}, x);
   WriteNpy(dir + "/y.npy", NpyDtype::kInt64, {kSamples}, y);
-  // Long enough to see it named, bounded: about 8 s here (more or less as
-  // the machine's load changes meanwhile).
-  ScriptModel(dir + "/model.pt", 4, 2,
-              SlowForward(IterationsFor(absl::Seconds(8), dir)));
+  const std::string release = dir + "/release";
+  std::ofstream(release, std::ios::binary) << std::string(4, '\0');
+  ScriptModel(dir + "/model.pt", 4, 2, StallingForward(release));
 
   auto cluster = Cluster::Start("slow-forward");
   ASSERT_TRUE(cluster.ok()) << cluster.status();
@@ -373,9 +358,10 @@ TEST(WaitingForTest, ARankComputingInItsForwardIsNamedInForward) {
       << ReadFileOrEmpty((*cluster)->log_dir() + "/worker0.log");
   EXPECT_EQ(named->waiting_for().step(), (kTarget / 2) / kBatch + 1);
   ExpectNamed(**cluster, *job, *named, kTarget % 2, "forward for");
-  // The forward ends by itself: the wait with it.
+  // The forward ends: the wait with it.
+  WriteFloat(release, 1.0f);
   std::optional<v1::Job> gone =
-      Poll(**cluster, *job, absl::Seconds(60),
+      Poll(**cluster, *job, kGoneWithin,
            [](const v1::Job& j) { return !j.has_waiting_for(); });
   ASSERT_TRUE(gone.has_value()) << "the line stayed after the forward";
   auto end = (*cluster)->WaitForEnd(*job, absl::Minutes(2));
