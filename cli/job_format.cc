@@ -17,6 +17,7 @@
 #include "cli/table.h"
 #include "common/enum_names.h"
 #include "common/eval_metrics.h"
+#include "common/waiting_for_line.h"
 
 namespace ringleader::cli {
 namespace {
@@ -366,6 +367,8 @@ std::string FormatJobDetail(const v1::Job& job, absl::Time now) {
   kv.emplace_back("ID", job.job_id());
   kv.emplace_back("NAME", spec.name());
   kv.emplace_back("STATE", state);
+  // Ranks blocked in a collective past the threshold: whom they wait for.
+  if (job.has_waiting_for()) kv.emplace_back("STALLED", WaitingForLine(job));
   kv.emplace_back("GENERATION", absl::StrCat(job.generation()));
   kv.emplace_back("WORKERS",
                   absl::StrCat(job.world_size(), " (min ", spec.min_workers(),

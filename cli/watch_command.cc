@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "cli/job_format.h"
 #include "common/job_spec_io.h"
+#include "common/waiting_for_line.h"
 #include "nlohmann/json.hpp"
 
 namespace ringleader::cli {
@@ -29,7 +30,30 @@ std::string EvaluationMessages(const v1::Job& job, int* shown) {
   return out;
 }
 
+// What the waiting-for line (Job.waiting_for) is about, without its times:
+// a new line is printed only when this changes.
+std::string WaitIdentity(const v1::Job& job) {
+  if (!job.has_waiting_for()) return "";
+  const v1::WaitingFor& w = job.waiting_for();
+  return absl::StrCat(w.rank(), "/", w.worker_id(), "/", w.phase(), "/",
+                      w.silent_ms() > 0, "/", w.wait_phase(), "/", w.step());
+}
+
 }  // namespace
+
+std::string WatchPrinter::WaitingMessages(const v1::Job& job) {
+  const std::string id = WaitIdentity(job);
+  if (id == wait_shown_) return "";
+  std::string out;
+  if (id.empty()) {
+    out = absl::StrCat("the wait for rank ", wait_rank_, " ended\n");
+  } else {
+    out = WaitingForLine(job) + "\n";
+    wait_rank_ = job.waiting_for().rank();
+  }
+  wait_shown_ = id;
+  return out;
+}
 
 WatchPrinter::WatchPrinter(const CliConfig& config, std::ostream& out,
                            double straggler_factor)
@@ -77,7 +101,7 @@ void WatchPrinter::OnJob(const v1::Job& job, absl::Time now) {
       FormatWatchLine(job, EstimateEta(job, rate_.StepsPerSecond()), width) +
       marker;
   const std::string messages =
-      EvaluationMessages(job, &evaluations_shown_) +
+      EvaluationMessages(job, &evaluations_shown_) + WaitingMessages(job) +
       (stragglers_changed ? StragglerMessages(stragglers, straggler_factor_)
                           : "");
   if (!config_.stdout_is_tty) {

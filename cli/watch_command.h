@@ -20,6 +20,12 @@
 // of its own ("evaluated epoch 2: test accuracy 85.50%, loss 0.4012"); the
 // final one is the summary's. A job's message shows as FormatJobMessage
 // cuts it; JSON carries it whole.
+//
+// When ranks wait in a collective past the threshold (Job.waiting_for), a
+// line says whom they wait for ("waiting 12.3 s in all-reduce of step 4711
+// for rank 2 (host h3): data loading for 12.4 s"), once when it appears and
+// again only when the rank, its phase, the collective or the step change;
+// "the wait for rank 2 ended" when it goes.
 
 #include <optional>
 #include <ostream>
@@ -61,6 +67,11 @@ class WatchPrinter {
   const double straggler_factor_;
   std::vector<int32_t> straggler_ranks_;  // Of the last update.
   int evaluations_shown_ = 0;
+  // The waiting-for line's identity last printed ("": none) and its rank.
+  std::string wait_shown_;
+  int32_t wait_rank_ = -1;
+
+  std::string WaitingMessages(const v1::Job& job);
 };
 
 CommandStatus RunWatch(const CliConfig& config, CoordinatorClient& client,

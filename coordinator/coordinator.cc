@@ -1,6 +1,7 @@
 #include "coordinator/coordinator.h"
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -52,11 +53,12 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
       barriers_(timers),
       liveness_({options.lease, options.silent_member_limit,
                  options.silent_generation_limit, options.hung_wait}),
+      stalls_(options.stall),
       checks_(workers_, rendezvous_, jobs_),
       assigner_(workers_, jobs_, rendezvous_, options.preemption.window),
       facts_(jobs_),
       worker_calls_(checks_, workers_, rendezvous_, liveness_, connections_,
-                    assigner_, clock, options.lease,
+                    assigner_, stalls_, clock, options.lease,
                     {GoneHook(), StepHeardHook()}),
       join_calls_(checks_, workers_, jobs_, rendezvous_, facts_, clock,
                   {options.default_wait, options.max_wait}),
@@ -67,13 +69,20 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
       watch_calls_(checks_, workers_, rendezvous_, jobs_, watchers_,
                    connections_, clock,
                    {options.lease, options.push_generation_end}, GoneHook()),
-      user_calls_(jobs_, workers_,
-                  [this](const v1::Job& job) { return OpenRendezvous(job); }),
+      user_calls_(
+          jobs_, workers_,
+          [this](const v1::Job& job) { return OpenRendezvous(job); },
+          [this](v1::Job& job) { ShowWaitingFor(job); }),
       history_calls_(jobs_, history_),
       preemption_(clock, timers, options.preemption, PreemptionHooks()),
       preempt_calls_(checks_, rendezvous_, preemption_),
       lease_sweep_(workers_, liveness_, clock, timers, options.sweep_interval,
-                   GoneHook()) {
+                   GoneHook()),
+      stall_sweep_(stalls_, clock, timers, options.sweep_interval,
+                   [this](const std::string& job_id, const v1::WaitingFor* w) {
+                     LogUnapplied(jobs_.SetWaitingFor(job_id, w),
+                                  "the rank its ranks wait for");
+                   }) {
   rendezvous_.SetPreemptedHook([this](const std::string& job_id, int64_t gen,
                                       const std::string& reason, bool whole) {
     OnGenerationPreempted(job_id, gen, reason, whole);
@@ -119,11 +128,13 @@ absl::Status Coordinator::Start() {
   history_.Start();
   watch_calls_.Start();
   lease_sweep_.Start();
+  stall_sweep_.Start();
   return absl::OkStatus();
 }
 
 void Coordinator::Stop() {
   lease_sweep_.Stop();
+  stall_sweep_.Stop();
   watch_calls_.Stop(absl::UnavailableError("the coordinator is stopping"));
   history_.Stop();
 }
@@ -184,6 +195,7 @@ absl::Status Coordinator::AdoptGeneration(const v1::GenerationRecord& record) {
   const std::vector<std::string> members = MemberIds(gen);
   liveness_.StartGeneration(record.job_id(), gen.number, members,
                             clock_->Now());
+  stalls_.StartGeneration(record.job_id(), gen, clock_->Now());
   finish_line_.StartGeneration(record.job_id(), gen.number, members);
   for (int i = 0; i < record.members_size(); ++i) {
     // A member that does not heartbeat in time expires, and that ends the
@@ -259,6 +271,7 @@ void Coordinator::OnGenerationFormed(const std::string& job_id,
   if (!facts_.Formed(job_id, gen.number)) return;
   const std::vector<std::string> members = MemberIds(gen);
   liveness_.StartGeneration(job_id, gen.number, members, clock_->Now());
+  stalls_.StartGeneration(job_id, gen, clock_->Now());
   finish_line_.StartGeneration(job_id, gen.number, members);
   SaveGeneration(job_id, gen);
   // State left by generations that ended is of no use to anyone.
@@ -345,6 +358,7 @@ void Coordinator::EndGeneration(const std::string& job_id, int64_t generation,
   const std::string why =
       absl::StrCat("generation ", generation, " ", how, ": ", reason);
   liveness_.EndGeneration(job_id, generation);
+  stalls_.EndGeneration(job_id, generation);
   DeleteStoredGeneration(job_id, generation);
   kv_.DropGeneration({job_id, generation}, why);
   barriers_.DropGeneration({job_id, generation}, why);
@@ -366,6 +380,13 @@ void Coordinator::OnRankGone(const std::string& job_id, int64_t generation,
                absl::StrCat("rank ", rank, " of job ", job_id, " gone"));
 }
 
+void Coordinator::ShowWaitingFor(v1::Job& job) const {
+  job.clear_waiting_for();
+  if (IsTerminal(job.state())) return;
+  std::optional<v1::WaitingFor> w = stalls_.Judge(job.job_id(), clock_->Now());
+  if (w.has_value()) *job.mutable_waiting_for() = *std::move(w);
+}
+
 void Coordinator::OnJobFinished(const v1::Job& job) {
   // A finished job's curve is complete: saved now, not at the next flush.
   if (absl::Status s = history_.Flush(job.job_id()); !s.ok()) {
@@ -373,6 +394,7 @@ void Coordinator::OnJobFinished(const v1::Job& job) {
                  << " not saved: " << s;
   }
   liveness_.EndGeneration(job.job_id(), INT64_MAX);
+  stalls_.EndGeneration(job.job_id(), INT64_MAX);
   finish_line_.EndJob(job.job_id());
   DeleteStoredGeneration(job.job_id(), -1);
   const absl::Status over = JobOverError(job.job_id(), job.state());

@@ -26,6 +26,8 @@
 #include "coordinator/preempt_calls.h"
 #include "coordinator/preemption.h"
 #include "coordinator/rendezvous.h"
+#include "coordinator/stall_sweep.h"
+#include "coordinator/stall_watch.h"
 #include "coordinator/state_store.h"
 #include "coordinator/training_calls.h"
 #include "coordinator/user_calls.h"
@@ -52,6 +54,10 @@ struct CoordinatorOptions {
   // A silent member is gone at once when its heard peers all report being
   // blocked in a collective for this long (it is hung).
   absl::Duration hung_wait = absl::Seconds(1);
+  // When ranks waiting in a collective are said to wait for another, and
+  // how silent a member must be to be named as silent
+  // (coordinator/stall_watch.h); checked every sweep_interval for watchers.
+  StallWatch::Options stall;
   // Serve WatchGeneration: members hear at once that their generation
   // ended. Off, the call answers UNIMPLEMENTED, as an older coordinator's
   // does, and members learn at their next heartbeat (for comparisons).
@@ -125,6 +131,8 @@ class Coordinator {
   bool HasLiveWork() const;
   // Sweep() runs one lease sweep now (the timer runs it periodically).
   LeaseSweep& lease_sweep() { return lease_sweep_; }
+  StallWatch& stalls() { return stalls_; }
+  StallSweep& stall_sweep() { return stall_sweep_; }
 
  private:
   // Start: the stored generations of the jobs that are still live are
@@ -163,6 +171,8 @@ class Coordinator {
   void OnRankGone(const std::string& job_id, int64_t generation, int32_t rank,
                   const std::string& worker_id, const std::string& reason);
   void OnJobFinished(const v1::Job& job);
+  // A job read now (GetJob) shows the rank its ranks wait for, timed now.
+  void ShowWaitingFor(v1::Job& job) const;
 
   // What the end of generation `generation` (`how`: "ended", "resized")
   // leaves behind: its watching members are told first (their notice must
@@ -190,6 +200,7 @@ class Coordinator {
   KvStore kv_;
   BarrierManager barriers_;
   MemberLiveness liveness_;
+  StallWatch stalls_;
   FinishLine finish_line_;
   // Judges a broken watch stream (WatchCalls::WatchBroken).
   HeartbeatConnections connections_;
@@ -210,6 +221,7 @@ class Coordinator {
   Preemption preemption_;
   PreemptCalls preempt_calls_;
   LeaseSweep lease_sweep_;
+  StallSweep stall_sweep_;
 };
 
 }  // namespace ringleader

@@ -291,7 +291,29 @@ absl::StatusOr<int> JobManager::PruneLocked() {
 
 absl::Status JobManager::PersistLocked(Entry& e) {
   e.job.set_update_time_ms(absl::ToUnixMillis(clock_->Now()));
-  return store_->SaveJob(e.job);
+  if (!e.job.has_waiting_for()) return store_->SaveJob(e.job);
+  // A wait is news of the moment, not state to recover.
+  v1::Job stored = e.job;
+  stored.clear_waiting_for();
+  return store_->SaveJob(stored);
+}
+
+absl::Status JobManager::SetWaitingFor(const std::string& job_id,
+                                       const v1::WaitingFor* waiting_for) {
+  return Update(job_id,
+                [&](Entry& e)
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
+                      // A finished job has none (NoticeLocked), and its
+                      // watchers must not see it finish twice.
+                      if (IsTerminal(e.job.state())) return false;
+                      if (waiting_for == nullptr) {
+                        if (!e.job.has_waiting_for()) return false;
+                        e.job.clear_waiting_for();
+                        return true;
+                      }
+                      *e.job.mutable_waiting_for() = *waiting_for;
+                      return true;
+                    });
 }
 
 absl::Status JobManager::TransitionLocked(Entry& e, v1::JobState to,
@@ -313,6 +335,8 @@ absl::Status JobManager::TransitionLocked(Entry& e, v1::JobState to,
 }
 
 JobManager::Notice JobManager::NoticeLocked(Entry& e) {
+  // Nothing waits in a finished job.
+  if (IsTerminal(e.job.state())) e.job.clear_waiting_for();
   Notice n;
   n.snapshot = e.job;
   n.version = ++e.version;

@@ -176,6 +176,12 @@ class JobManager {
                            const v1::CheckpointRecord& chosen,
                            const std::vector<v1::CheckpointRecord>& unreadable);
 
+  // Ranks of the job wait for `waiting_for` (null: no longer): its
+  // watchers see it. Kept in memory only (a restarted coordinator learns it
+  // again from the heartbeats); a finished job shows none.
+  absl::Status SetWaitingFor(const std::string& job_id,
+                             const v1::WaitingFor* waiting_for);
+
   // Calls `watcher` now and after each change of the job; returns a token.
   absl::StatusOr<uint64_t> Watch(const std::string& job_id, Watcher watcher);
   void Unwatch(const std::string& job_id, uint64_t token);

@@ -28,7 +28,9 @@ absl::StatusOr<v1::SubmitJobResponse> UserCalls::SubmitJob(
 
 absl::StatusOr<v1::Job> UserCalls::GetJob(const v1::GetJobRequest& r) {
   if (absl::Status s = RequireJobId(r.job_id()); !s.ok()) return s;
-  return jobs_.Get(r.job_id());
+  absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
+  if (job.ok() && read_) read_(*job);
+  return job;
 }
 
 absl::StatusOr<v1::ListJobsResponse> UserCalls::ListJobs(

@@ -23,9 +23,16 @@ class UserCalls {
  public:
   // Opens a submitted job's rendezvous; a job it refuses fails.
   using OpenHook = std::function<absl::Status(const v1::Job& job)>;
+  // Fills in what a job read now shows beyond its record: the rank its
+  // ranks wait for, timed now (StallWatch::Judge).
+  using ReadHook = std::function<void(v1::Job& job)>;
 
-  UserCalls(JobManager& jobs, const WorkerRegistry& workers, OpenHook open)
-      : jobs_(jobs), workers_(workers), open_(std::move(open)) {}
+  UserCalls(JobManager& jobs, const WorkerRegistry& workers, OpenHook open,
+            ReadHook read = nullptr)
+      : jobs_(jobs),
+        workers_(workers),
+        open_(std::move(open)),
+        read_(std::move(read)) {}
 
   absl::StatusOr<v1::SubmitJobResponse> SubmitJob(
       const v1::SubmitJobRequest& r);
@@ -46,6 +53,7 @@ class UserCalls {
   JobManager& jobs_;
   const WorkerRegistry& workers_;
   const OpenHook open_;
+  const ReadHook read_;
 };
 
 }  // namespace ringleader

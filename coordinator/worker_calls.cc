@@ -59,6 +59,7 @@ void WorkerCalls::NoteHeard(const v1::WorkerInfo& worker,
     liveness_.Heard(
         r.worker_id(), r.generation(), r.step(), clock_->Now(),
         absl::Milliseconds(std::max<int64_t>(r.collective_wait_ms(), 0)));
+    stalls_.Heard(r, clock_->Now());
     hooks_.step_heard(r.job_id(), r.generation(), r.worker_id(), r.step(),
                       /*total_steps=*/0);
   } else if (!worker.job_id().empty() &&

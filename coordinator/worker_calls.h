@@ -5,7 +5,8 @@
 // the worker's lease and is evidence for every verdict about it
 // (docs/design-notes.md, "Verdicts after a heal"): the connection it came
 // over (HeartbeatConnections), the step and collective wait it reports
-// (MemberLiveness, and the finish line through the step hook); its answer is
+// (MemberLiveness, and the finish line through the step hook), the phase it
+// is in (StallWatch: whom its peers wait for); its answer is
 // the JobAssigner's directive. A process that registers again with its
 // previous credential keeps its worker id; a registration that replaces an
 // older one of the same process, and a Leave, make the older worker gone.
@@ -23,6 +24,7 @@
 #include "coordinator/job_assigner.h"
 #include "coordinator/member_liveness.h"
 #include "coordinator/rendezvous.h"
+#include "coordinator/stall_watch.h"
 #include "coordinator/worker_registry.h"
 #include "ringleader/v1/worker_service.pb.h"
 
@@ -39,11 +41,13 @@ class WorkerCalls {
   WorkerCalls(const CallerChecks& checks, WorkerRegistry& workers,
               const Rendezvous& rendezvous, MemberLiveness& liveness,
               HeartbeatConnections& connections, JobAssigner& assigner,
-              const Clock* clock, absl::Duration lease, Hooks hooks)
+              StallWatch& stalls, const Clock* clock, absl::Duration lease,
+              Hooks hooks)
       : checks_(checks),
         workers_(workers),
         rendezvous_(rendezvous),
         liveness_(liveness),
+        stalls_(stalls),
         connections_(connections),
         assigner_(assigner),
         clock_(clock),
@@ -67,6 +71,7 @@ class WorkerCalls {
   WorkerRegistry& workers_;
   const Rendezvous& rendezvous_;
   MemberLiveness& liveness_;
+  StallWatch& stalls_;
   HeartbeatConnections& connections_;
   JobAssigner& assigner_;
   const Clock* const clock_;

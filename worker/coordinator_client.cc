@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
 #include "glog/logging.h"
+#include "worker/phase_report.h"
 
 namespace ringleader {
 namespace {
@@ -150,6 +151,7 @@ v1::HeartbeatRequest CoordinatorClient::BeatRequest(
   }
   req.set_step(step_);
   req.set_collective_wait_ms(collective_wait_.Waiting().count());
+  AddPhase(phases_.Read(), req);
   return req;
 }
 
@@ -163,6 +165,7 @@ bool CoordinatorClient::Unknown(const std::string& worker_id) {
 
 void CoordinatorClient::StartHeartbeats(AbortHook on_abort) {
   on_abort_ = std::move(on_abort);
+  phases_.Enter(Phase::kIdle);
   GenerationWatch::Options watch;
   watch.channel = [this] { return channel(); };
   watch.credential = [this] { return credential(); };
@@ -189,6 +192,9 @@ void CoordinatorClient::SetCurrent(const std::string& job_id,
     generation_ = generation;
     if (job_id.empty()) serving_job_.clear();
   }
+  // Joining or connecting until the trainer's spans say more; idle without
+  // a job.
+  phases_.Enter(job_id.empty() ? Phase::kIdle : Phase::kRendezvous);
   if (watch_ != nullptr && !keep_watch) watch_->Set(job_id, generation);
 }
 
@@ -318,6 +324,7 @@ absl::StatusOr<v1::JobAssignment> CoordinatorClient::WaitForAssignment(
 
 absl::StatusOr<v1::JoinRendezvousResponse> CoordinatorClient::Join(
     const std::string& job_id, absl::Duration timeout) {
+  phases_.Enter(Phase::kRendezvous);
   v1::JoinRendezvousRequest req;
   req.set_job_id(job_id);
   req.set_timeout_ms(absl::ToInt64Milliseconds(timeout));

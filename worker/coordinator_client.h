@@ -20,6 +20,7 @@
 #include "ringleader/v1/worker_service.grpc.pb.h"
 #include "worker/comm/collective_wait.h"
 #include "worker/generation_watch.h"
+#include "worker/timeline/phase.h"
 
 namespace ringleader {
 
@@ -79,6 +80,10 @@ class CoordinatorClient {
   // Times the worker's waits in collectives (WaitTimedCommunicator):
   // heartbeats carry how long the current one has lasted.
   CollectiveWaitClock* collective_wait() { return &collective_wait_; }
+  // What the worker is doing (set at the trainer's timeline spans):
+  // heartbeats carry its phase, how long it has been in it, its step and
+  // bucket, and the recent step time.
+  PhaseClock* phases() { return &phases_; }
   // The next assignment; DEADLINE_EXCEEDED after `timeout`; UNAVAILABLE once
   // the coordinator stayed unreachable past unreachable_timeout. From then
   // until SetCurrent("", 0) the worker serves that job, and assignments
@@ -206,6 +211,7 @@ class CoordinatorClient {
   std::atomic<int64_t> last_beat_ns_{INT64_MAX};  // absl::ToUnixNanos
   std::atomic<int64_t> step_{0};
   CollectiveWaitClock collective_wait_;
+  PhaseClock phases_;        // Idle until SetCurrent names a job.
   absl::Mutex register_mu_;  // Serializes RegisterAgain.
   std::thread heartbeat_thread_;
   // Set by StartHeartbeats, before any SetCurrent that needs it.

@@ -49,6 +49,11 @@ ABSL_FLAG(absl::Duration, hung_wait, absl::Seconds(1),
           "peer the coordinator hears reports being blocked in a collective "
           "for this long: it is hung (a SIGSTOP, a wedged device) with its "
           "connections open. Longer than any wait for a live, slow peer.");
+ABSL_FLAG(absl::Duration, stall_floor, absl::Seconds(1),
+          "Ranks blocked in a collective for 3x the generation's median step "
+          "time, and at least this long, are said to wait for another: "
+          "`ringctl get` and `watch` name the rank they wait for and what it "
+          "is doing.");
 ABSL_FLAG(bool, push_generation_end, true,
           "Tell a generation's members the moment it ends (WatchGeneration "
           "streams), not at their next heartbeat. Off: the call answers "
@@ -112,7 +117,8 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"State", {"state", "retain_finished_jobs", "retain_finished_for"}},
       {"Failure detection",
        {"lease_ms", "heartbeat_ms", "silent_member_limit",
-        "silent_generation_limit", "hung_wait", "push_generation_end"}},
+        "silent_generation_limit", "hung_wait", "push_generation_end",
+        "stall_floor"}},
       {"Security", {"tls_cert", "tls_key", "tls_client_ca", "auth_token_file"}},
       {"Metrics", {"metrics_listen"}},
       {"Preemption", {"preempt_window", "drain_grace"}},
@@ -131,6 +137,19 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
 // the environment still wins.
 void LimitMallocArenas() {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
+}
+
+// When ranks are said to wait for another (coordinator/stall_watch.h): a
+// member two heartbeats silent is named as silent.
+absl::StatusOr<ringleader::StallWatch::Options> StallOptionsFromFlags(
+    absl::Duration heartbeat_interval) {
+  ringleader::StallWatch::Options o;
+  o.floor = absl::GetFlag(FLAGS_stall_floor);
+  if (o.floor <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--stall_floor must be > 0");
+  }
+  o.silent_after = 2 * heartbeat_interval;
+  return o;
 }
 
 // The server's configuration from the flags; INVALID_ARGUMENT (exit 2)
@@ -182,6 +201,10 @@ absl::StatusOr<ringleader::CoordinatorServerConfig> ConfigFromFlags() {
   config.options.silent_generation_limit = std::max(
       absl::GetFlag(FLAGS_silent_generation_limit), config.options.lease);
   config.options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
+  absl::StatusOr<ringleader::StallWatch::Options> stall =
+      StallOptionsFromFlags(config.options.heartbeat_interval);
+  if (!stall.ok()) return stall.status();
+  config.options.stall = *stall;
   config.options.hung_wait =
       std::max(absl::GetFlag(FLAGS_hung_wait), absl::Milliseconds(1));
   config.options.push_generation_end = absl::GetFlag(FLAGS_push_generation_end);

@@ -191,6 +191,15 @@ class Client:
         return self._call(self._stub.GetJob,
                           user_service_pb2.GetJobRequest(job_id=_job_id(job)))
 
+    def waiting_for(self, job: JobRef) -> Optional[str]:
+        """Whom the job's ranks wait for, now, as ``ringctl get`` says it
+        (``waiting 12.3 s in all-reduce of step 4711 for rank 2 (host h3):
+        data loading for 12.4 s``), or None while no rank waits in a
+        collective past the threshold. The fields are in
+        ``get(job).waiting_for``."""
+        from .progress import waiting_for_line
+        return waiting_for_line(self.get(job)) or None
+
     def list(self, states: Optional[Iterable[Union[str, int]]] = None
              ) -> List[Job]:
         """Every job (in these states, e.g. ``["running", "pending"]``), in

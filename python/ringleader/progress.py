@@ -40,6 +40,60 @@ def format_metrics(metrics: Dict[str, float]) -> str:
                      if k != "epoch")
 
 
+# How ``ringctl`` words a worker's phase (``common/waiting_for_line.cc``).
+PHASE_WORDS: Dict[int, str] = {
+    job_pb2.WORKER_PHASE_UNSPECIFIED: "an unknown phase",
+    job_pb2.WORKER_PHASE_IDLE: "idle",
+    job_pb2.WORKER_PHASE_RENDEZVOUS: "rendezvous",
+    job_pb2.WORKER_PHASE_DATA_LOADING: "data loading",
+    job_pb2.WORKER_PHASE_FORWARD: "forward",
+    job_pb2.WORKER_PHASE_BACKWARD: "backward",
+    job_pb2.WORKER_PHASE_ALLREDUCE_WAIT: "all-reduce wait",
+    job_pb2.WORKER_PHASE_BUFFER_SYNC: "buffer sync",
+    job_pb2.WORKER_PHASE_OPTIMIZER: "optimizer",
+    job_pb2.WORKER_PHASE_CHECKPOINT: "checkpoint",
+    job_pb2.WORKER_PHASE_RECOVERY: "recovery",
+    job_pb2.WORKER_PHASE_EVALUATION: "evaluation",
+}
+
+
+def phase_words(phase: int) -> str:
+    """"data loading" for WORKER_PHASE_DATA_LOADING; a value this package
+    does not know by its enum name."""
+    if phase in PHASE_WORDS:
+        return PHASE_WORDS[phase]
+    try:
+        return job_pb2.WorkerPhase.Name(phase).lower()
+    except ValueError:
+        return str(phase)
+
+
+def waiting_for_line(job: Job) -> str:
+    """The rank the job's ranks wait for, as ``ringctl get`` says it:
+    ``waiting 12.3 s in all-reduce of step 4711 for rank 2 (host h3): data
+    loading for 12.4 s``; "" while no rank waits past the threshold."""
+    if not job.HasField("waiting_for"):
+        return ""
+    w = job.waiting_for
+    collective = ("all-reduce"
+                  if w.wait_phase == job_pb2.WORKER_PHASE_ALLREDUCE_WAIT
+                  else "a collective"
+                  if w.wait_phase == job_pb2.WORKER_PHASE_UNSPECIFIED
+                  else phase_words(w.wait_phase))
+    line = f"waiting {w.waited_ms / 1000:.1f} s in {collective}"
+    if w.step > 0:
+        line += f" of step {w.step}"
+    line += f" for rank {w.rank}"
+    if w.host:
+        line += f" (host {w.host})"
+    if w.silent_ms > 0:
+        line += (f": no heartbeat for {w.silent_ms / 1000:.1f} s, "
+                 f"last seen in {phase_words(w.phase)}")
+    else:
+        line += f": {phase_words(w.phase)} for {w.phase_ms / 1000:.1f} s"
+    return line
+
+
 def evaluation_dict(e: job_pb2.EpochEvaluation) -> Dict[str, float]:
     out: Dict[str, float] = {"epoch": int(e.epoch)}
     if not e.metrics:
@@ -125,6 +179,7 @@ class Display:
         self._pacer = LinePacer()
         self._evaluations = 0
         self._state: Optional[int] = None
+        self._waiting: Any = None  # What the last waiting line was about.
 
     def write(self, line: str) -> None:
         if not self.enabled:
@@ -138,6 +193,7 @@ class Display:
         if not self.enabled:
             return
         self._show_evaluations(job)
+        self._show_waiting(job)
         if self.tty:
             self._draw_bar(job)
         elif self._pacer.due(job, time.monotonic()):
@@ -153,6 +209,20 @@ class Display:
             self.write(f"evaluated epoch {e.epoch}: "
                        f"{format_metrics(evaluation_dict(e))}")
         self._evaluations = max(self._evaluations, end)
+
+    def _show_waiting(self, job: Job) -> None:
+        """The waiting line when it appears, or names another rank, phase or
+        step (not when only its times grow); a line when the wait ends."""
+        w = job.waiting_for if job.HasField("waiting_for") else None
+        key = None if w is None else (w.rank, w.worker_id, w.phase,
+                                      w.silent_ms > 0, w.wait_phase, w.step)
+        if key == (None if self._waiting is None else self._waiting[0]):
+            return
+        if w is None:
+            self.write(f"the wait for rank {self._waiting[1]} ended")
+        else:
+            self.write(waiting_for_line(job))
+        self._waiting = None if w is None else (key, w.rank)
 
     def _draw_bar(self, job: Job) -> None:
         from tqdm.auto import tqdm

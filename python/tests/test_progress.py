@@ -93,3 +93,42 @@ def test_a_preempted_job_is_shown_with_why_and_is_not_final():
     d.update(snapshot(RUNNING, step=30))
     d.update(job)
     assert "PREEMPTED" in out.getvalue()
+
+
+def stalled(rank=2, phase=job_pb2.WORKER_PHASE_DATA_LOADING, silent_ms=0,
+            waited_ms=12300, phase_ms=12400):
+    job = snapshot(RUNNING, step=10)
+    w = job.waiting_for
+    w.waited_ms, w.wait_phase, w.step = waited_ms, \
+        job_pb2.WORKER_PHASE_ALLREDUCE_WAIT, 4711
+    w.rank, w.worker_id, w.host = rank, f"w{rank}", "h3"
+    w.phase, w.phase_ms, w.silent_ms = phase, phase_ms, silent_ms
+    return job
+
+
+def test_waiting_line_is_ringctls():
+    assert progress.waiting_for_line(snapshot(RUNNING, step=3)) == ""
+    assert progress.waiting_for_line(stalled()) == (
+        "waiting 12.3 s in all-reduce of step 4711 for rank 2 (host h3): "
+        "data loading for 12.4 s")
+    assert progress.waiting_for_line(
+        stalled(phase=job_pb2.WORKER_PHASE_FORWARD, silent_ms=3100)) == (
+        "waiting 12.3 s in all-reduce of step 4711 for rank 2 (host h3): "
+        "no heartbeat for 3.1 s, last seen in forward")
+
+
+def test_display_prints_the_waiting_line_once_per_change():
+    out = io.StringIO()
+    d = progress.Display(file=out, tty=False)
+    d.update(stalled(waited_ms=2000))
+    d.update(stalled(waited_ms=3000))  # Only the times grew.
+    d.update(stalled(phase=job_pb2.WORKER_PHASE_FORWARD))
+    d.update(snapshot(RUNNING, step=11))
+    lines = [ln for ln in out.getvalue().splitlines() if "rank 2" in ln]
+    assert lines == [
+        "waiting 2.0 s in all-reduce of step 4711 for rank 2 (host h3): "
+        "data loading for 12.4 s",
+        "waiting 12.3 s in all-reduce of step 4711 for rank 2 (host h3): "
+        "forward for 12.4 s",
+        "the wait for rank 2 ended",
+    ]

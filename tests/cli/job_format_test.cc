@@ -149,6 +149,30 @@ TEST(FormatJobDetailTest, KeyFacts) {
   }
 }
 
+TEST(FormatJobDetailTest, StalledNamesTheRankTheOthersWaitFor) {
+  v1::Job job = SampleJob();
+  EXPECT_EQ(FormatJobDetail(job, kNow).find("STALLED"), std::string::npos);
+  v1::WaitingFor& w = *job.mutable_waiting_for();
+  w.set_waited_ms(12345);
+  w.set_wait_phase(v1::WORKER_PHASE_ALLREDUCE_WAIT);
+  w.set_step(4711);
+  w.set_rank(2);
+  w.set_host("h3");
+  w.set_phase(v1::WORKER_PHASE_DATA_LOADING);
+  w.set_phase_ms(12400);
+  const std::string text = FormatJobDetail(job, kNow);
+  EXPECT_NE(text.find("STALLED     waiting 12.3 s in all-reduce of step 4711 "
+                      "for rank 2 (host h3): data loading for 12.4 s\n"),
+            std::string::npos)
+      << text;
+  w.set_silent_ms(3050);
+  w.set_phase(v1::WORKER_PHASE_BACKWARD);
+  EXPECT_NE(FormatJobDetail(job, kNow).find(
+                "for rank 2 (host h3): no heartbeat for 3.0 s, last "
+                "seen in backward\n"),
+            std::string::npos);
+}
+
 TEST(FormatJobDetailTest, ImageDataSkippedSamplesAndClassNames) {
   v1::Job job;
   job.set_job_id("img-1");

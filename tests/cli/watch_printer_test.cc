@@ -398,5 +398,42 @@ TEST(WatchPrinterTest, NoStragglersOutsideRunning) {
   EXPECT_EQ(out.str().find("STRAGGLER"), std::string::npos) << out.str();
 }
 
+TEST(WatchPrinterTest, WaitingLineOncePerChangeAndWhenItEnds) {
+  const CliConfig config = Config(false);
+  std::ostringstream out;
+  WatchPrinter printer(config, out);
+  auto stalled = [](int64_t waited_ms, v1::WorkerPhase phase) {
+    v1::Job job = Snapshot(v1::JOB_STATE_RUNNING, 40);
+    v1::WaitingFor& w = *job.mutable_waiting_for();
+    w.set_waited_ms(waited_ms);
+    w.set_wait_phase(v1::WORKER_PHASE_ALLREDUCE_WAIT);
+    w.set_step(41);
+    w.set_rank(1);
+    w.set_host("h2");
+    w.set_phase(phase);
+    w.set_phase_ms(waited_ms + 100);
+    return job;
+  };
+  printer.OnJob(stalled(1500, v1::WORKER_PHASE_DATA_LOADING), kT0);
+  // Only its times grew: no new line.
+  printer.OnJob(stalled(2500, v1::WORKER_PHASE_DATA_LOADING),
+                kT0 + absl::Milliseconds(100));
+  printer.OnJob(stalled(3000, v1::WORKER_PHASE_FORWARD),
+                kT0 + absl::Milliseconds(200));
+  printer.OnJob(Snapshot(v1::JOB_STATE_RUNNING, 41),
+                kT0 + absl::Milliseconds(300));
+  const std::string text = out.str();
+  EXPECT_NE(text.find("waiting 1.5 s in all-reduce of step 41 for rank 1 "
+                      "(host h2): data loading for 1.6 s\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("waiting 2.5 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("for rank 1 (host h2): forward for 3.1 s\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("the wait for rank 1 ended\n"), std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace ringleader::cli

@@ -38,6 +38,7 @@ class WorkerCallsTest : public testing::CoordinatorManagersTest {
   MemberLiveness liveness_{{kLease}};
   HeartbeatConnections connections_;
   JobAssigner assigner_{workers_, jobs_, rendezvous_};
+  StallWatch stalls_{StallWatch::Options()};
   std::vector<std::pair<std::string, std::string>> gone_;
   std::vector<int64_t> steps_;
   WorkerCalls calls_{
@@ -47,6 +48,7 @@ class WorkerCallsTest : public testing::CoordinatorManagersTest {
       liveness_,
       connections_,
       assigner_,
+      stalls_,
       &clock_,
       kLease,
       {[this](const v1::WorkerInfo& w, const std::string& why) {

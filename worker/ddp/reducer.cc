@@ -210,10 +210,17 @@ absl::Status Reducer::FinishBackward() {
   }
   const absl::Time start = absl::Now();
   absl::Status first_error;
-  for (auto& w : works) {
-    absl::Status s = w->Wait();
+  // Heartbeats say which bucket this rank waits for: every bucket was
+  // launched this step, in index order.
+  PhaseClock* const phases = state_->options.timeline != nullptr
+                                 ? state_->options.timeline->phases()
+                                 : nullptr;
+  for (size_t b = 0; b < works.size(); ++b) {
+    if (phases != nullptr) phases->SetBucket(static_cast<int32_t>(b));
+    absl::Status s = works[b]->Wait();
     if (!s.ok() && first_error.ok()) first_error = s;
   }
+  if (phases != nullptr) phases->SetBucket(-1);
   const double waited = absl::ToDoubleSeconds(absl::Now() - start);
   {
     absl::MutexLock lock(&state_->mu);

@@ -26,6 +26,7 @@ std::string Timeline::PathFor(const std::string& dir, const std::string& job_id,
 int64_t Timeline::NowUs() { return absl::GetCurrentTimeNanos() / 1000; }
 
 void Timeline::SetStep(int64_t step) {
+  if (phases_ != nullptr) phases_->SetStep(step);
   if (!enabled_) return;
   int64_t unset = 0;
   first_step_.compare_exchange_strong(unset, step, std::memory_order_relaxed);

@@ -9,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "worker/timeline/phase.h"
 
 namespace ringleader {
 
@@ -55,6 +56,11 @@ class Timeline {
   bool enabled() const { return enabled_; }
   const std::string& path() const { return path_; }
 
+  // Where the spans also say what the worker is doing (its heartbeats
+  // carry it); null: nowhere. Set before the first span.
+  void SetPhases(PhaseClock* phases) { phases_ = phases; }
+  PhaseClock* phases() const { return phases_; }
+
   // The optimizer step (1-based) the following events belong to.
   void SetStep(int64_t step);
   int64_t step() const { return step_.load(std::memory_order_relaxed); }
@@ -79,6 +85,7 @@ class Timeline {
   const std::string path_;
   const int rank_;
   const int64_t max_steps_;
+  PhaseClock* phases_ = nullptr;
   std::atomic<int64_t> step_{0};
   // First step seen by SetStep (0 until then).
   std::atomic<int64_t> first_step_{0};
@@ -90,13 +97,20 @@ class Timeline {
 };
 
 // Records the enclosing scope on the compute track, for the step current at
-// construction. With a null or disabled timeline, one branch.
+// construction, and puts the worker in `phase` (when the timeline has a
+// PhaseClock) until the scope ends. With a null timeline, one branch; with a
+// disabled one, the phase only.
 class TimelineSpan {
  public:
-  TimelineSpan(Timeline* timeline, const char* name)
+  TimelineSpan(Timeline* timeline, const char* name,
+               Phase phase = Phase::kUnspecified)
       : timeline_(timeline != nullptr && timeline->enabled() ? timeline
                                                              : nullptr),
-        name_(name) {
+        name_(name),
+        phase_(timeline != nullptr && phase != Phase::kUnspecified
+                   ? timeline->phases()
+                   : nullptr,
+               phase) {
     if (timeline_ != nullptr) {
       step_ = timeline_->step();
       start_us_ = Timeline::NowUs();
@@ -114,6 +128,7 @@ class TimelineSpan {
  private:
   Timeline* const timeline_;
   const char* const name_;
+  const PhaseScope phase_;
   int64_t step_ = 0;
   int64_t start_us_ = 0;
 };

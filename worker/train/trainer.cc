@@ -84,8 +84,12 @@ absl::Status Trainer::Run() {
 }
 
 absl::Status Trainer::Train() {
+  MakeTimeline();
   if (absl::Status s = BuildReplica(); !s.ok()) return s;
-  if (absl::Status s = SetUpReplicas(); !s.ok()) return s;
+  {
+    TimelineSpan span(timeline_.get(), "recovery", Phase::kRecovery);
+    if (absl::Status s = SetUpReplicas(); !s.ok()) return s;
+  }
   source_ = std::make_unique<BatchSource>(env_.data, gen_, shard_resume_,
                                           /*pin_memory=*/device_.is_cuda());
   if (absl::Status s = StartSenders(); !s.ok()) return s;
@@ -94,6 +98,20 @@ absl::Status Trainer::Train() {
     if (absl::Status s = RunEpoch(epoch); !s.ok()) return s;
   }
   return Finish();
+}
+
+void Trainer::MakeTimeline() {
+  const v1::JobSpec& spec = gen_.spec();
+  timeline_ = std::make_unique<Timeline>(
+      spec.timeline_dir().empty()
+          ? std::string()
+          : Timeline::PathFor(spec.timeline_dir(), job_id_, gen_.rank()),
+      gen_.rank(), spec.timeline_steps());
+  timeline_->SetMetadata("job_id", job_id_);
+  timeline_->SetMetadata("generation", absl::StrCat(gen_.generation()));
+  // Its spans also say what this rank is doing, for the heartbeats.
+  timeline_->SetPhases(env_.phases);
+  if (env_.phases != nullptr) env_.phases->ResetSteps();
 }
 
 absl::Status Trainer::BuildReplica() {
@@ -165,13 +183,6 @@ absl::Status Trainer::CreateStep(const ResumePoint& resumed) {
             << " optimizer steps at world size " << gen_.world_size()
             << "; learning-rate decay horizon "
             << DecayHorizon(spec.lr_schedule(), planned_steps_);
-  timeline_ = std::make_unique<Timeline>(
-      spec.timeline_dir().empty()
-          ? std::string()
-          : Timeline::PathFor(spec.timeline_dir(), job_id_, gen_.rank()),
-      gen_.rank(), spec.timeline_steps());
-  timeline_->SetMetadata("job_id", job_id_);
-  timeline_->SetMetadata("generation", absl::StrCat(gen_.generation()));
   StepParts parts;
   parts.model = replica_.model.get();
   parts.task = replica_.task.get();
@@ -271,7 +282,7 @@ absl::StatusOr<bool> Trainer::RunMicroBatch(int64_t epoch,
   timeline_->SetStep(step);
   std::optional<Batch> batch;
   {
-    TimelineSpan span(timeline_.get(), "data_wait");
+    TimelineSpan span(timeline_.get(), "data_wait", Phase::kDataLoading);
     const absl::Time asked = env_.clock->Now();
     batch = e.loader->Next();
     window_->AddDataWait(env_.clock->Now() - asked);
@@ -331,6 +342,7 @@ absl::Status Trainer::FinishStep(int64_t epoch, const BatchSource::Epoch& e,
       step % spec.checkpoint_every_steps() != 0 || !full || last) {
     return absl::OkStatus();
   }
+  TimelineSpan span(timeline_.get(), "checkpoint", Phase::kCheckpoint);
   return checkpointer_->Save(at.position, at.epoch_sample_offset);
 }
 
@@ -421,6 +433,7 @@ void Trainer::RestoreBoundaryBuffers() {
 }
 
 absl::StatusOr<MetricSums> Trainer::EvaluateTestSplit() {
+  TimelineSpan span(timeline_.get(), "evaluation", Phase::kEvaluation);
   // Rank 0's buffers first, as DDP's wrapper broadcasts them before the
   // first forward after training, evaluation's included: every rank then
   // evaluates the model rank 0 checkpoints and exports, and the pooled
@@ -441,6 +454,7 @@ absl::Status Trainer::EndEpoch(int64_t epoch) {
   if (!epoch_loss.ok()) return epoch_loss.status();
   last_epoch_loss_ = *epoch_loss;
   if (checkpointer_->enabled()) {
+    TimelineSpan span(timeline_.get(), "checkpoint", Phase::kCheckpoint);
     if (absl::Status s = checkpointer_->Save({epoch + 1, step_->done()}, 0);
         !s.ok()) {
       return s;

@@ -20,6 +20,7 @@
 #include "ringleader/v1/worker_service.pb.h"
 #include "worker/comm/communicator.h"
 #include "worker/data/job_data.h"
+#include "worker/timeline/phase.h"
 #include "worker/train/batch_source.h"
 #include "worker/train/checkpoint/checkpointer.h"
 #include "worker/train/checkpoint/kept_state.h"
@@ -78,6 +79,9 @@ struct TrainerEnv {
   // flags): runs when this rank is about to receive or send a member's kept
   // state in a recovery (checkpoint/peer_recovery.h); null: nothing.
   std::function<void()> before_state_broadcast;
+  // What this rank is doing, for its heartbeats (set at the timeline's span
+  // points); null: nowhere.
+  PhaseClock* phases = nullptr;
 };
 
 // Trains one generation of a job on one rank, the way a DDP training script
@@ -118,6 +122,9 @@ class Trainer {
   };
 
   absl::Status Train();
+  // This generation's timeline (disabled without JobSpec.timeline_dir),
+  // whose spans also set env_.phases.
+  void MakeTimeline();
   absl::Status BuildReplica();
   // Everything the ranks agree on before the first step: the data, the
   // state they resume from, rank 0's parameters and buffers.

@@ -88,13 +88,13 @@ absl::StatusOr<TrainStep::MicroResult> TrainStep::Micro(
   torch::manual_seed(
       SampleStreamSeed(recipe_.seed, place.epoch, place.position));
   if (micro_in_step_ > 0) {
-    if (absl::Status s = buffers_->Sync(); !s.ok()) return CollectiveFailed(s);
+    if (absl::Status s = SyncBuffers(); !s.ok()) return s;
   }
   ++micro_in_step_;
   reducer_->PrepareForBackward(sync);
   absl::StatusOr<at::Tensor> loss;
   {
-    TimelineSpan span(parts_.timeline, "forward");
+    TimelineSpan span(parts_.timeline, "forward", Phase::kForward);
     loss = BatchLoss(*parts_.model, *parts_.task, batch, parts_.device);
   }
   if (!loss.ok()) {
@@ -104,14 +104,15 @@ absl::StatusOr<TrainStep::MicroResult> TrainStep::Micro(
                                                       parts_.data->Describe()));
   }
   try {
-    TimelineSpan span(parts_.timeline, "backward");
+    TimelineSpan span(parts_.timeline, "backward", Phase::kBackward);
     (*loss / recipe_.accumulate).backward();
   } catch (const std::exception& e) {
     return JobError(TorchErrorToStatus(absl::StatusCode::kInvalidArgument,
                                        "backward failed", e));
   }
   {
-    TimelineSpan span(sync ? parts_.timeline : nullptr, "allreduce_wait");
+    TimelineSpan span(sync ? parts_.timeline : nullptr, "allreduce_wait",
+                      Phase::kAllReduceWait);
     if (absl::Status s = reducer_->FinishBackward(); !s.ok()) {
       return CollectiveFailed(s);
     }
@@ -119,7 +120,7 @@ absl::StatusOr<TrainStep::MicroResult> TrainStep::Micro(
   if (sync) {
     // This step's last forward is done: rank 0's buffers as the next step
     // will use them, on every rank before the step is applied.
-    if (absl::Status s = buffers_->Sync(); !s.ok()) return CollectiveFailed(s);
+    if (absl::Status s = SyncBuffers(); !s.ok()) return s;
     micro_in_step_ = 0;
     ready_ = true;
   }
@@ -129,7 +130,8 @@ absl::StatusOr<TrainStep::MicroResult> TrainStep::Micro(
 std::optional<double> TrainStep::ClipGradients(bool measure) {
   const bool clip = recipe_.clip_grad_norm > 0;
   if (!clip && !measure) return std::nullopt;
-  TimelineSpan span(parts_.timeline, clip ? "clip_grad_norm" : "grad_norm");
+  TimelineSpan span(parts_.timeline, clip ? "clip_grad_norm" : "grad_norm",
+                    Phase::kOptimizer);
   if (!parts_.device.is_cuda()) {
     return ClipGradNorm(params_, recipe_.clip_grad_norm);
   }
@@ -160,7 +162,7 @@ absl::StatusOr<std::optional<double>> TrainStep::Apply(bool measure_norm) {
   const double lr = LearningRateAt(recipe_.lr_schedule, recipe_.learning_rate,
                                    done_, recipe_.planned_steps);
   {
-    TimelineSpan span(parts_.timeline, "optimizer");
+    TimelineSpan span(parts_.timeline, "optimizer", Phase::kOptimizer);
     SetLearningRate(*parts_.optimizer, lr);
     parts_.optimizer->step();
     reducer_->ZeroGrad();
@@ -171,6 +173,7 @@ absl::StatusOr<std::optional<double>> TrainStep::Apply(bool measure_norm) {
 }
 
 absl::Status TrainStep::SyncBuffers() {
+  TimelineSpan span(parts_.timeline, "buffer_sync", Phase::kBufferSync);
   if (absl::Status s = buffers_->Sync(); !s.ok()) return CollectiveFailed(s);
   return absl::OkStatus();
 }
