@@ -25,6 +25,11 @@ struct SubcommandArgs {
   std::string file;         // submit --file or FILE.
   bool watch = false;       // submit --watch.
   SpecOverrides overrides;  // submit's job flags.
+  // logs --rank (-1: every rank), --since, --tail, --follow.
+  int rank = -1;
+  std::string since;
+  int tail = 0;
+  bool follow = false;
 };
 
 // What a subcommand runs with, besides its arguments.

@@ -1,11 +1,13 @@
 #include "coordinator/coordinator.h"
 
 #include <cstdint>
+#include <random>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "common/job_over.h"
 #include "coordinator/generation_record.h"
@@ -13,6 +15,13 @@
 
 namespace ringleader {
 namespace {
+
+// Names this coordinator process for the logs' cursors: a follower's cursor
+// from before a restart is worth nothing after it.
+std::string NewIncarnation() {
+  std::random_device random;
+  return absl::StrFormat("%08x%08x", random(), random());
+}
 
 // Extra time members of an adopted generation get for their first
 // heartbeat after a coordinator restart: the reconnect of a worker's
@@ -68,6 +77,8 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
                    {options.lease, options.push_generation_end}, GoneHook()),
       user_calls_(jobs_, workers_,
                   [this](const v1::Job& job) { return OpenRendezvous(job); }),
+      logs_(options.log_limits),
+      log_calls_(checks_, workers_, jobs_, logs_, NewIncarnation()),
       preemption_(clock, timers, options.preemption, PreemptionHooks()),
       preempt_calls_(checks_, rendezvous_, preemption_),
       lease_sweep_(workers_, liveness_, clock, timers, options.sweep_interval,
@@ -98,6 +109,8 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
     OnRankGone(job_id, gen, rank, worker_id, reason);
   });
   jobs_.SetFinishedHook([this](const v1::Job& job) { OnJobFinished(job); });
+  jobs_.SetDeletedHook(
+      [this](const std::string& job_id) { logs_.Delete(job_id); });
 }
 
 Coordinator::~Coordinator() = default;

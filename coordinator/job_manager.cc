@@ -227,6 +227,7 @@ absl::Status JobManager::DeleteLocked(const std::string& job_id) {
   deleted_restarts_ += it->second.job.restarts();
   order_.erase(JobKey::Of(it->second.job));
   jobs_.erase(it);
+  if (on_deleted_) on_deleted_(job_id);
   return absl::OkStatus();
 }
 

@@ -55,6 +55,9 @@ class JobManager {
   // snapshots out of order keeps the highest.
   using Watcher = std::function<void(const v1::Job&, uint64_t version)>;
   using FinishedHook = std::function<void(const v1::Job&)>;
+  // A job deleted (DeleteJob, or pruned past the retention). Runs under the
+  // manager's lock: it must not call the manager.
+  using DeletedHook = std::function<void(const std::string& job_id)>;
 
   JobManager(StateStore* store, Clock* clock, JobRetention retention = {});
 
@@ -66,6 +69,7 @@ class JobManager {
   absl::StatusOr<std::vector<v1::Job>> Recover(
       const absl::flat_hash_map<std::string, int64_t>& adoptable = {});
   void SetFinishedHook(FinishedHook hook) { on_finished_ = std::move(hook); }
+  void SetDeletedHook(DeletedHook hook) { on_deleted_ = std::move(hook); }
 
   // Applies defaults, validates (INVALID_ARGUMENT naming the field), stores.
   absl::StatusOr<v1::Job> Submit(v1::JobSpec spec);
@@ -224,6 +228,7 @@ class JobManager {
   Clock* const clock_;
   const JobRetention retention_;
   FinishedHook on_finished_;
+  DeletedHook on_deleted_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
   // Every job's key: listing order.
