@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "cli/history_format.h"
 #include "cli/job_format.h"
 #include "cli/json_output.h"
 
@@ -33,6 +34,18 @@ CommandStatus RunGet(const CliConfig& config, CoordinatorClient& client,
     out << JobJson(*job) << "\n";
   } else {
     out << FormatJobDetail(*job, absl::Now());
+  }
+  return CommandStatus::Ok();
+}
+
+CommandStatus RunGetHistory(const CliConfig& config, CoordinatorClient& client,
+                            const std::string& job_id, std::ostream& out) {
+  absl::StatusOr<v1::JobHistoryResponse> history = client.GetJobHistory(job_id);
+  if (!history.ok()) return FromRpcStatus(history.status());
+  if (config.output == OutputFormat::kJson) {
+    out << HistoryJson(*history) << "\n";
+  } else {
+    out << FormatHistoryTable(*history);
   }
   return CommandStatus::Ok();
 }

@@ -25,6 +25,10 @@ CommandStatus RunSubmit(const CliConfig& config, CoordinatorClient& client,
 CommandStatus RunGet(const CliConfig& config, CoordinatorClient& client,
                      const std::string& job_id, std::ostream& out);
 
+// `get --history`: the job's training curves (cli/history_format.h).
+CommandStatus RunGetHistory(const CliConfig& config, CoordinatorClient& client,
+                            const std::string& job_id, std::ostream& out);
+
 // The most pages `list` follows: 10,000 of the coordinator's default 50
 // jobs. A coordinator that keeps handing out tokens beyond it is broken.
 inline constexpr int kMaxListPages = 10000;

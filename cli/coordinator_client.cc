@@ -106,6 +106,13 @@ absl::StatusOr<v1::ListWorkersResponse> CoordinatorClient::ListWorkers() {
   return Call(&v1::UserService::Stub::ListWorkers, v1::ListWorkersRequest());
 }
 
+absl::StatusOr<v1::JobHistoryResponse> CoordinatorClient::GetJobHistory(
+    const std::string& job_id) {
+  v1::GetJobHistoryRequest req;
+  req.set_job_id(job_id);
+  return Call(&v1::UserService::Stub::GetJobHistory, req);
+}
+
 absl::Status CoordinatorClient::WatchJob(
     const std::string& job_id,
     const std::function<void(const v1::Job&)>& on_job) {

@@ -45,6 +45,8 @@ class CoordinatorClient {
   absl::StatusOr<v1::ListWorkersResponse> ListWorkers();
   absl::StatusOr<v1::GetJobLogsResponse> GetJobLogs(
       const v1::GetJobLogsRequest& request);
+  absl::StatusOr<v1::JobHistoryResponse> GetJobHistory(
+      const std::string& job_id);
 
   // Calls `on_job` with each snapshot of the job until the coordinator ends
   // the stream (it does when the job is final). A GetJob under the deadline

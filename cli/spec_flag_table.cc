@@ -208,6 +208,10 @@ constexpr SpecFlag kSpecFlags[] = {
     {"--export_safetensors", "export.safetensors_path", kExport,
      "Absolute path where rank 0 writes the trained parameters as "
      "safetensors"},
+    {"--tensorboard_dir", "export.tensorboard_dir", kExport,
+     "Absolute directory where rank 0 writes TensorBoard event files of "
+     "the loss, learning rate, gradient norm, samples/s and evaluation "
+     "metrics while the job runs (created if missing)"},
 };
 
 // Every JobSpec field has a flag today. A field added here instead of to

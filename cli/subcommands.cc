@@ -59,7 +59,19 @@ CommandStatus Submit(const SubcommandContext& c, const SubcommandArgs& args) {
   return RunWatch(c.config, c.client, id, c.out, c.straggler_factor);
 }
 
+void AddGetArgs(CLI::App* command, SubcommandArgs* args) {
+  AddJobArg(command, args);
+  command->add_flag(
+      "--history", args->history,
+      "Print the job's training curves instead: per optimizer step the "
+      "loss, learning rate, gradient norm and samples/s, and each epoch's "
+      "evaluation (--output=json: the whole series, with per-rank step "
+      "time and data-wait share)");
+}
+
 CommandStatus Get(const SubcommandContext& c, const SubcommandArgs& args) {
+  if (args.history)
+    return RunGetHistory(c.config, c.client, args.job_id, c.out);
   return RunGet(c.config, c.client, args.job_id, c.out);
 }
 
@@ -100,7 +112,7 @@ constexpr Subcommand kSubcommands[] = {
      "Submit a job from a spec file and/or flags; prints its id. The spec is "
      "validated here before it is sent.",
      AddSubmitArgs, Submit},
-    {"get", "Show one job", AddJobArg, Get},
+    {"get", "Show one job (--history: its training curves)", AddGetArgs, Get},
     {"list", "List jobs", AddListArgs, List},
     {"cancel", "Cancel a job", AddJobArg, Cancel},
     {"delete",

@@ -24,6 +24,7 @@ struct SubcommandArgs {
   std::string states;       // list --state.
   std::string file;         // submit --file or FILE.
   bool watch = false;       // submit --watch.
+  bool history = false;     // get --history.
   SpecOverrides overrides;  // submit's job flags.
   // logs --rank (-1: every rank), --since, --tail, --follow.
   int rank = -1;

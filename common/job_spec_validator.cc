@@ -943,6 +943,10 @@ void CheckExport(const v1::JobSpec& spec, SpecViolations* v) {
                      "must differ from export.torchscript_path",
                      QuoteForError(e.safetensors_path())));
   }
+  // Written from the first progress report on: a bad directory must fail
+  // now, as checkpoint_dir does.
+  v->Check(CheckPath("export.tensorboard_dir", e.tensorboard_dir(), "",
+                     PathUse::kWrite));
 }
 
 // STEP's own fields: step_size (required) and gamma.

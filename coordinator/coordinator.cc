@@ -55,6 +55,7 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
       workers_(clock, {options.lease, options.heartbeat_interval,
                        options.max_workers}),
       jobs_(store, clock, options.retention),
+      history_(store, clock, timers, options.history_points),
       rendezvous_(clock, timers),
       kv_(timers, options.kv_limits),
       barriers_(timers),
@@ -79,6 +80,7 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
                   [this](const v1::Job& job) { return OpenRendezvous(job); }),
       logs_(options.log_limits),
       log_calls_(checks_, workers_, jobs_, logs_, NewIncarnation()),
+      history_calls_(jobs_, history_),
       preemption_(clock, timers, options.preemption, PreemptionHooks()),
       preempt_calls_(checks_, rendezvous_, preemption_),
       lease_sweep_(workers_, liveness_, clock, timers, options.sweep_interval,
@@ -109,8 +111,14 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
     OnRankGone(job_id, gen, rank, worker_id, reason);
   });
   jobs_.SetFinishedHook([this](const v1::Job& job) { OnJobFinished(job); });
-  jobs_.SetDeletedHook(
-      [this](const std::string& job_id) { logs_.Delete(job_id); });
+  jobs_.SetHistoryHook([this](const std::string& job_id, v1::HistoryPoint p) {
+    history_.Record(job_id, std::move(p));
+  });
+  // A deleted job takes its history and its log with it.
+  jobs_.SetDeletedHook([this](const std::string& job_id) {
+    history_.Forget(job_id);
+    logs_.Delete(job_id);
+  });
 }
 
 Coordinator::~Coordinator() = default;
@@ -119,6 +127,10 @@ Coordinator::~Coordinator() = default;
 
 absl::Status Coordinator::Start() {
   if (absl::Status s = Recover(); !s.ok()) return s;
+  // After the jobs: the retention pruned the histories of the jobs it
+  // deleted with them.
+  if (absl::Status s = history_.Load(); !s.ok()) return s;
+  history_.Start();
   watch_calls_.Start();
   lease_sweep_.Start();
   return absl::OkStatus();
@@ -127,6 +139,7 @@ absl::Status Coordinator::Start() {
 void Coordinator::Stop() {
   lease_sweep_.Stop();
   watch_calls_.Stop(absl::UnavailableError("the coordinator is stopping"));
+  history_.Stop();
 }
 
 absl::Status Coordinator::Recover() {
@@ -368,6 +381,11 @@ void Coordinator::OnRankGone(const std::string& job_id, int64_t generation,
 }
 
 void Coordinator::OnJobFinished(const v1::Job& job) {
+  // A finished job's curve is complete: saved now, not at the next flush.
+  if (absl::Status s = history_.Flush(job.job_id()); !s.ok()) {
+    LOG(WARNING) << "training history of job " << job.job_id()
+                 << " not saved: " << s;
+  }
   liveness_.EndGeneration(job.job_id(), INT64_MAX);
   finish_line_.EndJob(job.job_id());
   DeleteStoredGeneration(job.job_id(), -1);

@@ -15,7 +15,9 @@
 #include "coordinator/generation_facts.h"
 #include "coordinator/generation_watchers.h"
 #include "coordinator/heartbeat_connections.h"
+#include "coordinator/history_calls.h"
 #include "coordinator/job_assigner.h"
+#include "coordinator/job_history.h"
 #include "coordinator/job_manager.h"
 #include "coordinator/join_calls.h"
 #include "coordinator/kv_store.h"
@@ -70,6 +72,8 @@ struct CoordinatorOptions {
   JobRetention retention;
   // What the jobs' logs may hold (coordinator/log_store.h).
   LogStore::Limits log_limits;
+  // Points of training history kept per job (coordinator/job_history.h).
+  int64_t history_points = kDefaultHistoryPoints;
 };
 
 // The composition root of the coordinator (after Ray's GcsServer): creates
@@ -110,9 +114,11 @@ class Coordinator {
   UserCalls& user_calls() { return user_calls_; }
   // Both: workers append to a job's log, users read it.
   LogCalls& log_calls() { return log_calls_; }
+  HistoryCalls& history_calls() { return history_calls_; }
 
   // For tests and metrics.
   JobManager& jobs() { return jobs_; }
+  JobHistory& history() { return history_; }
   Rendezvous& rendezvous() { return rendezvous_; }
   KvStore& kv() { return kv_; }
   BarrierManager& barriers() { return barriers_; }
@@ -186,6 +192,7 @@ class Coordinator {
   // The managers.
   WorkerRegistry workers_;
   JobManager jobs_;
+  JobHistory history_;
   Rendezvous rendezvous_;
   KvStore kv_;
   BarrierManager barriers_;
@@ -208,6 +215,7 @@ class Coordinator {
   // The jobs' logs, and the calls that append and read them.
   LogStore logs_;
   LogCalls log_calls_;
+  HistoryCalls history_calls_;
   // Preemption windows and verdicts, and the call that reaches them.
   Preemption preemption_;
   PreemptCalls preempt_calls_;

@@ -208,16 +208,31 @@ absl::StatusOr<JobPage> JobManager::ListPage(
 }
 
 absl::Status JobManager::Delete(const std::string& job_id) {
-  absl::MutexLock lock(&mu_);
-  absl::StatusOr<Entry*> e = FindLocked(job_id);
-  if (!e.ok()) return e.status();
-  const v1::JobState state = (*e)->job.state();
-  if (!IsTerminal(state)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id, " is ", v1::JobState_Name(state),
-                     "; only a finished job can be deleted (cancel it first)"));
+  absl::Status s;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<Entry*> e = FindLocked(job_id);
+    if (!e.ok()) return e.status();
+    const v1::JobState state = (*e)->job.state();
+    if (!IsTerminal(state)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job ", job_id, " is ", v1::JobState_Name(state),
+          "; only a finished job can be deleted (cancel it first)"));
+    }
+    s = DeleteLocked(job_id);
   }
-  return DeleteLocked(job_id);
+  TellDeleted();
+  return s;
+}
+
+void JobManager::TellDeleted() {
+  std::vector<std::string> deleted;
+  {
+    absl::MutexLock lock(&mu_);
+    deleted.swap(deleted_);
+  }
+  if (!on_deleted_) return;
+  for (const std::string& id : deleted) on_deleted_(id);
 }
 
 absl::Status JobManager::DeleteLocked(const std::string& job_id) {
@@ -227,7 +242,7 @@ absl::Status JobManager::DeleteLocked(const std::string& job_id) {
   deleted_restarts_ += it->second.job.restarts();
   order_.erase(JobKey::Of(it->second.job));
   jobs_.erase(it);
-  if (on_deleted_) on_deleted_(job_id);
+  deleted_.push_back(job_id);
   return absl::OkStatus();
 }
 
@@ -237,8 +252,13 @@ int64_t JobManager::DeletedJobRestarts() const {
 }
 
 absl::StatusOr<int> JobManager::Prune() {
-  absl::MutexLock lock(&mu_);
-  return PruneLocked();
+  absl::StatusOr<int> pruned;
+  {
+    absl::MutexLock lock(&mu_);
+    pruned = PruneLocked();
+  }
+  TellDeleted();
+  return pruned;
 }
 
 absl::StatusOr<int> JobManager::PruneLocked() {

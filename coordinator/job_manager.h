@@ -19,6 +19,7 @@
 #include "coordinator/job_listing.h"
 #include "coordinator/progress_aggregator.h"
 #include "coordinator/state_store.h"
+#include "ringleader/v1/history.pb.h"
 #include "ringleader/v1/job.pb.h"
 #include "ringleader/v1/worker_service.pb.h"
 
@@ -55,8 +56,11 @@ class JobManager {
   // snapshots out of order keeps the highest.
   using Watcher = std::function<void(const v1::Job&, uint64_t version)>;
   using FinishedHook = std::function<void(const v1::Job&)>;
-  // A job deleted (DeleteJob, or pruned past the retention). Runs under the
-  // manager's lock: it must not call the manager.
+  // A training report of rank 0 made a history point
+  // (ProgressAggregator::Point).
+  using HistoryHook =
+      std::function<void(const std::string& job_id, v1::HistoryPoint point)>;
+  // A job was deleted (DeleteJob, or pruned by the retention).
   using DeletedHook = std::function<void(const std::string& job_id)>;
 
   JobManager(StateStore* store, Clock* clock, JobRetention retention = {});
@@ -69,6 +73,8 @@ class JobManager {
   absl::StatusOr<std::vector<v1::Job>> Recover(
       const absl::flat_hash_map<std::string, int64_t>& adoptable = {});
   void SetFinishedHook(FinishedHook hook) { on_finished_ = std::move(hook); }
+  // Set both before the first call, as the finished hook.
+  void SetHistoryHook(HistoryHook hook) { on_history_point_ = std::move(hook); }
   void SetDeletedHook(DeletedHook hook) { on_deleted_ = std::move(hook); }
 
   // Applies defaults, validates (INVALID_ARGUMENT naming the field), stores.
@@ -207,9 +213,13 @@ class JobManager {
   // persisted when `persist`. Whether the job changed.
   absl::StatusOr<bool> SettleLocked(Entry& e, bool persist)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes a finished job from the store, then from memory.
+  // Removes a finished job from the store, then from memory; its id waits
+  // in deleted_ for TellDeleted.
   absl::Status DeleteLocked(const std::string& job_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs the deleted hook for the jobs deleted since the last call, without
+  // the lock.
+  void TellDeleted() ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<int> PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Finds the job and runs `change` on it under mu_ (so it may call the
   // *Locked helpers). `change` says whether it changed the job; if so, the
@@ -228,6 +238,7 @@ class JobManager {
   Clock* const clock_;
   const JobRetention retention_;
   FinishedHook on_finished_;
+  HistoryHook on_history_point_;
   DeletedHook on_deleted_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
@@ -235,6 +246,7 @@ class JobManager {
   std::set<JobKey> order_ ABSL_GUARDED_BY(mu_);
   uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
   int64_t deleted_restarts_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> deleted_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ringleader

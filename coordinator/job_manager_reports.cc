@@ -4,6 +4,7 @@
 // generation resumed from moves it back.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -44,7 +45,9 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
                                         const std::string& worker_id) {
   if (!std::isfinite(r.loss()) || !std::isfinite(r.samples_per_sec()) ||
       r.samples_per_sec() < 0 || r.step() < 0 || r.epoch() < 0 ||
-      r.eval_epoch() < 0) {
+      r.eval_epoch() < 0 || !std::isfinite(r.learning_rate()) ||
+      r.learning_rate() < 0 || !(r.data_wait_share() >= 0) ||
+      r.data_wait_share() > 1) {
     return absl::InvalidArgumentError(
         "progress report has a negative, non-finite or inconsistent value");
   }
@@ -57,7 +60,8 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
       !s.ok()) {
     return s;
   }
-  return Update(
+  std::optional<v1::HistoryPoint> point;
+  absl::Status s = Update(
       r.job_id(),
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
         if (e.job.state() != v1::JOB_STATE_RUNNING ||
@@ -66,14 +70,22 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
               absl::StrCat("job ", QuoteForError(r.job_id()),
                            " is not running generation ", r.generation()));
         }
-        e.progress.Add(r, worker_id, absl::ToUnixMillis(clock_->Now()));
+        const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
+        e.progress.Add(r, worker_id, now_ms);
         const bool evaluated = e.progress.Combine(
             e.job.world_size(), e.job.spec().task(), e.job.mutable_progress());
+        point = e.progress.Point(r, e.job.progress(), r.generation(), now_ms);
         // A rank's final report must outlive a coordinator restart: the rank
         // has gone idle and will not send it again. So must an epoch's
         // evaluation: the ranks have moved on.
         return SettleLocked(e, r.finished() || evaluated);
       });
+  // Outside the lock, as every hook; rank 0 sends its reports one at a
+  // time, so its points arrive in order.
+  if (s.ok() && point.has_value() && on_history_point_) {
+    on_history_point_(r.job_id(), *std::move(point));
+  }
+  return s;
 }
 
 absl::Status JobManager::RankGone(const std::string& job_id, int64_t generation,

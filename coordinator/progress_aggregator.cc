@@ -25,6 +25,9 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
     p.set_join_to_first_step_ms(report.join_to_first_step_ms());
   }
   if (report.grad_norm() != 0) grad_norms_[report.rank()] = report.grad_norm();
+  if (!report.finished() && report.step_time_ms() > 0) {
+    data_wait_[report.rank()] = report.data_wait_share();
+  }
   skipped_samples_ = std::max(skipped_samples_, report.skipped_samples());
   if (!report.class_names().empty()) {
     class_names_.assign(report.class_names().begin(),
@@ -190,9 +193,40 @@ bool ProgressAggregator::AddEvaluation(int32_t world_size,
   return true;
 }
 
+std::optional<v1::HistoryPoint> ProgressAggregator::Point(
+    const v1::ReportProgressRequest& report, const v1::JobProgress& progress,
+    int64_t generation, int64_t now_ms) const {
+  // A training window's report: evaluations and the final report carry no
+  // step time (ProgressWindow).
+  if (report.rank() != 0 || report.finished() || report.step_time_ms() <= 0) {
+    return std::nullopt;
+  }
+  v1::HistoryPoint p;
+  p.set_step(report.step());
+  p.set_epoch(report.epoch());
+  p.set_time_ms(now_ms);
+  p.set_generation(generation);
+  p.set_loss(progress.loss());
+  p.set_learning_rate(report.learning_rate());
+  p.set_grad_norm(progress.grad_norm());
+  p.set_samples_per_sec(progress.samples_per_sec());
+  for (const auto& [rank, r] : ranks_) {
+    if (!r.gone().empty()) continue;
+    v1::RankSample* s = p.add_ranks();
+    s->set_rank(rank);
+    s->set_step(r.step());
+    s->set_loss(r.loss());
+    s->set_step_time_ms(r.step_time_ms());
+    auto wait = data_wait_.find(rank);
+    if (wait != data_wait_.end()) s->set_data_wait_share(wait->second);
+  }
+  return p;
+}
+
 void ProgressAggregator::Restore(const v1::JobProgress& progress) {
   ranks_.clear();
   grad_norms_.clear();  // The job's progress keeps the combined norm.
+  data_wait_.clear();
   for (const v1::RankProgress& r : progress.ranks()) ranks_[r.rank()] = r;
 }
 

@@ -3,9 +3,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ringleader/v1/history.pb.h"
 #include "ringleader/v1/job.pb.h"
 #include "ringleader/v1/worker_service.pb.h"
 
@@ -23,6 +25,7 @@ class ProgressAggregator {
   void Reset() {
     ranks_.clear();
     grad_norms_.clear();
+    data_wait_.clear();
   }
   void Add(const v1::ReportProgressRequest& report, const std::string& worker,
            int64_t now_ms);
@@ -49,6 +52,19 @@ class ProgressAggregator {
   // job. `task` (the job's) says which metrics are derived.
   bool Combine(int32_t world_size, const v1::TaskSpec& task,
                v1::JobProgress* progress) const;
+  // The job's history point (coordinator/job_history.h) for `report`, just
+  // added, with `progress` Combine's view after it: one per training
+  // report of rank 0 (not an evaluation's or the final one, which repeat a
+  // step with the epoch's loss), at rank 0's step, with its learning rate,
+  // the job's loss, gradient norm and samples/s, and every rank's latest
+  // step time and data-wait share. nullopt for any other report. Rank 0
+  // sets the cadence, not "a step every rank reported": ranks report on a
+  // time interval of their own and a queued report is replaced by a newer
+  // one, so a step all ranks reported may never come.
+  std::optional<v1::HistoryPoint> Point(const v1::ReportProgressRequest& report,
+                                        const v1::JobProgress& progress,
+                                        int64_t generation,
+                                        int64_t now_ms) const;
   // Takes the ranks back from a combined view (the stored job, after a
   // coordinator restart), so final reports sent before it still count.
   void Restore(const v1::JobProgress& progress);
@@ -61,6 +77,8 @@ class ProgressAggregator {
   // Each rank's latest gradient norm (RankProgress has no field for it);
   // ranks that have not measured one yet are not in it.
   std::map<int32_t, double> grad_norms_;
+  // Each rank's latest data-wait share (RankProgress has no field for it).
+  std::map<int32_t, double> data_wait_;
   // The largest skipped-sample count any rank reported, and the class
   // names rank 0 sent (kept by Combine in the job's progress).
   int64_t skipped_samples_ = 0;

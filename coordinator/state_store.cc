@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 
 namespace ringleader {
@@ -42,6 +44,13 @@ CREATE TABLE IF NOT EXISTS bad_checkpoints (
 CREATE TABLE IF NOT EXISTS counters (
   name TEXT PRIMARY KEY,
   value INTEGER NOT NULL
+);
+-- A job's training history (coordinator/job_history.h), one row per job:
+-- its bounded series as one HistorySeries blob. A database from before it
+-- gets it empty.
+CREATE TABLE IF NOT EXISTS job_history (
+  job_id TEXT PRIMARY KEY,
+  series BLOB NOT NULL
 );
 )sql";
 
@@ -142,7 +151,8 @@ absl::Status StateStore::DeleteJobRowsLocked(const std::string& job_id) {
       "DELETE FROM jobs WHERE job_id = ?1",
       "INSERT INTO counters(name, value) SELECT 'deleted_jobs', changes() "
       "WHERE changes() > 0 ON CONFLICT(name) DO UPDATE SET value = value + 1",
-      "DELETE FROM generations WHERE job_id = ?1"};
+      "DELETE FROM generations WHERE job_id = ?1",
+      "DELETE FROM job_history WHERE job_id = ?1"};
   for (const char* sql : kSteps) {
     Statement st;
     if (sqlite3_prepare_v2(db_, sql, -1, &st.stmt, nullptr) != SQLITE_OK) {
@@ -374,6 +384,58 @@ absl::StatusOr<int64_t> StateStore::NextJobSequence() const {
     return Error("next job sequence");
   }
   return sqlite3_column_int64(st.stmt, 0);
+}
+
+absl::Status StateStore::SaveHistory(const v1::HistorySeries& series) {
+  std::string blob;
+  if (!series.SerializeToString(&blob)) {
+    return absl::InternalError("state store: cannot serialize history");
+  }
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  // Only for a job on record: a save that races the job's deletion must
+  // not leave a row behind that nothing deletes.
+  if (sqlite3_prepare_v2(db_,
+                         "INSERT INTO job_history(job_id, series) "
+                         "SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM jobs "
+                         "WHERE job_id = ?1) ON CONFLICT(job_id) DO UPDATE "
+                         "SET series = excluded.series",
+                         -1, &st.stmt, nullptr) != SQLITE_OK) {
+    return Error("prepare save history");
+  }
+  sqlite3_bind_text(st.stmt, 1, series.job_id().c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_blob(st.stmt, 2, blob.data(), static_cast<int>(blob.size()),
+                    SQLITE_TRANSIENT);
+  if (sqlite3_step(st.stmt) != SQLITE_DONE) return Error("save history");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<v1::HistorySeries>> StateStore::LoadHistories()
+    const {
+  absl::MutexLock lock(&mu_);
+  Statement st;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT job_id, series FROM job_history ORDER BY "
+                         "job_id",
+                         -1, &st.stmt, nullptr) != SQLITE_OK) {
+    return Error("prepare load histories");
+  }
+  std::vector<v1::HistorySeries> out;
+  int rc;
+  while ((rc = sqlite3_step(st.stmt)) == SQLITE_ROW) {
+    const char* id =
+        reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, 0));
+    v1::HistorySeries series;
+    if (!series.ParseFromArray(sqlite3_column_blob(st.stmt, 1),
+                               sqlite3_column_bytes(st.stmt, 1)) ||
+        series.job_id() != id) {
+      return absl::DataLossError(
+          absl::StrCat("state store: the history of job ", id, " is corrupt"));
+    }
+    out.push_back(std::move(series));
+  }
+  if (rc != SQLITE_DONE) return Error("load histories");
+  return out;
 }
 
 }  // namespace ringleader

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "ringleader/v1/history.pb.h"
 #include "ringleader/v1/job.pb.h"
 #include "ringleader/v1/state.pb.h"
 
@@ -32,7 +33,8 @@ class StateStore {
 
   // Inserts or replaces the job (keyed by job_id).
   absl::Status SaveJob(const v1::Job& job);
-  // Forgets the job and its live generation; OK if there is no such job.
+  // Forgets the job, its live generation and its history; OK if there is
+  // no such job.
   // Its checkpoints stay: they belong to the job's name as much as to it
   // (a later job of that name resumes from them).
   absl::Status DeleteJob(const std::string& job_id);
@@ -66,6 +68,12 @@ class StateStore {
   // One more than the number of jobs ever stored (deleted ones included, so
   // that an id is never handed out twice); used for job ids.
   absl::StatusOr<int64_t> NextJobSequence() const;
+  // Inserts or replaces a job's training history (keyed by its job_id);
+  // nothing is written for a job that is not stored (deleted meanwhile).
+  absl::Status SaveHistory(const v1::HistorySeries& series);
+  // Every stored history, by job id. A row that does not parse is an error
+  // naming the job.
+  absl::StatusOr<std::vector<v1::HistorySeries>> LoadHistories() const;
 
  private:
   explicit StateStore(sqlite3* db) : db_(db) {}

@@ -6,7 +6,8 @@
 // - Users (ringctl) authenticate with a bearer token, "authorization: Bearer
 //   <token>" metadata, checked by UserServiceImpl for the calls that change
 //   state (SubmitJob, CancelJob, DeleteJob). Read-only calls (GetJob, ListJobs,
-//   WatchJob, ListWorkers) stay open, as do health and reflection. The check
+//   WatchJob, ListWorkers, GetJobHistory) stay open, as do health and
+//   reflection. The check
 //   works with and without TLS (without it the token crosses in clear:
 //   loopback only).
 // - Workers authenticate with a client certificate when the coordinator has

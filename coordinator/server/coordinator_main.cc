@@ -88,6 +88,11 @@ ABSL_FLAG(int64_t, retain_finished_jobs, 1000,
 ABSL_FLAG(absl::Duration, retain_finished_for, absl::InfiniteDuration(),
           "Delete a finished job this long after it finished (e.g. 720h), at "
           "startup and whenever a job finishes; inf: never.");
+ABSL_FLAG(int64_t, history_points, ringleader::kDefaultHistoryPoints,
+          "Points of training history (loss, learning rate, gradient norm, "
+          "samples/s per optimizer step) kept per job for `ringctl get "
+          "--history`: past it the series is thinned evenly, its first and "
+          "latest points kept. At least 4, at most 1000000.");
 
 ABSL_FLAG(int64_t, log_lines_per_rank, 2000,
           "Job logs (ringctl logs): keep each rank's last this many lines.");
@@ -190,6 +195,12 @@ absl::StatusOr<ringleader::CoordinatorServerConfig> ConfigFromFlags() {
       config.options.retention.max_age <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "--retain_finished_jobs must be >= 0 and --retain_finished_for > 0");
+  }
+  config.options.history_points = absl::GetFlag(FLAGS_history_points);
+  if (config.options.history_points < ringleader::kMinHistoryPoints ||
+      config.options.history_points > 1'000'000) {
+    return absl::InvalidArgumentError(
+        "--history_points must be in [4, 1000000]");
   }
   config.options.lease = absl::Milliseconds(lease_ms);
   // Never shorter than a lease: a kept member has missed one already.

@@ -76,4 +76,11 @@ ServerUnaryReactor* UserServiceImpl::ListWorkers(
       resp);
 }
 
+ServerUnaryReactor* UserServiceImpl::GetJobHistory(
+    CallbackServerContext* ctx, const v1::GetJobHistoryRequest* req,
+    v1::JobHistoryResponse* resp) {
+  return FinishNow(ctx, coordinator_->history_calls().GetJobHistory(*req),
+                   resp);
+}
+
 }  // namespace ringleader

@@ -43,6 +43,9 @@ class UserServiceImpl final : public v1::UserService::CallbackService {
   grpc::ServerUnaryReactor* GetJobLogs(grpc::CallbackServerContext* ctx,
                                        const v1::GetJobLogsRequest* req,
                                        v1::GetJobLogsResponse* resp) override;
+  grpc::ServerUnaryReactor* GetJobHistory(
+      grpc::CallbackServerContext* ctx, const v1::GetJobHistoryRequest* req,
+      v1::JobHistoryResponse* resp) override;
 
  private:
   absl::Status CheckToken(const grpc::CallbackServerContext& ctx,

@@ -14,7 +14,7 @@ model. Without ``$RINGLEADER_COORDINATOR`` it starts a local cluster (a
 coordinator and ``workers`` worker daemons on this machine) for the call.
 
 ``ringleader.Client`` does everything ``ringctl`` does (submit, get, list,
-cancel, delete, workers, watch); ``ringleader.LocalCluster`` starts daemons
+cancel, delete, workers, watch, history); ``ringleader.LocalCluster`` starts daemons
 on this machine for scripts, notebooks and tests. Every error is a
 :class:`ringleader.Error`.
 """
@@ -34,6 +34,8 @@ from .errors import (AlreadyExistsError, AuthenticationError,  # noqa: E402
                      InvalidArgumentError, InvalidSpecError, JobCancelledError,
                      JobError, JobFailedError, ModelScriptError, NotFoundError,
                      PermissionDeniedError, RpcError)
+from .history import (Evaluation, HistoryPoint, JobHistory,  # noqa: E402
+                      RankSample)
 from .local import LocalCluster  # noqa: E402
 from .spec import job_spec, load_spec_file  # noqa: E402
 from .spec import keywords as spec_keywords  # noqa: E402
@@ -70,6 +72,7 @@ __all__ = [
     "spec_keywords", "state_name", "is_final", "check_succeeded",
     "format_log_line", "LogLine",
     "Job", "JobSpec", "JobState", "WorkerInfo",
+    "JobHistory", "HistoryPoint", "RankSample", "Evaluation",
     "Error", "RpcError", "CoordinatorUnavailableError",
     "DeadlineExceededError", "InvalidArgumentError", "InvalidSpecError",
     "NotFoundError", "FailedPreconditionError", "AlreadyExistsError",

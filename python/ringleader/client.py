@@ -15,8 +15,10 @@ from typing import Iterable, Iterator, List, Optional, Union
 import grpc
 
 from . import errors
+from .history import JobHistory, from_response
 from .spec import SpecLike, job_spec
 from .v1 import job_pb2, logs_pb2, user_service_pb2, user_service_pb2_grpc
+from .v1 import history_pb2, job_pb2, user_service_pb2, user_service_pb2_grpc
 
 Job = job_pb2.Job
 JobState = job_pb2.JobState
@@ -219,6 +221,21 @@ class Client:
         """Forgets a finished job; FailedPreconditionError for a live one."""
         self._call(self._stub.DeleteJob,
                    user_service_pb2.DeleteJobRequest(job_id=_job_id(job)))
+
+    def history(self, job: JobRef) -> JobHistory:
+        """The job's training curves: per optimizer step (one point per
+        training report of rank 0) the loss, learning rate, gradient norm,
+        samples/s and each rank's step time and data-wait share, and the
+        per-epoch evaluations, as :class:`ringleader.history.JobHistory`
+        dataclasses. NotFoundError for an unknown job; a job with no report
+        yet has no points.
+
+        >>> h = client.history("mnist-3")
+        >>> [(p.step, p.loss) for p in h.points]
+        """
+        resp = self._call(self._stub.GetJobHistory,
+                          history_pb2.GetJobHistoryRequest(job_id=_job_id(job)))
+        return from_response(resp)
 
     def workers(self) -> List[WorkerInfo]:
         """The registered worker daemons."""

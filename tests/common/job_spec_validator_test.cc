@@ -1301,6 +1301,15 @@ std::vector<Case> Cases() {
          s.mutable_export_()->set_safetensors_path("/out/m");
        }),
        "export.safetensors_path"},
+      {"tensorboard dir",
+       With([](S s) { s.mutable_export_()->set_tensorboard_dir("/out/tb"); }),
+       ""},
+      {"tensorboard relative",
+       With([](S s) { s.mutable_export_()->set_tensorboard_dir("tb"); }),
+       "export.tensorboard_dir"},
+      {"tensorboard under proc",
+       With([](S s) { s.mutable_export_()->set_tensorboard_dir("/proc/x"); }),
+       "export.tensorboard_dir"},
   };
   for (Case& r : RecipeCases()) c.push_back(std::move(r));
   for (Case& r : ImageCases()) c.push_back(std::move(r));

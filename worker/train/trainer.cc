@@ -25,6 +25,7 @@
 #include "worker/train/progress/progress_reporter.h"
 #include "worker/train/progress/progress_schedule.h"
 #include "worker/train/progress/progress_window.h"
+#include "worker/train/progress/tensorboard_writer.h"
 #include "worker/train/step/lr_schedule.h"
 #include "worker/train/step/step_plan.h"
 #include "worker/train/step/train_step.h"
@@ -87,7 +88,7 @@ absl::Status Trainer::Train() {
   if (absl::Status s = SetUpReplicas(); !s.ok()) return s;
   source_ = std::make_unique<BatchSource>(env_.data, gen_, shard_resume_,
                                           /*pin_memory=*/device_.is_cuda());
-  StartSenders();
+  if (absl::Status s = StartSenders(); !s.ok()) return s;
   for (int64_t epoch = resumed_.position.epoch; epoch < gen_.spec().epochs();
        ++epoch) {
     if (absl::Status s = RunEpoch(epoch); !s.ok()) return s;
@@ -194,8 +195,16 @@ absl::Status Trainer::CreateStep(const ResumePoint& resumed) {
   return absl::OkStatus();
 }
 
-void Trainer::StartSenders() {
+absl::Status Trainer::StartSenders() {
   const v1::JobSpec& spec = gen_.spec();
+  if (gen_.rank() == 0 && !spec.export_().tensorboard_dir().empty()) {
+    absl::StatusOr<std::unique_ptr<TensorBoardWriter>> tb =
+        TensorBoardWriter::Open(spec.export_().tensorboard_dir(), spec.task(),
+                                absl::Now());
+    if (!tb.ok()) return JobError(tb.status(), "export.tensorboard_dir");
+    tensorboard_ = *std::move(tb);
+    LOG(INFO) << "rank 0 writes TensorBoard events to " << tensorboard_->path();
+  }
   // Commits and reports are queued and sent from threads of their own, and
   // retried through a coordinator outage: training does not wait for them.
   CoordinatorLink* link = env_.link;
@@ -206,9 +215,13 @@ void Trainer::StartSenders() {
       },
       job_id_, gen_, replica_.model.get(), replica_.optimizer.get(),
       resumed_.checkpoint_id, env_.data->train->size());
+  // Rank 0's event file is written on the reporter's thread, before each
+  // send: a coordinator outage does not hold TensorBoard's points back.
+  TensorBoardWriter* tb = tensorboard_.get();
   reporter_ = std::make_unique<ProgressReporter>(
-      [link](const v1::ReportProgressRequest& r,
-             const std::atomic<bool>* cancel) {
+      [link, tb](const v1::ReportProgressRequest& r,
+                 const std::atomic<bool>* cancel) {
+        if (tb != nullptr) tb->Record(r);
         return link->ReportProgress(r, cancel);
       });
   // Reporting waits out progress_min_interval_ms (0 in a spec that skipped
@@ -222,6 +235,7 @@ void Trainer::StartSenders() {
                                              gen_.rank(), planned_steps_,
                                              env_.data->train->size(), now);
   if (gen_.rank() == 0) window_->SetClassNames(env_.data->class_names);
+  return absl::OkStatus();
 }
 
 absl::Status Trainer::RunEpoch(int64_t epoch) {
@@ -258,7 +272,9 @@ absl::StatusOr<bool> Trainer::RunMicroBatch(int64_t epoch,
   std::optional<Batch> batch;
   {
     TimelineSpan span(timeline_.get(), "data_wait");
+    const absl::Time asked = env_.clock->Now();
     batch = e.loader->Next();
+    window_->AddDataWait(env_.clock->Now() - asked);
   }
   if (!batch.has_value()) {
     return JobError(
@@ -297,6 +313,7 @@ absl::Status Trainer::FinishStep(int64_t epoch, const BatchSource::Epoch& e,
   absl::StatusOr<std::optional<double>> norm = step_->Apply(report);
   if (!norm.ok()) return norm.status();
   if (norm->has_value()) window_->SetGradNorm(**norm);
+  window_->SetLearningRate(step_->learning_rate());
   const int64_t step = step_->done();
   const bool last = b + 1 >= e.loader->num_batches();
   const Boundary at =

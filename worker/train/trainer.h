@@ -33,6 +33,7 @@ namespace ringleader {
 class LossTracker;
 class MeteredCommunicator;
 class ProgressReporter;
+class TensorBoardWriter;
 class ProgressSchedule;
 class ProgressWindow;
 class Timeline;
@@ -128,7 +129,8 @@ class Trainer {
   absl::Status CreateStep(const ResumePoint& resumed);
   // The checkpointer and the progress reporter, which send through
   // env_.link, and what the reports are made of.
-  void StartSenders();
+  // A job error when rank 0 cannot create its TensorBoard event file.
+  absl::Status StartSenders();
 
   absl::Status RunEpoch(int64_t epoch);
   // Micro-batch `b` of the epoch through the step: whether it completed an
@@ -205,6 +207,8 @@ class Trainer {
   std::unique_ptr<TrainStep> step_;
   std::unique_ptr<BatchSource> source_;
   std::unique_ptr<Checkpointer> checkpointer_;
+  // Before the reporter, whose thread writes to it: destroyed after it.
+  std::unique_ptr<TensorBoardWriter> tensorboard_;
   std::unique_ptr<ProgressReporter> reporter_;
   std::unique_ptr<ProgressSchedule> schedule_;
   std::unique_ptr<ProgressWindow> window_;

@@ -42,6 +42,7 @@ v1::ReportProgressRequest ProgressWindow::Header(int64_t epoch,
   r.set_total_steps(total_steps_);
   r.set_train_size(train_size_);
   r.set_grad_norm(grad_norm_);
+  r.set_learning_rate(learning_rate_);
   r.set_join_to_first_step_ms(join_to_first_step_ms_);
   r.set_skipped_samples(skipped_samples_);
   return r;
@@ -64,6 +65,9 @@ v1::ReportProgressRequest ProgressWindow::Take(int64_t epoch, int64_t step,
   r.set_loss(batches_ > 0 ? loss_sum_ / batches_ : 0);
   r.set_samples_per_sec(secs > 0 ? samples_ / secs : 0);
   r.set_step_time_ms(steps_ > 0 ? 1000 * secs / steps_ : 0);
+  r.set_data_wait_share(
+      secs > 0 ? std::clamp(absl::ToDoubleSeconds(data_wait_) / secs, 0.0, 1.0)
+               : 0);
   AddEvaluation(r);
   if (!class_names_sent_) {
     r.mutable_class_names()->Assign(class_names_.begin(), class_names_.end());
@@ -71,6 +75,7 @@ v1::ReportProgressRequest ProgressWindow::Take(int64_t epoch, int64_t step,
   }
   loss_sum_ = 0;
   batches_ = samples_ = steps_ = 0;
+  data_wait_ = absl::ZeroDuration();
   start_ = now;
   return r;
 }

@@ -35,6 +35,11 @@ class ProgressWindow {
   // The global gradient norm of the latest step measured; every later
   // report carries it.
   void SetGradNorm(double norm) { grad_norm_ = norm; }
+  // The learning rate of the latest step; every later report carries it.
+  void SetLearningRate(double lr) { learning_rate_ = lr; }
+  // Time the training thread waited for a batch the loader had not ready:
+  // the report carries its share of the window.
+  void AddDataWait(absl::Duration d) { data_wait_ += d; }
   // How long this rank's worker took from joining the job to its first
   // step; every later report carries it.
   void SetJoinToFirstStep(absl::Duration d) {
@@ -75,6 +80,8 @@ class ProgressWindow {
   int64_t samples_ = 0;
   int64_t steps_ = 0;
   double grad_norm_ = 0;               // 0: none measured yet.
+  double learning_rate_ = 0;           // 0: no step yet.
+  absl::Duration data_wait_;           // In the window.
   int64_t join_to_first_step_ms_ = 0;  // 0: not a newcomer, or no step yet.
   int64_t eval_epoch_ = 0;             // 0: no evaluation yet.
   int64_t skipped_samples_ = 0;

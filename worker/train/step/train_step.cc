@@ -166,6 +166,7 @@ absl::StatusOr<std::optional<double>> TrainStep::Apply(bool measure_norm) {
     reducer_->ZeroGrad();
   }
   ++done_;
+  learning_rate_ = lr;
   return norm;
 }
 

@@ -131,6 +131,8 @@ class TrainStep {
 
   // Optimizer steps the job has made, the resumed ones included.
   int64_t done() const { return done_; }
+  // The learning rate the latest applied step used (0: none yet).
+  double learning_rate() const { return learning_rate_; }
 
  private:
   TrainStep(StepParts parts, StepRecipe recipe, int64_t steps_done,
@@ -145,6 +147,7 @@ class TrainStep {
   const std::unique_ptr<Reducer> reducer_;
   const std::unique_ptr<BufferSync> buffers_;
   int64_t done_ = 0;
+  double learning_rate_ = 0;
   // Micro-batches run since the last step: the first of a step (0) already
   // holds rank 0's buffers.
   int micro_in_step_ = 0;

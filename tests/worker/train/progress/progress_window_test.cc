@@ -29,6 +29,22 @@ TEST(ProgressWindowTest, WindowsAverageAndReset) {
   EXPECT_DOUBLE_EQ(r.samples_per_sec(), 0.0);
 }
 
+TEST(ProgressWindowTest, LearningRateAndDataWaitShare) {
+  const absl::Time t0 = absl::FromUnixSeconds(100);
+  ProgressWindow w("j", 1, 0, 10, 640, t0);
+  w.AddBatch(4);
+  w.AddStep();
+  w.SetLearningRate(0.125);
+  w.AddDataWait(absl::Milliseconds(500));
+  v1::ReportProgressRequest r = w.Take(0, 1, t0 + absl::Seconds(2));
+  EXPECT_DOUBLE_EQ(r.learning_rate(), 0.125);
+  EXPECT_DOUBLE_EQ(r.data_wait_share(), 0.25);
+  // The rate stays on later reports; the wait starts again.
+  r = w.Take(0, 1, t0 + absl::Seconds(3));
+  EXPECT_DOUBLE_EQ(r.learning_rate(), 0.125);
+  EXPECT_DOUBLE_EQ(r.data_wait_share(), 0.0);
+}
+
 TEST(ProgressWindowTest, EvaluationIsCarriedOnLaterReports) {
   const absl::Time t0 = absl::FromUnixSeconds(0);
   ProgressWindow w("j", 1, 0, 10, 640, t0);

@@ -247,12 +247,16 @@ TEST(TrainStepTest, TheLearningRateFollowsTheScheduleFromTheStepsDone) {
   recipe.lr_schedule.set_warmup_steps(10);
   recipe.planned_steps = 100;
   Rank rank(&comm, recipe, /*steps_done=*/5);
+  EXPECT_EQ(rank.step->learning_rate(), 0);  // No step yet.
   for (int64_t done = 5; done < 12; ++done) {
     ASSERT_TRUE(rank.Micro(BatchOf(*data, {0, 1})).ok());
     ASSERT_TRUE(rank.step->Apply(false).ok());
     EXPECT_DOUBLE_EQ(rank.sgd->param_groups()[0].options().get_lr(),
                      LearningRateAt(recipe.lr_schedule, 0.5, done, 100))
         << done;
+    // What the progress reports carry.
+    EXPECT_DOUBLE_EQ(rank.step->learning_rate(),
+                     rank.sgd->param_groups()[0].options().get_lr());
     EXPECT_EQ(rank.step->done(), done + 1);
   }
   EXPECT_DOUBLE_EQ(LearningRateAt(recipe.lr_schedule, 0.5, 5, 100), 0.3);
