@@ -114,6 +114,12 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
   jobs_.SetHistoryHook([this](const std::string& job_id, v1::HistoryPoint p) {
     history_.Record(job_id, std::move(p));
   });
+  // A worker assigned a job may add to its log (its last lines come after
+  // the job released it).
+  assigner_.SetAssignedHook(
+      [this](const std::string& job_id, const std::string& worker_id) {
+        logs_.Admit(job_id, worker_id);
+      });
   // A deleted job takes its history and its log with it.
   jobs_.SetDeletedHook([this](const std::string& job_id) {
     history_.Forget(job_id);

@@ -54,12 +54,27 @@ void CutLongLine(v1::LogLine& line) {
 
 }  // namespace
 
+namespace {
+
+// Whether the job's record names the worker as one of its ranks: it
+// survives a coordinator restart, as the registry's assignment of a
+// finished job does not.
+bool RanksName(const v1::Job& job, const std::string& worker_id) {
+  for (const v1::RankProgress& r : job.progress().ranks()) {
+    if (r.worker_id() == worker_id) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> LogCalls::AdmittedHost(const std::string& worker_id,
-                                                   const std::string& job_id) {
+                                                   const v1::Job& job) {
+  const std::string& job_id = job.job_id();
   absl::StatusOr<v1::WorkerInfo> info = workers_.Get(worker_id);
   if (!info.ok()) return info.status();
   if (!store_.Admitted(job_id, worker_id)) {
-    if (info->job_id() != job_id) {
+    if (info->job_id() != job_id && !RanksName(job, worker_id)) {
       return absl::FailedPreconditionError(
           absl::StrCat("worker ", QuoteForError(worker_id),
                        " was never assigned job ", QuoteForError(job_id)));
@@ -79,7 +94,7 @@ absl::StatusOr<v1::AppendLogsResponse> LogCalls::AppendLogs(
   if (!job.ok()) return job.status();
   if (absl::Status s = CheckLines(r, job->spec().max_workers()); !s.ok())
     return s;
-  absl::StatusOr<std::string> host = AdmittedHost(r.worker_id(), r.job_id());
+  absl::StatusOr<std::string> host = AdmittedHost(r.worker_id(), *job);
   if (!host.ok()) return host.status();
   std::vector<v1::LogLine> lines(r.lines().begin(), r.lines().end());
   for (v1::LogLine& line : lines) CutLongLine(line);

@@ -37,8 +37,9 @@ class LogCalls {
         store_(store),
         incarnation_(std::move(incarnation)) {}
 
-  // The caller must be the named worker, assigned the job now or before
-  // (LogStore::Admit); NOT_FOUND for a job that is gone.
+  // The caller must be the named worker, assigned the job now, or before
+  // (LogStore::Admit), or named by the job's progress as one of its ranks
+  // (after a coordinator restart); NOT_FOUND for a job that is gone.
   absl::StatusOr<v1::AppendLogsResponse> AppendLogs(
       const Caller& caller, const v1::AppendLogsRequest& r);
   absl::StatusOr<v1::GetJobLogsResponse> GetJobLogs(
@@ -49,7 +50,7 @@ class LogCalls {
  private:
   // The worker's host, once it may append to the job's log.
   absl::StatusOr<std::string> AdmittedHost(const std::string& worker_id,
-                                           const std::string& job_id);
+                                           const v1::Job& job);
 
   const CallerChecks& checks_;
   const WorkerRegistry& workers_;

@@ -277,7 +277,7 @@ class Client:
                                       value < 0):
                 raise errors.InvalidArgumentError(
                     f"{name} must be a number >= 0, not {value!r}")
-        request = user_service_pb2.GetJobLogsRequest(
+        request = logs_pb2.GetJobLogsRequest(
             job_id=_job_id(job), tail=int(tail or 0))
         if rank is not None:
             request.rank = int(rank)

@@ -177,7 +177,7 @@ def _whole_log(c: ringleader.Client, job_id: str, workers: int):
 def test_logs_of_a_failed_job_by_rank_tail_and_follow(cluster, tmp_path):
     with cluster.client() as c:
         missing = tmp_path / "no-model-here.pt"
-        job_id = c.submit(MLP_JOB, name="logged", model={
+        job_id = c.submit(MLP_JOB, name="logged", min_workers=2, model={
             "arch": "torchscript", "torchscript_path": str(missing)})
         with pytest.raises(ringleader.JobFailedError):
             c.wait(job_id)

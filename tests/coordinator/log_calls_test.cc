@@ -90,6 +90,24 @@ TEST_F(LogCallsTest, AWorkerReleasedFromItsJobStillSendsItsLastLines) {
   EXPECT_EQ(Read().lines_size(), 2);
 }
 
+TEST_F(LogCallsTest, AWorkerTheJobsProgressNamesAppendsAfterARestart) {
+  // A restarted coordinator keeps no admissions, and a finished job's
+  // workers are released: the job's record of its ranks still counts.
+  const Worker& w = Holder(members_, gen_, 0);
+  v1::ReportProgressRequest report;
+  report.set_job_id(job_);
+  report.set_generation(1);
+  report.set_rank(0);
+  report.set_step(1);
+  ASSERT_TRUE(jobs_.ReportProgress(report, w.id).ok());
+  ASSERT_TRUE(workers_.SetJob(w.id, "").ok());
+  ASSERT_TRUE(calls_.AppendLogs(w.caller, Lines(w, 0, {"late"})).ok());
+  const Worker& other = Holder(members_, gen_, 1);
+  ASSERT_TRUE(workers_.SetJob(other.id, "").ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      calls_.AppendLogs(other.caller, Lines(other, 1, {"x"})).status()));
+}
+
 TEST_F(LogCallsTest, BadLinesAreRefusedAndLongOnesCut) {
   const Worker& w = members_[0];
   EXPECT_TRUE(absl::IsInvalidArgument(
