@@ -91,6 +91,11 @@ absl::StatusOr<v1::Job> CoordinatorClient::CancelJob(
   return Call(&v1::UserService::Stub::CancelJob, req);
 }
 
+absl::StatusOr<v1::GetJobLogsResponse> CoordinatorClient::GetJobLogs(
+    const v1::GetJobLogsRequest& request) {
+  return Call(&v1::UserService::Stub::GetJobLogs, request);
+}
+
 absl::Status CoordinatorClient::DeleteJob(const std::string& job_id) {
   v1::DeleteJobRequest req;
   req.set_job_id(job_id);

@@ -43,6 +43,8 @@ class CoordinatorClient {
   absl::StatusOr<v1::Job> CancelJob(const std::string& job_id);
   absl::Status DeleteJob(const std::string& job_id);
   absl::StatusOr<v1::ListWorkersResponse> ListWorkers();
+  absl::StatusOr<v1::GetJobLogsResponse> GetJobLogs(
+      const v1::GetJobLogsRequest& request);
   absl::StatusOr<v1::JobHistoryResponse> GetJobHistory(
       const std::string& job_id);
 

@@ -1,7 +1,10 @@
 #include "cli/subcommands.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "cli/commands.h"
+#include "cli/logs_command.h"
 #include "cli/submit_spec.h"
 #include "cli/watch_command.h"
 
@@ -31,6 +34,17 @@ void AddSubmitArgs(CLI::App* command, SubcommandArgs* args) {
   command->add_flag("--watch", args->watch,
                     "Follow the job after submitting, as `ringctl watch`");
   AddSpecFlags(command, &args->overrides);
+}
+
+void AddLogsArgs(CLI::App* command, SubcommandArgs* args) {
+  AddJobArg(command, args);
+  command->add_option("--rank", args->rank, "Only this rank's lines");
+  command->add_option("--since", args->since,
+                      "Only lines of the last D (e.g. 30s, 10m, 1h30m)");
+  command->add_option("--tail", args->tail,
+                      "Only the last N lines (0: all the coordinator keeps)");
+  command->add_flag("-f,--follow", args->follow,
+                    "Keep printing new lines until the job ends");
 }
 
 CommandStatus Submit(const SubcommandContext& c, const SubcommandArgs& args) {
@@ -77,6 +91,18 @@ CommandStatus Watch(const SubcommandContext& c, const SubcommandArgs& args) {
   return RunWatch(c.config, c.client, args.job_id, c.out, c.straggler_factor);
 }
 
+CommandStatus Logs(const SubcommandContext& c, const SubcommandArgs& args) {
+  LogsOptions options;
+  if (args.rank != -1) options.rank = args.rank;
+  if (!args.since.empty() && !absl::ParseDuration(args.since, &options.since)) {
+    return CommandStatus::Usage(absl::StrCat(
+        "--since: ", args.since, " is not a duration (e.g. 30s, 10m, 1h30m)"));
+  }
+  options.tail = args.tail;
+  options.follow = args.follow;
+  return RunLogs(c.config, c.client, args.job_id, options, c.out);
+}
+
 CommandStatus Workers(const SubcommandContext& c, const SubcommandArgs&) {
   return RunWorkers(c.config, c.client, c.out);
 }
@@ -97,6 +123,10 @@ constexpr Subcommand kSubcommands[] = {
      "Follow a job until it ends; exit 0 if it succeeded, 1 if it failed or "
      "was cancelled",
      AddJobArg, Watch},
+    {"logs",
+     "Print what the job's workers logged while serving it, every rank's "
+     "lines in time order (the coordinator keeps each rank's last lines)",
+     AddLogsArgs, Logs},
     {"workers", "List the registered worker daemons", NoArgs, Workers},
 };
 

@@ -26,6 +26,11 @@ struct SubcommandArgs {
   bool watch = false;       // submit --watch.
   bool history = false;     // get --history.
   SpecOverrides overrides;  // submit's job flags.
+  // logs --rank (-1: every rank), --since, --tail, --follow.
+  int rank = -1;
+  std::string since;
+  int tail = 0;
+  bool follow = false;
 };
 
 // What a subcommand runs with, besides its arguments.

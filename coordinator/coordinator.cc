@@ -2,11 +2,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "common/job_over.h"
 #include "coordinator/generation_record.h"
@@ -14,6 +16,13 @@
 
 namespace ringleader {
 namespace {
+
+// Names this coordinator process for the logs' cursors: a follower's cursor
+// from before a restart is worth nothing after it.
+std::string NewIncarnation() {
+  std::random_device random;
+  return absl::StrFormat("%08x%08x", random(), random());
+}
 
 // Extra time members of an adopted generation get for their first
 // heartbeat after a coordinator restart: the reconnect of a worker's
@@ -73,6 +82,8 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
           jobs_, workers_,
           [this](const v1::Job& job) { return OpenRendezvous(job); },
           [this](v1::Job& job) { ShowWaitingFor(job); }),
+      logs_(options.log_limits),
+      log_calls_(checks_, workers_, jobs_, logs_, NewIncarnation()),
       history_calls_(jobs_, history_),
       preemption_(clock, timers, options.preemption, PreemptionHooks()),
       preempt_calls_(checks_, rendezvous_, preemption_),
@@ -112,8 +123,17 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
   jobs_.SetHistoryHook([this](const std::string& job_id, v1::HistoryPoint p) {
     history_.Record(job_id, std::move(p));
   });
-  jobs_.SetDeletedHook(
-      [this](const std::string& job_id) { history_.Forget(job_id); });
+  // A worker assigned a job may add to its log (its last lines come after
+  // the job released it).
+  assigner_.SetAssignedHook(
+      [this](const std::string& job_id, const std::string& worker_id) {
+        logs_.Admit(job_id, worker_id);
+      });
+  // A deleted job takes its history and its log with it.
+  jobs_.SetDeletedHook([this](const std::string& job_id) {
+    history_.Forget(job_id);
+    logs_.Delete(job_id);
+  });
 }
 
 Coordinator::~Coordinator() = default;

@@ -22,6 +22,8 @@
 #include "coordinator/join_calls.h"
 #include "coordinator/kv_store.h"
 #include "coordinator/lease_sweep.h"
+#include "coordinator/log_calls.h"
+#include "coordinator/log_store.h"
 #include "coordinator/member_liveness.h"
 #include "coordinator/preempt_calls.h"
 #include "coordinator/preemption.h"
@@ -74,6 +76,8 @@ struct CoordinatorOptions {
   KvStore::Limits kv_limits;
   // Finished jobs kept (pruned at startup and whenever a job finishes).
   JobRetention retention;
+  // What the jobs' logs may hold (coordinator/log_store.h).
+  LogStore::Limits log_limits;
   // Points of training history kept per job (coordinator/job_history.h).
   int64_t history_points = kDefaultHistoryPoints;
 };
@@ -114,6 +118,8 @@ class Coordinator {
   PreemptCalls& preempt_calls() { return preempt_calls_; }
   // UserService.
   UserCalls& user_calls() { return user_calls_; }
+  // Both: workers append to a job's log, users read it.
+  LogCalls& log_calls() { return log_calls_; }
   HistoryCalls& history_calls() { return history_calls_; }
 
   // For tests and metrics.
@@ -125,6 +131,7 @@ class Coordinator {
   WorkerRegistry& workers() { return workers_; }
   GenerationWatchers& generation_watchers() { return watchers_; }
   Preemption& preemption() { return preemption_; }
+  LogStore& logs() { return logs_; }
   // Whether a job still has work in flight that a draining coordinator
   // waits for: a generation being preempted, or one running or forming
   // (whose members may be about to be preempted).
@@ -216,6 +223,9 @@ class Coordinator {
   TrainingCalls training_calls_;
   WatchCalls watch_calls_;
   UserCalls user_calls_;
+  // The jobs' logs, and the calls that append and read them.
+  LogStore logs_;
+  LogCalls log_calls_;
   HistoryCalls history_calls_;
   // Preemption windows and verdicts, and the call that reaches them.
   Preemption preemption_;

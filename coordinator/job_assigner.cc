@@ -130,6 +130,7 @@ void JobAssigner::AssignAgain(const std::string& worker_id,
     absl::MutexLock lock(&mu_);
     assigned_[job_id].insert(worker_id);
   }
+  if (on_assigned_) on_assigned_(job_id, worker_id);
   if (const int32_t rank = rendezvous_.Returned(job_id, worker_id); rank >= 0) {
     LOG(INFO) << "worker " << worker_id << " (rank " << rank << " of job "
               << job_id << ") is back; its final report counts again";
@@ -152,20 +153,29 @@ JobAssigner::Take JobAssigner::TakeWorker(const std::string& worker_id,
       rendezvous_.StageOf(job.job_id()) != Rendezvous::Stage::kTraining) {
     return Take::kNoRoom;
   }
-  absl::MutexLock lock(&mu_);
-  auto& set = assigned_[job.job_id()];
-  if (static_cast<int32_t>(set.size()) >= job.spec().max_workers()) {
-    return Take::kNoRoom;
+  {
+    absl::MutexLock lock(&mu_);
+    auto& set = assigned_[job.job_id()];
+    if (static_cast<int32_t>(set.size()) >= job.spec().max_workers()) {
+      return Take::kNoRoom;
+    }
+    if (!workers_.SetJob(worker_id, job.job_id()).ok())
+      return Take::kWorkerGone;
+    set.insert(worker_id);
   }
-  if (!workers_.SetJob(worker_id, job.job_id()).ok()) return Take::kWorkerGone;
-  set.insert(worker_id);
+  if (on_assigned_) on_assigned_(job.job_id(), worker_id);
   return Take::kTaken;
 }
 
 void JobAssigner::Adopt(const std::string& job_id,
                         const std::vector<std::string>& worker_ids) {
-  absl::MutexLock lock(&mu_);
-  assigned_[job_id].insert(worker_ids.begin(), worker_ids.end());
+  {
+    absl::MutexLock lock(&mu_);
+    assigned_[job_id].insert(worker_ids.begin(), worker_ids.end());
+  }
+  if (!on_assigned_) return;
+  for (const std::string& worker_id : worker_ids)
+    on_assigned_(job_id, worker_id);
 }
 
 void JobAssigner::Forget(const std::string& worker_id,

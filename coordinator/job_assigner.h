@@ -12,6 +12,7 @@
 // A worker that registered again goes back to its job (AssignAgain).
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,13 @@ class JobAssigner {
   // `worker_id` no longer serves `job_id` (it is gone).
   void Forget(const std::string& worker_id, const std::string& job_id);
 
+  // Told of every assignment (an offer taken, an assignment again, an
+  // adoption), under no lock of the assigner's: the job log admits the
+  // worker (coordinator/log_store.h). Set before the first heartbeat.
+  using AssignedHook = std::function<void(const std::string& job_id,
+                                          const std::string& worker_id)>;
+  void SetAssignedHook(AssignedHook hook) { on_assigned_ = std::move(hook); }
+
  private:
   enum class Take { kTaken, kNoRoom, kWorkerGone };
   // Assigns `worker_id` to `job` if the job has room and is not finishing.
@@ -81,6 +89,7 @@ class JobAssigner {
   JobManager& jobs_;
   Rendezvous& rendezvous_;
   const absl::Duration preempt_window_;
+  AssignedHook on_assigned_;
 
   absl::Mutex mu_;
   // Workers each job has been given.

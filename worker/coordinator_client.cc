@@ -459,6 +459,14 @@ CoordinatorClient::CommitCheckpoint(const v1::CommitCheckpointRequest& r,
   return resp;
 }
 
+absl::Status CoordinatorClient::AppendLogs(v1::AppendLogsRequest& r) {
+  r.set_worker_id(worker_id());
+  v1::AppendLogsResponse resp;
+  return FromGrpcStatus(
+      Stub()->AppendLogs(Ctx(options_.rpc_timeout).get(), r, &resp),
+      "append logs");
+}
+
 absl::Status CoordinatorClient::Leave(const std::string& reason) {
   v1::LeaveRequest req;
   req.set_worker_id(worker_id());
@@ -470,9 +478,21 @@ absl::Status CoordinatorClient::Leave(const std::string& reason) {
 
 absl::StatusOr<v1::PreemptResponse> CoordinatorClient::Preempt(
     const v1::PreemptRequest& r, absl::Duration timeout) {
+  // Through a coordinator restart, within `timeout` in all: UNAVAILABLE
+  // means no coordinator took the call, and a restarted one adopts the
+  // generation and opens a new window for the members that call again.
+  const absl::Time deadline = absl::Now() + timeout;
   v1::PreemptResponse resp;
-  absl::Status s =
-      FromGrpcStatus(Stub()->Preempt(Ctx(timeout).get(), r, &resp), "preempt");
+  absl::Status s;
+  absl::Duration backoff = absl::Milliseconds(50);
+  // Bounded by the deadline (and the backoff's floor, so by a count too).
+  while (true) {
+    const absl::Duration left = deadline - absl::Now();
+    s = FromGrpcStatus(Stub()->Preempt(Ctx(left).get(), r, &resp), "preempt");
+    if (!absl::IsUnavailable(s) || deadline - absl::Now() <= backoff) break;
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, absl::Milliseconds(500));
+  }
   if (!s.ok()) return s;
   return resp;
 }

@@ -118,7 +118,11 @@ class CoordinatorClient {
       const v1::CommitCheckpointRequest& r,
       const std::atomic<bool>* cancel = nullptr);
   absl::Status Leave(const std::string& reason);
-  // WorkerService.Preempt, once, waiting up to `timeout` for the verdict.
+  // WorkerService.AppendLogs as this worker, once (the log shipper keeps
+  // what failed for its next round); `r.worker_id` is filled in.
+  absl::Status AppendLogs(v1::AppendLogsRequest& r);
+  // WorkerService.Preempt, waiting up to `timeout` for the verdict, tried
+  // again while the coordinator is unreachable (restarting) within it.
   absl::StatusOr<v1::PreemptResponse> Preempt(const v1::PreemptRequest& r,
                                               absl::Duration timeout);
 

@@ -9,4 +9,9 @@
 // header.
 void ShowTorchLogInfo();
 
+// What a TorchScript model prints (print() in its code) becomes log lines,
+// "model printed: ...", one per line, instead of going to stdout: so it
+// reaches the job's log (worker/logs/) with the rank that printed it.
+void LogModelPrints();
+
 #endif  // RINGLEADER_WORKER_TORCH_LOGGING_H_

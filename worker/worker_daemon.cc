@@ -44,6 +44,12 @@ WorkerDaemon::WorkerDaemon(WorkerConfig config)
     return grpc::CreateCustomChannel(target, credentials, args);
   };
   client_ = std::make_unique<CoordinatorClient>(o.new_channel(), o);
+  if (config_.ship_job_logs) {
+    log_capture_ = std::make_unique<JobLogCapture>(config_.job_log_limits);
+    log_shipper_ = std::make_unique<JobLogShipper>(
+        log_capture_.get(),
+        [this](v1::AppendLogsRequest& r) { return client_->AppendLogs(r); });
+  }
 }
 
 WorkerDaemon::~WorkerDaemon() {
@@ -52,7 +58,40 @@ WorkerDaemon::~WorkerDaemon() {
     grace_cancelled_ = true;
   }
   if (grace_timer_.joinable()) grace_timer_.join();
+  log_shipper_.reset();
+  log_capture_.reset();
   client_->StopHeartbeats();
+}
+
+void WorkerDaemon::NoteGeneration(const v1::JoinRendezvousResponse& gen,
+                                  int32_t restarts, int32_t max_restarts) {
+  if (restarts >= 0) {
+    LOG(INFO) << "generation " << gen.generation() << " after "
+              << (gen.job_restarts() > restarts ? "a failure"
+                                                : "a membership change")
+              << "; the job spent " << gen.job_restarts() << " of "
+              << max_restarts << " restarts";
+  }
+  // The lines from here on carry the rank.
+  if (log_capture_ != nullptr)
+    log_capture_->SetRank(gen.generation(), gen.rank());
+  if (config_.metrics != nullptr) {
+    config_.metrics->generations->Increment();
+    config_.metrics->job_restarts->Set(gen.job_restarts());
+  }
+}
+
+void WorkerDaemon::BeginJobLog(const std::string& job_id) {
+  if (log_capture_ != nullptr) log_capture_->BeginJob(job_id);
+}
+
+void WorkerDaemon::EndJobLog() {
+  if (log_capture_ == nullptr) return;
+  log_capture_->EndJob();
+  // The job's last lines (why it failed, say) before the next job's: a
+  // coordinator that is away does not hold the daemon up for long, and
+  // what it did not take stays queued for it.
+  log_shipper_->Flush(absl::Seconds(5));
 }
 
 void WorkerDaemon::Preempt(absl::Duration grace) {
@@ -154,12 +193,14 @@ absl::Status WorkerDaemon::Run() {
         client_->WaitForAssignment(absl::Seconds(1));
     if (absl::IsDeadlineExceeded(a.status())) continue;
     if (!a.ok()) return a.status();
+    BeginJobLog(a->job_id());
     last = RunJob(*a);
     // Idle again: heartbeats no longer name the job.
     client_->SetCurrent("", 0);
     if (IsPreempted(last)) {
       preempted_ = true;
       LOG(WARNING) << "job " << a->job_id() << ": " << last.message();
+      EndJobLog();
       break;
     }
     if (!last.ok()) {
@@ -168,6 +209,7 @@ absl::Status WorkerDaemon::Run() {
                           absl::StrCat("job ", a->job_id(),
                                        " did not finish: ", last.message()));
     }
+    EndJobLog();
     if (config_.max_jobs > 0 && ++jobs >= config_.max_jobs) break;
   }
   const bool asked = stop_ || preempt_;
@@ -316,18 +358,8 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
     absl::StatusOr<v1::JoinRendezvousResponse> gen =
         client_->Join(job_id, config_.rendezvous_timeout);
     if (!gen.ok()) return EndedWithoutThisRank(job_id, gen.status());
-    if (restarts >= 0) {
-      LOG(INFO) << "generation " << gen->generation() << " after "
-                << (gen->job_restarts() > restarts ? "a failure"
-                                                   : "a membership change")
-                << "; the job spent " << gen->job_restarts() << " of "
-                << assignment.spec().max_restarts() << " restarts";
-    }
+    NoteGeneration(*gen, restarts, assignment.spec().max_restarts());
     restarts = gen->job_restarts();
-    if (config_.metrics != nullptr) {
-      config_.metrics->generations->Increment();
-      config_.metrics->job_restarts->Set(gen->job_restarts());
-    }
     {
       absl::MutexLock lock(&mu_);
       job_id_ = job_id;

@@ -16,6 +16,8 @@
 #include "worker/coordinator_client.h"
 #include "worker/device/communicator_factory.h"
 #include "worker/device/device.h"
+#include "worker/logs/job_log_capture.h"
+#include "worker/logs/job_log_shipper.h"
 #include "worker/worker_metrics.h"
 
 namespace ringleader {
@@ -58,6 +60,12 @@ struct WorkerConfig {
   int max_jobs = 0;
   // Where the daemon and its trainers record metrics; may be null.
   WorkerMetrics* metrics = nullptr;
+  // Send the lines logged while serving a job to the coordinator's job log
+  // (`ringctl logs`), queued within these bounds. The capture is a glog
+  // sink: it sees every line of the process, so two daemons in one process
+  // (tests) each see the other's too.
+  bool ship_job_logs = true;
+  JobLogCapture::Limits job_log_limits;
   // Called once, after registering with the coordinator and starting the
   // heartbeats (the worker's "serving": systemd's READY=1).
   std::function<void()> on_registered;
@@ -121,9 +129,21 @@ class WorkerDaemon {
   CommunicatorRequest CommunicatorRequestFor(
       const std::string& job_id, const v1::JoinRendezvousResponse& gen);
 
+  // A generation joined: logged (after the first, with why it came: a
+  // failure spent a restart of `max_restarts`, `restarts` before it),
+  // counted, and the job's log lines carry its rank from now on.
+  void NoteGeneration(const v1::JoinRendezvousResponse& gen, int32_t restarts,
+                      int32_t max_restarts);
+  // The job's lines: captured from BeginJobLog to EndJobLog, then flushed.
+  void BeginJobLog(const std::string& job_id);
+  void EndJobLog();
+
   const WorkerConfig config_;
   const Device device_;  // config_.device, checked by Run().
   std::unique_ptr<CoordinatorClient> client_;
+  // Null when config_.ship_job_logs is off. The shipper goes first.
+  std::unique_ptr<JobLogCapture> log_capture_;
+  std::unique_ptr<JobLogShipper> log_shipper_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> aborted_{false};
   // Set by Preempt; read by the trainer at each step boundary.

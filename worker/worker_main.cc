@@ -87,6 +87,12 @@ ABSL_FLAG(int, preempted_exit_code, 0,
           "SIGTERM with its work saved): 0, a stop asked for; 143 (128 + "
           "SIGTERM) for a supervisor that restarts on it, as a Kubeflow "
           "PyTorchJob's restartPolicy ExitCode does for 128-255.");
+ABSL_FLAG(bool, ship_job_logs, true,
+          "Send the lines logged while serving a job to the coordinator, for "
+          "`ringctl logs JOB` (they still go to stderr as well).");
+ABSL_FLAG(int64_t, job_log_queue_bytes, 4 << 20,
+          "Job lines queued for the coordinator at most (while it is away); "
+          "beyond it the oldest are dropped and counted, never blocking.");
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on at /metrics (port 0 picks "
           "a free port); empty: off. Suggested: 0.0.0.0:9465 (+ GPU index).");
@@ -121,6 +127,7 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"Recovery", {"recover_from_peers"}},
       {"Lifetime", {"max_jobs", "preempt_grace", "preempted_exit_code"}},
       {"Metrics", {"metrics_listen", "metrics_port_file"}},
+      {"Job logs", {"ship_job_logs", "job_log_queue_bytes"}},
       {"Fault injection (tests)",
        {"fault_lose_allreduce_result_at_step",
         "fault_lose_allreduce_result_rank", "fault_exit_during_recovery"}},
@@ -207,6 +214,11 @@ absl::StatusOr<ringleader::WorkerConfig> ConfigFromFlags() {
       code < 0 || code > 255) {
     return absl::InvalidArgumentError("--preempted_exit_code must be 0..255");
   }
+  config.ship_job_logs = absl::GetFlag(FLAGS_ship_job_logs);
+  config.job_log_limits.max_bytes = absl::GetFlag(FLAGS_job_log_queue_bytes);
+  if (config.job_log_limits.max_bytes < 64 * 1024) {
+    return absl::InvalidArgumentError("--job_log_queue_bytes must be >= 65536");
+  }
   config.faults.lose_allreduce_result_at_step =
       absl::GetFlag(FLAGS_fault_lose_allreduce_result_at_step);
   config.faults.lose_allreduce_result_rank =
@@ -283,6 +295,7 @@ int main(int argc, char** argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
   ShowTorchLogInfo();
+  LogModelPrints();
   LOG(INFO) << "ringleader-worker, build: "
             << ringleader::BuildModeDescription();
 

@@ -99,6 +99,16 @@ ABSL_FLAG(int64_t, history_points, ringleader::kDefaultHistoryPoints,
           "--history`: past it the series is thinned evenly, its first and "
           "latest points kept. At least 4, at most 1000000.");
 
+ABSL_FLAG(int64_t, log_lines_per_rank, 2000,
+          "Job logs (ringctl logs): keep each rank's last this many lines.");
+ABSL_FLAG(int64_t, log_bytes_per_rank, 512 * 1024,
+          "Job logs: keep at most this many bytes of each rank's lines (its "
+          "oldest go first).");
+ABSL_FLAG(int64_t, log_total_bytes, 256 << 20,
+          "Job logs: at most this many bytes over all jobs; beyond it the "
+          "log of the job appended to longest ago goes first. Logs are kept "
+          "in memory only; a job's log goes when the job is deleted.");
+
 namespace {
 
 // Taken on a thread of their own (common/signal_watch.h), not in a
@@ -122,6 +132,8 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"Security", {"tls_cert", "tls_key", "tls_client_ca", "auth_token_file"}},
       {"Metrics", {"metrics_listen"}},
       {"Preemption", {"preempt_window", "drain_grace"}},
+      {"Job logs",
+       {"log_lines_per_rank", "log_bytes_per_rank", "log_total_bytes"}},
   };
   return *groups;
 }
@@ -150,6 +162,21 @@ absl::StatusOr<ringleader::StallWatch::Options> StallOptionsFromFlags(
   }
   o.silent_after = 2 * heartbeat_interval;
   return o;
+}
+
+// The job logs' bounds from the flags.
+absl::StatusOr<ringleader::LogStore::Limits> LogLimitsFromFlags() {
+  ringleader::LogStore::Limits limits;
+  limits.lines_per_rank = absl::GetFlag(FLAGS_log_lines_per_rank);
+  limits.bytes_per_rank = absl::GetFlag(FLAGS_log_bytes_per_rank);
+  limits.total_bytes = absl::GetFlag(FLAGS_log_total_bytes);
+  if (limits.lines_per_rank < 1 || limits.bytes_per_rank < 8192 ||
+      limits.total_bytes < limits.bytes_per_rank) {
+    return absl::InvalidArgumentError(
+        "--log_lines_per_rank must be >= 1, --log_bytes_per_rank >= 8192 and "
+        "--log_total_bytes >= --log_bytes_per_rank");
+  }
+  return limits;
 }
 
 // The server's configuration from the flags; INVALID_ARGUMENT (exit 2)
@@ -216,6 +243,9 @@ absl::StatusOr<ringleader::CoordinatorServerConfig> ConfigFromFlags() {
     return absl::InvalidArgumentError(
         "--preempt_window must be > 0 and --drain_grace >= 0");
   }
+  absl::StatusOr<ringleader::LogStore::Limits> logs = LogLimitsFromFlags();
+  if (!logs.ok()) return logs.status();
+  config.options.log_limits = *logs;
   return config;
 }
 

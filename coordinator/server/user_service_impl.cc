@@ -37,6 +37,12 @@ ServerUnaryReactor* UserServiceImpl::GetJob(CallbackServerContext* ctx,
   return FinishNow(ctx, calls().GetJob(*req), resp);
 }
 
+ServerUnaryReactor* UserServiceImpl::GetJobLogs(
+    CallbackServerContext* ctx, const v1::GetJobLogsRequest* req,
+    v1::GetJobLogsResponse* resp) {
+  return FinishNow(ctx, coordinator_->log_calls().GetJobLogs(*req), resp);
+}
+
 ServerUnaryReactor* UserServiceImpl::ListJobs(CallbackServerContext* ctx,
                                               const v1::ListJobsRequest* req,
                                               v1::ListJobsResponse* resp) {

@@ -39,6 +39,10 @@ class UserServiceImpl final : public v1::UserService::CallbackService {
   grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* ctx,
                                         const v1::ListWorkersRequest* req,
                                         v1::ListWorkersResponse* resp) override;
+  // Read-only, like GetJob: no token needed.
+  grpc::ServerUnaryReactor* GetJobLogs(grpc::CallbackServerContext* ctx,
+                                       const v1::GetJobLogsRequest* req,
+                                       v1::GetJobLogsResponse* resp) override;
   grpc::ServerUnaryReactor* GetJobHistory(
       grpc::CallbackServerContext* ctx, const v1::GetJobHistoryRequest* req,
       v1::JobHistoryResponse* resp) override;

@@ -186,6 +186,17 @@ ServerUnaryReactor* WorkerServiceImpl::Leave(CallbackServerContext* ctx,
   });
 }
 
+ServerUnaryReactor* WorkerServiceImpl::AppendLogs(
+    CallbackServerContext* ctx, const v1::AppendLogsRequest* req,
+    v1::AppendLogsResponse* resp) {
+  return Answer(
+      ctx,
+      [&](const Caller& c) {
+        return coordinator_->log_calls().AppendLogs(c, *req);
+      },
+      resp);
+}
+
 grpc::ServerWriteReactor<v1::GenerationEvent>*
 WorkerServiceImpl::WatchGeneration(CallbackServerContext* ctx,
                                    const v1::WatchGenerationRequest* req) {

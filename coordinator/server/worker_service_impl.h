@@ -25,7 +25,8 @@ using Base = WS::WithCallbackMethod_Register<WS::WithCallbackMethod_Heartbeat<
                                     WS::WithCallbackMethod_Leave<
                                         WS::WithCallbackMethod_Preempt<
                                             WS::WithCallbackMethod_WatchGeneration<
-                                                WS::Service>>>>>>>>>>>>>>>>>;
+                                                WS::WithCallbackMethod_AppendLogs<
+                                                    WS::Service>>>>>>>>>>>>>>>>>>;
 }  // namespace worker_service_internal
 
 // gRPC adapter of WorkerService (callback API): translates and delegates to
@@ -86,6 +87,9 @@ class WorkerServiceImpl final : public worker_service_internal::Base {
   grpc::ServerUnaryReactor* Preempt(grpc::CallbackServerContext* ctx,
                                     const v1::PreemptRequest* req,
                                     v1::PreemptResponse* resp) override;
+  grpc::ServerUnaryReactor* AppendLogs(grpc::CallbackServerContext* ctx,
+                                       const v1::AppendLogsRequest* req,
+                                       v1::AppendLogsResponse* resp) override;
   grpc::ServerWriteReactor<v1::GenerationEvent>* WatchGeneration(
       grpc::CallbackServerContext* ctx,
       const v1::WatchGenerationRequest* req) override;

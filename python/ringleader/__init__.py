@@ -26,7 +26,8 @@ from . import _stubs
 
 _stubs.ensure()  # Before anything imports ringleader.v1.
 
-from .client import Client, check_succeeded, is_final, state_name  # noqa: E402
+from .client import (Client, LogLine, check_succeeded,  # noqa: E402
+                     format_log_line, is_final, state_name)
 from .errors import (AlreadyExistsError, AuthenticationError,  # noqa: E402
                      ClusterError, CoordinatorUnavailableError, DataError,
                      DeadlineExceededError, Error, FailedPreconditionError,
@@ -69,6 +70,7 @@ def __dir__() -> list:
 __all__ = [
     "fit", "Result", "Client", "LocalCluster", "job_spec", "load_spec_file",
     "spec_keywords", "state_name", "is_final", "check_succeeded",
+    "format_log_line", "LogLine",
     "Job", "JobSpec", "JobState", "WorkerInfo",
     "JobHistory", "HistoryPoint", "RankSample", "Evaluation",
     "Error", "RpcError", "CoordinatorUnavailableError",

@@ -7,7 +7,9 @@ subclasses worded as ringctl words them (``errors.from_rpc_error``).
 """
 from __future__ import annotations
 
+import datetime
 import os
+import time
 from typing import Iterable, Iterator, List, Optional, Union
 
 import grpc
@@ -15,11 +17,13 @@ import grpc
 from . import errors
 from .history import JobHistory, from_response
 from .spec import SpecLike, job_spec
+from .v1 import job_pb2, logs_pb2, user_service_pb2, user_service_pb2_grpc
 from .v1 import history_pb2, job_pb2, user_service_pb2, user_service_pb2_grpc
 
 Job = job_pb2.Job
 JobState = job_pb2.JobState
 WorkerInfo = user_service_pb2.WorkerInfo
+LogLine = logs_pb2.LogLine
 JobRef = Union[str, Job]
 
 DEFAULT_COORDINATOR = "127.0.0.1:7070"
@@ -247,6 +251,75 @@ class Client:
         return list(self._call(self._stub.ListWorkers,
                                user_service_pb2.ListWorkersRequest()).workers)
 
+    def logs(self, job: JobRef, *, rank: Optional[int] = None,
+             since: Union[None, float, datetime.timedelta] = None,
+             tail: Optional[int] = None, follow: bool = False,
+             poll: float = 0.5, linger: float = 3.0,
+             outage: float = 60.0) -> Iterator[LogLine]:
+        """The lines the job's workers logged while serving it, as
+        ``ringctl logs`` prints them (:func:`ringleader.format_log_line`).
+
+        Every rank's lines in time order, each a ``ringleader.v1.LogLine``
+        (``time_ms``, ``rank``, ``generation``, ``host``, ``worker_id``,
+        ``severity``, ``text``). The coordinator keeps each rank's last lines
+        in memory (its ``--log_lines_per_rank``, ``--log_bytes_per_rank``).
+
+        Args:
+            rank: only this rank's lines.
+            since: only lines of the last this many seconds (or timedelta).
+            tail: only the last this many lines.
+            follow: go on yielding new lines (asking every ``poll`` seconds)
+                until the job is final and ``linger`` seconds passed (its
+                ranks' last lines arrive after its final state). A
+                coordinator that restarts meanwhile is waited for up to
+                ``outage`` seconds; its log starts afresh.
+
+        Raises:
+            NotFoundError: no such job.
+            InvalidArgumentError: a negative rank, since or tail.
+        """
+        if isinstance(since, datetime.timedelta):
+            since = since.total_seconds()
+        for name, value in (("rank", rank), ("since", since), ("tail", tail)):
+            if value is not None and (isinstance(value, bool) or
+                                      not isinstance(value, (int, float)) or
+                                      value < 0):
+                raise errors.InvalidArgumentError(
+                    f"{name} must be a number >= 0, not {value!r}")
+        request = logs_pb2.GetJobLogsRequest(
+            job_id=_job_id(job), tail=int(tail or 0))
+        if rank is not None:
+            request.rank = int(rank)
+        if since:
+            request.since_ms = int((time.time() - float(since)) * 1000)
+        page = self._call(self._stub.GetJobLogs, request)
+        yield from page.lines
+        if not follow:
+            return
+        yield from self._follow_logs(request, page, poll, linger, outage)
+
+    def _follow_logs(self, request, page, poll: float, linger: float,
+                     outage: float) -> Iterator[LogLine]:
+        request.tail = 0
+        ended = time.monotonic() if page.state in FINAL_STATES else None
+        reached = time.monotonic()
+        # Bounded by the job's end plus linger, or by the outage limit.
+        while ended is None or time.monotonic() - ended < linger:
+            time.sleep(poll)
+            request.after_seq = page.last_seq
+            request.incarnation = page.incarnation
+            try:
+                page = self._call(self._stub.GetJobLogs, request)
+            except (errors.CoordinatorUnavailableError,
+                    errors.DeadlineExceededError):
+                if time.monotonic() - reached > outage:
+                    raise
+                continue
+            reached = time.monotonic()
+            yield from page.lines
+            if ended is None and page.state in FINAL_STATES:
+                ended = time.monotonic()
+
     def watch(self, job: JobRef) -> Iterator[Job]:
         """Snapshots of the job: one now, one after every change, the last
         one final (SUCCEEDED, FAILED or CANCELLED).
@@ -306,6 +379,17 @@ class Client:
 
     def __repr__(self) -> str:
         return f"ringleader.Client({self.address!r})"
+
+
+def format_log_line(line: LogLine) -> str:
+    """One job log line as ``ringctl logs`` prints it:
+    ``[rank 1 gen 2 host-b] I1206 16:10:11.123 text``."""
+    who = (f"rank {line.rank} gen {line.generation}" if line.rank >= 0
+           else "no rank")
+    when = datetime.datetime.fromtimestamp(line.time_ms / 1000,
+                                           datetime.timezone.utc)
+    stamp = when.strftime("%m%d %H:%M:%S.") + f"{line.time_ms % 1000:03d}"
+    return f"[{who} {line.host}] {(line.severity or '?')[0]}{stamp} {line.text}"
 
 
 def check_succeeded(job: Job) -> Job:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import time
@@ -157,6 +158,55 @@ def test_workers_and_a_failed_job_naming_rank_and_reason(cluster, tmp_path):
     assert e.job_id == job_id and e.state == "FAILED"
     assert e.rank in (0, 1)
     assert str(missing) in e.reason and f"rank {e.rank}" in str(e)
+
+
+def _whole_log(c: ringleader.Client, job_id: str, workers: int):
+    """The job's log once each worker's last line of a failed job, its error
+    ("job <id>: ..."), is in: a worker's last lines reach the coordinator a
+    moment after the job's final state. At most 30 s."""
+    deadline = time.monotonic() + 30
+    while True:
+        lines = list(c.logs(job_id))
+        ends = [line for line in lines
+                if line.text.startswith(f"job {job_id}: ")]
+        if len(ends) >= workers or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.1)
+
+
+def test_logs_of_a_failed_job_by_rank_tail_and_follow(cluster, tmp_path):
+    with cluster.client() as c:
+        missing = tmp_path / "no-model-here.pt"
+        job_id = c.submit(MLP_JOB, name="logged", min_workers=2, model={
+            "arch": "torchscript", "torchscript_path": str(missing)})
+        with pytest.raises(ringleader.JobFailedError):
+            c.wait(job_id)
+        lines = _whole_log(c, job_id, workers=2)
+        assert any(str(missing) in line.text for line in lines), \
+            "\n".join(map(ringleader.format_log_line, lines))
+        assert [line.time_ms for line in lines] == \
+            sorted(line.time_ms for line in lines)
+        assert {line.host for line in lines} == {socket.gethostname()}
+        assert len({line.worker_id for line in lines}) == 2
+        text = ringleader.format_log_line(lines[-1])
+        assert re.match(r"^\[(rank \d+ gen \d+|no rank) [^]]+\] "
+                        r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{3} ", text), text
+        ranked = list(c.logs(job_id, rank=0))
+        assert ranked and all(line.rank == 0 for line in ranked)
+        assert len(list(c.logs(job_id, tail=2))) == 2
+        assert list(c.logs(job_id, since=3600)) == lines
+        # Following a finished job ends by itself, with the same lines.
+        followed = list(c.logs(job_id, follow=True, poll=0.05, linger=0.2))
+        assert followed[:len(lines)] == lines
+        with pytest.raises(ringleader.InvalidArgumentError):
+            list(c.logs(job_id, tail=-1))
+        with pytest.raises(ringleader.InvalidArgumentError):
+            list(c.logs(job_id, rank="0"))
+        with pytest.raises(ringleader.NotFoundError):
+            list(c.logs("no-such-job"))
+        c.delete(job_id)
+        with pytest.raises(ringleader.NotFoundError):
+            list(c.logs(job_id))
 
 
 def test_token_is_required_for_changes(tmp_path, monkeypatch):

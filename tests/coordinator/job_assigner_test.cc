@@ -1,6 +1,7 @@
 #include "coordinator/job_assigner.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -40,6 +41,23 @@ TEST_F(JobAssignerTest, AnIdleWorkerIsOfferedTheOldestJobWithRoom) {
   // A gone worker's place is free again.
   assigner_.Forget(a.id, first);
   EXPECT_EQ(Beat(c).assignment().job_id(), first);
+}
+
+TEST_F(JobAssignerTest, EveryAssignmentIsToldToTheHook) {
+  std::vector<std::pair<std::string, std::string>> told;
+  assigner_.SetAssignedHook(
+      [&told](const std::string& job_id, const std::string& worker_id) {
+        told.emplace_back(job_id, worker_id);
+      });
+  const std::string job = Submit(testing::MinimalJobSpec("told", 1, 2));
+  const Worker a = Register(), b = Register(), c = Register();
+  ASSERT_EQ(Beat(a).assignment().job_id(), job);
+  assigner_.Adopt(job, {b.id});
+  EXPECT_EQ(told, (std::vector<std::pair<std::string, std::string>>{
+                      {job, a.id}, {job, b.id}}));
+  // No room for a third: nothing told.
+  EXPECT_FALSE(Beat(c).has_assignment());
+  EXPECT_EQ(told.size(), 2u);
 }
 
 TEST_F(JobAssignerTest, TheAssignmentIsSaidAgainUntilTheWorkerJoins) {

@@ -4,7 +4,8 @@
 // sample position and no restart spent; workers started again resume it
 // there and finish with the fault-free run's model, every sample of every
 // epoch applied once. SIGTERM to one rank of three: the others go on
-// without it from their memory, losing no step.
+// without it from their memory, losing no step. A coordinator killed and
+// restarted during the preemption changes none of it.
 #include <signal.h>
 #include <stdlib.h>
 
@@ -154,6 +155,57 @@ TEST(PreemptionTest, EveryWorkerSignalledPreemptsAndTheJobResumesExactly) {
             << ckpt.epoch_sample_offset() << "), slowest exit " << slowest_exit
             << "; resumed to accuracy " << done->progress().test_accuracy()
             << " (fault-free " << ref_done->progress().test_accuracy() << ")\n";
+}
+
+TEST(PreemptionTest, ACoordinatorRestartInThePreemptionStillPreemptsWhole) {
+  ASSERT_EQ(setenv("GLOG_v", "1", 1), 0);
+  auto cluster = Cluster::Start("preempt-restart", {"--heartbeat_ms=200"});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  Cluster& c = **cluster;
+  v1::JobSpec spec = PreemptSpec("pre-restart", c.dir() + "/ckpt");
+  spec.set_min_workers(3);
+  auto job = c.Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(c.StartWorkers(3, kWorkerFlags).ok());
+  auto running = c.WaitUntil(
+      *job, [](const v1::Job& j) { return RunningAt(j, 3, 40); },
+      absl::Minutes(3));
+  ASSERT_TRUE(running.ok()) << running.status();
+  const int64_t seen = running->progress().step();
+  // The scheduler signals the whole job, and the coordinator dies with
+  // it and is started again on its state: the members' Preempt calls find
+  // no coordinator, then the restarted one, which adopted the generation.
+  for (int w = 0; w < 3; ++w) c.workers()[w]->Kill(SIGTERM);
+  c.StopCoordinator(SIGKILL);
+  ASSERT_TRUE(c.StartCoordinator(/*same_port=*/true).ok());
+  auto preempted = c.WaitUntil(
+      *job,
+      [](const v1::Job& j) { return j.state() == v1::JOB_STATE_PREEMPTED; },
+      absl::Minutes(1));
+  ASSERT_TRUE(preempted.ok()) << preempted.status() << "\n"
+                              << Logs(c.dir(), 0, 1)[0].substr(0, 4000);
+  for (int w = 0; w < 3; ++w) {
+    EXPECT_EQ(c.workers()[w]->Wait(absl::Seconds(30)), 0) << w;
+  }
+  const v1::CheckpointRecord ckpt = preempted->last_checkpoint();
+  EXPECT_EQ(preempted->restarts(), 0);
+  EXPECT_GE(ckpt.step(), seen);
+  EXPECT_EQ(ckpt.epoch_sample_offset(),
+            (ckpt.step() - ckpt.epoch() * kStepsPerEpoch) * 96);
+
+  // Resumed at that step: not one lost.
+  ASSERT_TRUE(c.StartWorkers(3, kWorkerFlags).ok());
+  auto done = c.WaitForEnd(*job, absl::Minutes(4));
+  ASSERT_TRUE(done.ok()) << done.status();
+  ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message();
+  EXPECT_EQ(done->restarts(), 0);
+  const std::vector<std::string> logs = Logs(c.dir(), 0, 6);
+  for (int w = 3; w < 6; ++w) {
+    const std::vector<ResumeLine> r = ParseResumeLines(logs[w]);
+    ASSERT_EQ(r.size(), 1u) << logs[w].substr(0, 4000);
+    EXPECT_EQ(r[0].step, ckpt.step());
+  }
+  ExpectEverySampleOnce(CountAppliedSamples(logs));
 }
 
 TEST(PreemptionTest, OneRankSignalledLeavesAndTheOthersGoOnLosingNoStep) {
