@@ -132,8 +132,9 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"Security", {"tls_cert", "tls_key", "tls_client_ca", "auth_token_file"}},
       {"Metrics", {"metrics_listen"}},
       {"Preemption", {"preempt_window", "drain_grace"}},
-      {"Job logs",
-       {"log_lines_per_rank", "log_bytes_per_rank", "log_total_bytes"}},
+      {"Job history and logs",
+       {"history_points", "log_lines_per_rank", "log_bytes_per_rank",
+        "log_total_bytes"}},
   };
   return *groups;
 }
