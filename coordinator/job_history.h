@@ -77,7 +77,7 @@ class JobHistory {
   int64_t max_points() const { return max_points_; }
 
  private:
-  void ScheduleNext();
+  void ScheduleNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   StateStore* const store_;
   const Clock* const clock_;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/string_view.h"
+#include "glog/logging.h"
 
 namespace ringleader {
 namespace {
@@ -62,11 +63,32 @@ std::string JobLogCapture::CleanLine(const char* text, size_t len) {
   return out;
 }
 
-JobLogCapture::JobLogCapture(Limits limits) : limits_(limits) {
-  google::AddLogSink(this);
-}
+// glog's side: hands each line to its capture.
+class JobLogCapture::Sink : public google::LogSink {
+ public:
+  explicit Sink(JobLogCapture* capture) : capture_(capture) {
+    google::AddLogSink(this);
+  }
+  ~Sink() override { google::RemoveLogSink(this); }
 
-JobLogCapture::~JobLogCapture() { google::RemoveLogSink(this); }
+  void send(google::LogSeverity severity, const char*, const char*, int,
+            const google::LogMessageTime& time, const char* message,
+            size_t message_len) override {
+    capture_->Add(
+        google::GetLogSeverityName(severity),
+        int64_t{time.timestamp()} * 1000 + int64_t{time.usec()} / 1000, message,
+        message_len);
+  }
+
+ private:
+  JobLogCapture* const capture_;
+};
+
+JobLogCapture::JobLogCapture(Limits limits)
+    : limits_(limits), sink_(std::make_unique<Sink>(this)) {}
+
+// The sink goes first: no line arrives at a capture being destroyed.
+JobLogCapture::~JobLogCapture() { sink_.reset(); }
 
 void JobLogCapture::BeginJob(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
@@ -87,11 +109,8 @@ void JobLogCapture::EndJob() {
   wake_ = true;
 }
 
-void JobLogCapture::send(google::LogSeverity severity, const char*, const char*,
-                         int, const google::LogMessageTime& time,
-                         const char* message, size_t message_len) {
-  const int64_t time_ms =
-      int64_t{time.timestamp()} * 1000 + int64_t{time.usec()} / 1000;
+void JobLogCapture::Add(const char* severity, int64_t time_ms,
+                        const char* message, size_t message_len) {
   absl::MutexLock lock(&mu_);
   if (job_id_.empty()) return;
   // A message of several lines is several lines of the log.
@@ -103,7 +122,7 @@ void JobLogCapture::send(google::LogSeverity severity, const char*, const char*,
     q.line.set_time_ms(time_ms);
     q.line.set_rank(rank_);
     q.line.set_generation(generation_);
-    q.line.set_severity(google::GetLogSeverityName(severity));
+    q.line.set_severity(severity);
     q.line.set_text(CleanLine(piece.data(), piece.size()));
     PushLocked(std::move(q));
     if (end == absl::string_view::npos) break;

@@ -10,10 +10,14 @@
 // records a line saying so). The shipper (job_log_shipper.h) drains it.
 //
 // The sink runs under glog's own lock: it must not log, and it does no more
-// than copy the line under a mutex of its own.
+// than copy the line under a mutex of its own. It lives in the .cc: this
+// header is included by LibTorch units, which take their logging from
+// common/logging.h and must not see glog's own API
+// (tools/check_logging_includes.py).
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +25,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "glog/logging.h"
 #include "ringleader/v1/logs.pb.h"
 
 namespace ringleader {
@@ -33,15 +36,15 @@ struct JobLogBatch {
   int64_t dropped = 0;  // Lines of the job dropped before these.
 };
 
-// Thread-safe. Registers itself with glog while it exists.
-class JobLogCapture : public google::LogSink {
+// Thread-safe. Registers a glog sink while it exists.
+class JobLogCapture {
  public:
   struct Limits {
     int64_t max_lines = 20000;
     int64_t max_bytes = 4 * 1024 * 1024;
   };
   explicit JobLogCapture(Limits limits);
-  ~JobLogCapture() override;
+  ~JobLogCapture();
   JobLogCapture(const JobLogCapture&) = delete;
   JobLogCapture& operator=(const JobLogCapture&) = delete;
 
@@ -66,17 +69,17 @@ class JobLogCapture : public google::LogSink {
   // Every line dropped since the start, for tests and metrics.
   int64_t dropped_total() const;
 
-  // google::LogSink.
-  void send(google::LogSeverity severity, const char* full_filename,
-            const char* base_filename, int line,
-            const google::LogMessageTime& time, const char* message,
-            size_t message_len) override;
+  // A line logged now (the sink's call): queued when a job is being
+  // served, split at newlines. `severity` is glog's name ("INFO", ...).
+  void Add(const char* severity, int64_t time_ms, const char* message,
+           size_t message_len);
 
   // The queue's copy of a line: valid UTF-8 (a protobuf string must be),
   // invalid bytes as U+FFFD, cut at 4096 bytes.
   static std::string CleanLine(const char* text, size_t len);
 
  private:
+  class Sink;  // The glog sink, in the .cc.
   struct Queued {
     std::string job_id;
     v1::LogLine line;
@@ -95,6 +98,8 @@ class JobLogCapture : public google::LogSink {
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   int32_t rank_ ABSL_GUARDED_BY(mu_) = -1;
   bool wake_ ABSL_GUARDED_BY(mu_) = false;  // EndJob or Wake since a wait.
+  // Declared last: registered once the queue exists, gone before it.
+  std::unique_ptr<Sink> sink_;
 };
 
 }  // namespace ringleader
