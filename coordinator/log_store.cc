@@ -81,15 +81,19 @@ void LogStore::AddLocked(JobLog& log, v1::LogLine line) {
   TrimLocked(log, ring);
 }
 
+void LogStore::PopOldestLocked(JobLog& log, Ring& ring) {
+  const int64_t cost = Cost(ring.lines.front());
+  ring.bytes -= cost;
+  log.bytes -= cost;
+  bytes_ -= cost;
+  ring.lines.pop_front();
+}
+
 void LogStore::TrimLocked(JobLog& log, Ring& ring) {
   while (!ring.lines.empty() &&
          (static_cast<int64_t>(ring.lines.size()) > limits_.lines_per_rank ||
           ring.bytes > limits_.bytes_per_rank)) {
-    const int64_t cost = Cost(ring.lines.front());
-    ring.bytes -= cost;
-    log.bytes -= cost;
-    bytes_ -= cost;
-    ring.lines.pop_front();
+    PopOldestLocked(log, ring);
   }
 }
 
@@ -117,12 +121,7 @@ void LogStore::EvictLocked(const std::string& keep) {
         largest = it;
     }
     if (largest == log.ranks.end() || largest->second.lines.empty()) return;
-    Ring& ring = largest->second;
-    const int64_t cost = Cost(ring.lines.front());
-    ring.bytes -= cost;
-    log.bytes -= cost;
-    bytes_ -= cost;
-    ring.lines.pop_front();
+    PopOldestLocked(log, largest->second);
   }
 }
 

@@ -89,6 +89,9 @@ class LogStore {
 
   void AddLocked(JobLog& log, v1::LogLine line)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops `ring`'s oldest line (it has one), counted out of every total.
+  void PopOldestLocked(JobLog& log, Ring& ring)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the oldest lines of `ring` until it fits the per-rank limits.
   void TrimLocked(JobLog& log, Ring& ring) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Evicts whole logs, the least recently appended first (never `keep`),

@@ -134,9 +134,23 @@ void JobLogCapture::Add(const char* severity, int64_t time_ms,
 void JobLogCapture::PushLocked(Queued q) {
   bytes_ += CostOf(q.line);
   queue_.push_back(std::move(q));
+  TrimLocked();
+}
+
+void JobLogCapture::TrimLocked() {
   while (static_cast<int64_t>(queue_.size()) > limits_.max_lines ||
          bytes_ > limits_.max_bytes) {
     DropOldestLocked();
+  }
+}
+
+void JobLogCapture::CountDroppedLocked(const std::string& job_id, int64_t n) {
+  auto it = std::find_if(dropped_.begin(), dropped_.end(),
+                         [&](const auto& d) { return d.first == job_id; });
+  if (it == dropped_.end()) {
+    dropped_.emplace_back(job_id, n);
+  } else {
+    it->second += n;
   }
 }
 
@@ -144,14 +158,7 @@ void JobLogCapture::DropOldestLocked() {
   Queued& oldest = queue_.front();
   bytes_ -= CostOf(oldest.line);
   ++dropped_total_;
-  auto it = std::find_if(dropped_.begin(), dropped_.end(), [&](const auto& d) {
-    return d.first == oldest.job_id;
-  });
-  if (it == dropped_.end()) {
-    dropped_.emplace_back(oldest.job_id, 1);
-  } else {
-    ++it->second;
-  }
+  CountDroppedLocked(oldest.job_id, 1);
   queue_.pop_front();
 }
 
@@ -188,19 +195,9 @@ void JobLogCapture::PutBack(JobLogBatch batch) {
     queue_.push_front({batch.job_id, std::move(*it)});
   }
   if (batch.dropped > 0) {
-    auto it =
-        std::find_if(dropped_.begin(), dropped_.end(),
-                     [&](const auto& d) { return d.first == batch.job_id; });
-    if (it == dropped_.end()) {
-      dropped_.emplace_back(batch.job_id, batch.dropped);
-    } else {
-      it->second += batch.dropped;
-    }
+    CountDroppedLocked(batch.job_id, batch.dropped);
   }
-  while (static_cast<int64_t>(queue_.size()) > limits_.max_lines ||
-         bytes_ > limits_.max_bytes) {
-    DropOldestLocked();
-  }
+  TrimLocked();
 }
 
 void JobLogCapture::AwaitLines(int64_t min_lines, absl::Duration timeout) {

@@ -86,6 +86,11 @@ class JobLogCapture {
   };
   void PushLocked(Queued q) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DropOldestLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the oldest lines until the queue fits its limits.
+  void TrimLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds `n` to the count of `job_id`'s dropped lines not yet reported.
+  void CountDroppedLocked(const std::string& job_id, int64_t n)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Limits limits_;
   mutable absl::Mutex mu_;
