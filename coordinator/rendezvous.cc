@@ -289,6 +289,8 @@ void Rendezvous::EndLiveLocked(const std::string& job_id, JobState& job,
   job.live_valid = false;
   job.held = false;
   const int64_t number = job.live.number;
+  job.ended_number = number;
+  job.ended_reason = reason;
   const bool resized = kind == EndKind::kResized;
   const bool whole = kind == EndKind::kPreemptedWhole;
   // The next generation expects every member back (the caller removes the

@@ -201,6 +201,11 @@ class Rendezvous {
   // is ever numbered so) or a rank out of range.
   absl::Status CheckMember(const std::string& job_id, int64_t generation,
                            int32_t rank) const;
+  // Why generation `generation` of `job_id` ended, when it is the last one
+  // that did ("" otherwise): the hooks that push the end to its members run
+  // after the state changed, so a watch that found the generation ended
+  // first still tells its member why.
+  std::string EndReason(const std::string& job_id, int64_t generation) const;
   // The live generation, NOT_FOUND if none is live.
   absl::StatusOr<Generation> Live(const std::string& job_id) const;
   // The size of generation `generation` and its member at `rank`, without
@@ -240,6 +245,9 @@ class Rendezvous {
     bool live_keeps_state = false;   // A member of `live` keeps its state.
     Stage stage = Stage::kTraining;  // Of `live`.
     bool held = false;               // `live` is being preempted.
+    // The last generation that ended, and why (EndReason).
+    int64_t ended_number = 0;
+    std::string ended_reason;
     // Members of `live` gone since it reached kTrained.
     absl::flat_hash_set<std::string> gone;
     // Rank by worker id in `live`.

@@ -90,6 +90,14 @@ absl::Status Rendezvous::CheckMember(const std::string& job_id,
   return absl::OkStatus();
 }
 
+std::string Rendezvous::EndReason(const std::string& job_id,
+                                  int64_t generation) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || it->second.ended_number != generation) return "";
+  return it->second.ended_reason;
+}
+
 absl::StatusOr<Rendezvous::Generation> Rendezvous::Live(
     const std::string& job_id) const {
   absl::MutexLock lock(&mu_);

@@ -74,7 +74,13 @@ Canceller WatchCalls::WatchGeneration(const Caller& caller,
   const absl::Status live = rendezvous_.CheckMember(r.job_id(), r.generation(),
                                                     /*rank=*/0);
   if (absl::IsAborted(live)) {
-    watchers_.Ended(r.job_id(), r.generation(), std::string(live.message()),
+    // Worded as the end hook words it (Coordinator::EndGeneration), which
+    // this answer may have overtaken.
+    const std::string why = rendezvous_.EndReason(r.job_id(), r.generation());
+    watchers_.Ended(r.job_id(), r.generation(),
+                    why.empty() ? std::string(live.message())
+                                : absl::StrCat("generation ", r.generation(),
+                                               " ended: ", why),
                     /*rejoin=*/true);
   } else if (absl::IsNotFound(live)) {
     absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());

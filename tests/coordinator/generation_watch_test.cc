@@ -238,6 +238,9 @@ TEST_F(GenerationWatchTest, AGenerationThatEndedIsAnsweredAtOnce) {
   const v1::GenerationAbort ended = EventOf(w);
   EXPECT_EQ(ended.generation(), formed_.generation);
   EXPECT_TRUE(ended.rejoin());
+  // Told why, as a member watching when it ended is.
+  EXPECT_NE(ended.reason().find(formed_.worker_by_rank[1]), std::string::npos)
+      << ended.reason();
 }
 
 TEST_F(GenerationWatchTest, ACancelledJobIsPushedWithoutRejoin) {
