@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/job_over.h"
 #include "common/logging.h"
 #include "worker/client_link.h"
@@ -21,6 +22,13 @@
 #include "worker/train/trainer.h"
 
 namespace ringleader {
+namespace {
+
+// How long a rank whose collective broke waits for the coordinator's word
+// on why (WorkerDaemon::AwaitEndNotice).
+constexpr absl::Duration kEndNoticeWait = absl::Seconds(2);
+
+}  // namespace
 
 WorkerDaemon::WorkerDaemon(WorkerConfig config)
     : config_(std::move(config)),
@@ -130,12 +138,16 @@ void WorkerDaemon::Stop() {
 }
 
 void WorkerDaemon::OnAbort(const v1::GenerationAbort& abort) {
+  if (config_.faults.delay_end_notice > absl::ZeroDuration()) {
+    absl::SleepFor(config_.faults.delay_end_notice);
+  }
   absl::MutexLock lock(&mu_);
   if (abort.job_id() != job_id_) return;
   if (abort.generation() != 0 && abort.generation() != generation_) return;
   LOG(WARNING) << "generation " << abort.generation() << " of " << job_id_
                << " ended: " << abort.reason();
   aborted_ = true;
+  end_heard_ = true;
   if (abort.preempt_window_ms() > 0) {
     preempt_notice_until_ =
         absl::Now() + absl::Milliseconds(abort.preempt_window_ms());
@@ -143,8 +155,28 @@ void WorkerDaemon::OnAbort(const v1::GenerationAbort& abort) {
   if (comm_ != nullptr) comm_->Abort();
 }
 
+void WorkerDaemon::AwaitEndNotice() {
+  // A collective broken by a peer that left for a preemption fails here
+  // before the coordinator's notice that the generation is being preempted
+  // arrives (milliseconds later): deciding without it, this rank would keep
+  // its state to rejoin, miss the window and stop the job being preempted
+  // whole. The coordinator ends the generation before the next one can form
+  // anyway, so waiting for its word costs a rejoin nothing; the bound covers
+  // a coordinator that is away (pushed at once, or carried by the next
+  // heartbeat, 1 s by default, when pushes are off).
+  auto heard = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return end_heard_ || preempt_.load() || stop_.load();
+  };
+  if (heard()) return;
+  LOG(WARNING) << "a collective broke before the coordinator said why the "
+                  "generation ended: waiting up to "
+               << kEndNoticeWait << " for its word";
+  mu_.AwaitWithTimeout(absl::Condition(&heard), kEndNoticeWait);
+}
+
 bool WorkerDaemon::AwaitOwnPreemption() {
   absl::MutexLock lock(&mu_);
+  AwaitEndNotice();
   // preempt_ is set under mu_ (Preempt), so the condition sees it change.
   auto signalled = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     return preempt_.load();
@@ -366,6 +398,7 @@ absl::Status WorkerDaemon::RunJob(const v1::JobAssignment& assignment) {
       generation_ = gen->generation();
       aborted_ = stop_.load();
       preempt_notice_until_ = absl::InfinitePast();
+      end_heard_ = false;
     }
     client_->SetCurrent(job_id, gen->generation());
     client_->SetStep(0);

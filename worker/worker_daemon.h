@@ -39,6 +39,10 @@ struct FaultInjection {
   // memory, after the kept states were exchanged: a second failure during
   // the recovery from the first.
   bool exit_during_recovery = false;
+  // Act on the coordinator's word that a generation ended this much later
+  // than it came: a peer's aborted collective then beats the notice, as it
+  // can by milliseconds on its own.
+  absl::Duration delay_end_notice = absl::ZeroDuration();
 };
 
 // Configuration of one worker process, read once from flags/environment.
@@ -120,8 +124,13 @@ class WorkerDaemon {
                          const v1::JoinRendezvousResponse& gen,
                          const absl::Status& error);
   void OnAbort(const v1::GenerationAbort& abort);
-  // TrainerEnv::await_own_preemption.
+  // TrainerEnv::await_own_preemption: first the coordinator's word on the
+  // generation's end (AwaitEndNotice), then, if it is a preemption, this
+  // worker's own signal within its window.
   bool AwaitOwnPreemption();
+  // Waits, at most kEndNoticeWait, until the coordinator said the
+  // generation ended (or this daemon was signalled).
+  void AwaitEndNotice() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // FaultInjection::lose_allreduce_result_*: whether the all-reduce this
   // rank launches now is to be lost (at most once per process).
   bool LoseThisAllReduce(int rank);
@@ -152,6 +161,8 @@ class WorkerDaemon {
   // Until when the coordinator's notice says the generation this worker
   // trains in is being preempted (InfinitePast: no notice).
   absl::Time preempt_notice_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // The coordinator said the generation this worker trains in ended.
+  bool end_heard_ ABSL_GUARDED_BY(mu_) = false;
   // Ends the grace timer's wait (the daemon is going away).
   absl::Mutex grace_mu_;
   bool grace_cancelled_ ABSL_GUARDED_BY(grace_mu_) = false;

@@ -78,6 +78,9 @@ ABSL_FLAG(int64_t, fault_lose_allreduce_result_at_step, 0,
 ABSL_FLAG(int, fault_lose_allreduce_result_rank, -1,
           "Fault injection for tests: --fault_lose_allreduce_result_at_step "
           "applies only while this worker has this rank (-1: any rank).");
+ABSL_FLAG(absl::Duration, fault_delay_end_notice, absl::ZeroDuration(),
+          "Fault injection for tests, not for production: act on the "
+          "coordinator's word that a generation ended this much later");
 ABSL_FLAG(bool, fault_exit_during_recovery, false,
           "Fault injection for tests, not for production: exit with status 3 "
           "when about to take part in a recovery from a member's memory, "
@@ -130,7 +133,8 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"Job logs", {"ship_job_logs", "job_log_queue_bytes"}},
       {"Fault injection (tests)",
        {"fault_lose_allreduce_result_at_step",
-        "fault_lose_allreduce_result_rank", "fault_exit_during_recovery"}},
+        "fault_lose_allreduce_result_rank", "fault_exit_during_recovery",
+        "fault_delay_end_notice"}},
   };
   return *groups;
 }
@@ -225,6 +229,7 @@ absl::StatusOr<ringleader::WorkerConfig> ConfigFromFlags() {
       absl::GetFlag(FLAGS_fault_lose_allreduce_result_rank);
   config.faults.exit_during_recovery =
       absl::GetFlag(FLAGS_fault_exit_during_recovery);
+  config.faults.delay_end_notice = absl::GetFlag(FLAGS_fault_delay_end_notice);
   // Step 1's all-reduces would be lost at step 0, where the setup's are.
   if (config.faults.lose_allreduce_result_at_step < 0 ||
       config.faults.lose_allreduce_result_at_step == 1) {

@@ -5,7 +5,8 @@
 // there and finish with the fault-free run's model, every sample of every
 // epoch applied once. SIGTERM to one rank of three: the others go on
 // without it from their memory, losing no step. A coordinator killed and
-// restarted during the preemption changes none of it.
+// restarted during the preemption changes none of it, nor a rank whose
+// collective breaks before the coordinator's notice reaches it.
 #include <signal.h>
 #include <stdlib.h>
 
@@ -16,6 +17,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/worker_logs.h"
@@ -206,6 +209,64 @@ TEST(PreemptionTest, ACoordinatorRestartInThePreemptionStillPreemptsWhole) {
     EXPECT_EQ(r[0].step, ckpt.step());
   }
   ExpectEverySampleOnce(CountAppliedSamples(logs));
+}
+
+// Whether `path` holds `text` within `timeout` (read every 20 ms).
+bool AwaitLogText(const std::string& path, const std::string& text,
+                  absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (int n = 0; n < 10000 && absl::Now() < deadline; ++n) {
+    if (ReadFileOrEmpty(path).find(text) != std::string::npos) return true;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return false;
+}
+
+// Slurm's requeue signals every task within milliseconds, and the first
+// signalled rank's notice aborts its collective: a peer blocked in it can
+// see that before its own notice comes and before its own signal. It waits
+// for the coordinator's word instead of keeping its state to rejoin, and
+// leaves with the others: the job is preempted whole, not partly. Worker 1
+// acts on its notices a second late (fault injection) and is signalled once
+// its collective has broken, so the order is the race's, every time.
+TEST(PreemptionTest, ARankWhoseCollectiveBreaksBeforeTheNoticeLeavesWithIt) {
+  auto cluster = Cluster::Start("preempt-late-notice", {"--heartbeat_ms=200"});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const std::string dir = (*cluster)->dir();
+  v1::JobSpec spec = PreemptSpec("late", dir + "/late");
+  spec.set_min_workers(2);
+  spec.set_max_workers(2);
+  auto job = (*cluster)->Submit(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE((*cluster)->StartWorkers(1, kWorkerFlags).ok());
+  std::vector<std::string> late = kWorkerFlags;
+  late.push_back("--fault_delay_end_notice=1s");
+  ASSERT_TRUE((*cluster)->StartWorkers(1, late).ok());
+  auto running = (*cluster)->WaitUntil(
+      *job, [](const v1::Job& j) { return RunningAt(j, 2, 40); },
+      absl::Minutes(3));
+  ASSERT_TRUE(running.ok()) << running.status();
+  (*cluster)->workers()[0]->Kill(SIGTERM);
+  const std::string log1 = absl::StrCat(dir, "/worker1.log");
+  ASSERT_TRUE(AwaitLogText(log1, "a collective broke before the coordinator",
+                           absl::Seconds(60)))
+      << ReadFileOrEmpty(log1).substr(0, 6000);
+  (*cluster)->workers()[1]->Kill(SIGTERM);
+  auto preempted = (*cluster)->WaitUntil(
+      *job,
+      [](const v1::Job& j) { return j.state() == v1::JOB_STATE_PREEMPTED; },
+      absl::Minutes(1));
+  ASSERT_TRUE(preempted.ok()) << preempted.status() << "\n"
+                              << ReadFileOrEmpty(log1).substr(0, 6000);
+  for (int w = 0; w < 2; ++w) {
+    EXPECT_EQ((*cluster)->workers()[w]->Wait(absl::Seconds(30)), 0) << w;
+  }
+  EXPECT_EQ(preempted->restarts(), 0);
+  EXPECT_GE(preempted->last_checkpoint().step(), running->progress().step());
+  EXPECT_NE(preempted->message().find(absl::StrCat(
+                "checkpoint at step ", preempted->last_checkpoint().step())),
+            std::string::npos)
+      << preempted->message();
 }
 
 TEST(PreemptionTest, OneRankSignalledLeavesAndTheOthersGoOnLosingNoStep) {
