@@ -356,7 +356,7 @@ absl::Status WorkerDaemon::TrainGeneration(
   env.metrics = config_.metrics;
   if (config_.recover_from_peers) env.kept = &kept;
   env.joined_at = joined_at;
-  env.phases = client_->phases();
+  if (config_.report_phases) env.phases = client_->phases();
   const absl::Status s = Trainer(env, job_id, gen).Run();
   absl::MutexLock lock(&mu_);
   comm_ = nullptr;

@@ -69,6 +69,8 @@ struct WorkerConfig {
   // sink: it sees every line of the process, so two daemons in one process
   // (tests) each see the other's too.
   bool ship_job_logs = true;
+  // Heartbeats say the training phase (worker/timeline/phase.h).
+  bool report_phases = true;
   JobLogCapture::Limits job_log_limits;
   // Called once, after registering with the coordinator and starting the
   // heartbeats (the worker's "serving": systemd's READY=1).

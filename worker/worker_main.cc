@@ -93,6 +93,11 @@ ABSL_FLAG(int, preempted_exit_code, 0,
 ABSL_FLAG(bool, ship_job_logs, true,
           "Send the lines logged while serving a job to the coordinator, for "
           "`ringctl logs JOB` (they still go to stderr as well).");
+ABSL_FLAG(bool, report_phases, true,
+          "Say in each heartbeat what training is doing (data loading, "
+          "forward, all-reduce wait...) and for how long, so the coordinator "
+          "can name the rank a stalled job waits for. Off only to weigh its "
+          "cost (bench/observability).");
 ABSL_FLAG(int64_t, job_log_queue_bytes, 4 << 20,
           "Job lines queued for the coordinator at most (while it is away); "
           "beyond it the oldest are dropped and counted, never blocking.");
@@ -130,7 +135,8 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
       {"Recovery", {"recover_from_peers"}},
       {"Lifetime", {"max_jobs", "preempt_grace", "preempted_exit_code"}},
       {"Metrics", {"metrics_listen", "metrics_port_file"}},
-      {"Job logs", {"ship_job_logs", "job_log_queue_bytes"}},
+      {"Job logs and phases",
+       {"ship_job_logs", "job_log_queue_bytes", "report_phases"}},
       {"Fault injection (tests)",
        {"fault_lose_allreduce_result_at_step",
         "fault_lose_allreduce_result_rank", "fault_exit_during_recovery",
@@ -219,6 +225,7 @@ absl::StatusOr<ringleader::WorkerConfig> ConfigFromFlags() {
     return absl::InvalidArgumentError("--preempted_exit_code must be 0..255");
   }
   config.ship_job_logs = absl::GetFlag(FLAGS_ship_job_logs);
+  config.report_phases = absl::GetFlag(FLAGS_report_phases);
   config.job_log_limits.max_bytes = absl::GetFlag(FLAGS_job_log_queue_bytes);
   if (config.job_log_limits.max_bytes < 64 * 1024) {
     return absl::InvalidArgumentError("--job_log_queue_bytes must be >= 65536");

@@ -25,7 +25,8 @@ start_coordinator() {
 
 # run_job FILE WORKERS WATCH LOGS [SUBMIT FLAGS...]: submits FILE (plus any
 # `ringctl submit` flags) to $TARGET, starts WORKERS real workers
-# (--threads=1, one job each; logs LOGS-1.log ...), writes `ringctl watch
+# (--threads=1, one job each, plus the flags in $WORKER_FLAGS; logs
+# LOGS-1.log ...), writes `ringctl watch
 # --output=json` of the job to WATCH until it ends, and waits for the
 # workers. Sets JOB. The benchmarks summarize WATCH with train_watch.py.
 run_job() {
@@ -33,8 +34,9 @@ run_job() {
   shift 4
   JOB=$("$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$file" "$@")
   for r in $(seq "$workers"); do
+    # shellcheck disable=SC2086 # $WORKER_FLAGS: words, none with spaces.
     "$BIN/worker/ringleader-worker" --coordinator="$TARGET" --threads=1 \
-      --max_jobs=1 >"$logs-$r.log" 2>&1 &
+      --max_jobs=1 ${WORKER_FLAGS:-} >"$logs-$r.log" 2>&1 &
     pids+=($!)
   done
   "$BIN/cli/ringctl" --coordinator="$TARGET" --output=json watch "$JOB" \

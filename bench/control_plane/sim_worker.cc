@@ -1,5 +1,6 @@
 #include "bench/control_plane/sim_worker.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -9,7 +10,6 @@
 #include "common/worker_credential.h"
 
 namespace ringleader {
-namespace {}  // namespace
 
 SimWorker::SimWorker(std::shared_ptr<grpc::Channel> channel, Options options)
     : stub_(v1::WorkerService::NewStub(channel)), options_(options) {}
@@ -71,12 +71,7 @@ absl::StatusOr<SimWorker::Result> SimWorker::Run() {
   std::atomic<bool> done{false};
   std::thread beat([this, &done] {
     while (!done) {
-      v1::HeartbeatRequest req;
-      req.set_worker_id(worker_id_);
-      req.set_job_id(job_id_);
-      req.set_generation(generation_);
-      v1::HeartbeatResponse resp;
-      stub_->Heartbeat(Ctx(absl::Seconds(5)).get(), req, &resp);
+      Heartbeat();
       for (absl::Duration waited; !done && waited < heartbeat_interval_;
            waited += absl::Milliseconds(50)) {
         absl::SleepFor(absl::Milliseconds(50));
@@ -110,6 +105,73 @@ absl::StatusOr<SimWorker::Result> SimWorker::Run() {
   stub_->Leave(Ctx(absl::Seconds(5)).get(), leave, &lr);
   if (!s.ok()) return s;
   return out;
+}
+
+void SimWorker::Heartbeat() {
+  v1::HeartbeatRequest req;
+  req.set_worker_id(worker_id_);
+  req.set_job_id(job_id_);
+  req.set_generation(generation_);
+  const int64_t step = step_;
+  req.set_step(step);
+  if (options_.report_phases && step > 0) {
+    // What a training worker says between two steps: in its forward for a
+    // fraction of the step time.
+    req.set_phase(v1::WORKER_PHASE_FORWARD);
+    req.set_phase_ms(absl::ToInt64Milliseconds(options_.step_time) / 3);
+    req.set_phase_step(step + 1);
+    req.set_step_time_ms(absl::ToInt64Milliseconds(options_.step_time));
+  }
+  v1::HeartbeatResponse resp;
+  stub_->Heartbeat(Ctx(absl::Seconds(5)).get(), req, &resp);
+}
+
+absl::Status SimWorker::Report(const v1::JoinRendezvousResponse& gen,
+                               int64_t epoch, int64_t step, int64_t total,
+                               int64_t train_size, double samples_per_sec,
+                               bool last) {
+  v1::ReportProgressRequest p;
+  p.set_job_id(job_id_);
+  p.set_generation(gen.generation());
+  p.set_rank(gen.rank());
+  p.set_epoch(epoch);
+  p.set_step(step);
+  p.set_total_steps(total);
+  p.set_train_size(train_size);
+  p.set_samples_per_sec(samples_per_sec);
+  p.set_loss(2.0 / (1.0 + 0.01 * static_cast<double>(step)));
+  p.set_finished(last);
+  if (options_.history_fields) {
+    p.set_learning_rate(0.1 / (1.0 + 0.001 * static_cast<double>(step)));
+    p.set_grad_norm(1.0 + 1.0 / (1.0 + static_cast<double>(step)));
+    p.set_data_wait_share(0.01);
+  }
+  v1::ReportProgressResponse pr;
+  return FromGrpcStatus(
+      stub_->ReportProgress(Ctx(absl::Seconds(10)).get(), p, &pr),
+      "report progress");
+}
+
+absl::Status SimWorker::AppendLogs(const v1::JoinRendezvousResponse& gen,
+                                   int64_t step) {
+  v1::AppendLogsRequest req;
+  req.set_worker_id(worker_id_);
+  req.set_job_id(job_id_);
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  for (int i = 0; i < options_.log_lines_per_report; ++i) {
+    v1::LogLine* line = req.add_lines();
+    line->set_time_ms(now_ms);
+    line->set_rank(gen.rank());
+    line->set_generation(gen.generation());
+    line->set_severity("INFO");
+    std::string text = absl::StrCat("step ", step, " line ", i, " ");
+    text.resize(std::max<size_t>(text.size(), options_.log_line_bytes), 'x');
+    line->set_text(std::move(text));
+  }
+  v1::AppendLogsResponse resp;
+  return FromGrpcStatus(
+      stub_->AppendLogs(Ctx(absl::Seconds(10)).get(), req, &resp),
+      "append logs");
 }
 
 absl::Status SimWorker::Train(const v1::JoinRendezvousResponse& gen,
@@ -150,25 +212,18 @@ absl::Status SimWorker::Train(const v1::JoinRendezvousResponse& gen,
     const absl::Time epoch_start = absl::Now();
     for (int64_t i = 0; i < steps; ++i, ++step) {
       absl::SleepFor(options_.step_time);  // Simulated compute.
+      step_ = step + 1;
       const bool last = epoch + 1 == spec.epochs() && i + 1 == steps;
       if ((step + 1) % every != 0 && !last) continue;
-      v1::ReportProgressRequest p;
-      p.set_job_id(job_id_);
-      p.set_generation(gen.generation());
-      p.set_rank(gen.rank());
-      p.set_epoch(epoch);
-      p.set_step(step + 1);
-      p.set_total_steps(total);
-      p.set_train_size(train_size);
       const double secs = absl::ToDoubleSeconds(absl::Now() - epoch_start);
-      p.set_samples_per_sec(secs > 0 ? (i + 1) * spec.batch_size() / secs : 0);
-      p.set_finished(last);
-      v1::ReportProgressResponse pr;
-      if (absl::Status s = FromGrpcStatus(
-              stub_->ReportProgress(Ctx(absl::Seconds(10)).get(), p, &pr),
-              "report progress");
+      if (absl::Status s =
+              Report(gen, epoch, step + 1, total, train_size,
+                     secs > 0 ? (i + 1) * spec.batch_size() / secs : 0, last);
           !s.ok()) {
         return s;
+      }
+      if (options_.log_lines_per_report > 0) {
+        if (absl::Status s = AppendLogs(gen, step + 1); !s.ok()) return s;
       }
     }
   }

@@ -25,6 +25,15 @@ class SimWorker {
     int pid = 0;  // Distinct per simulated worker.
     absl::Duration step_time = absl::Milliseconds(20);
     absl::Duration assignment_timeout = absl::Seconds(60);
+    // What a real worker adds for observability (issue 36), each off here
+    // unless asked, so that a benchmark can weigh it: heartbeats that say
+    // the phase (forward, step time...); reports with the learning rate,
+    // gradient norm and data-wait share the job history keeps; and with
+    // each report this many log lines of `log_line_bytes` for the job log.
+    bool report_phases = false;
+    bool history_fields = false;
+    int log_lines_per_report = 0;
+    int log_line_bytes = 120;
   };
   struct Result {
     std::string job_id;
@@ -43,6 +52,11 @@ class SimWorker {
   absl::StatusOr<v1::JobAssignment> WaitForAssignment();
   absl::Status Train(const v1::JoinRendezvousResponse& gen, Result& out);
   std::unique_ptr<grpc::ClientContext> Ctx(absl::Duration timeout) const;
+  void Heartbeat();
+  absl::Status Report(const v1::JoinRendezvousResponse& gen, int64_t epoch,
+                      int64_t step, int64_t total, int64_t train_size,
+                      double samples_per_sec, bool last);
+  absl::Status AppendLogs(const v1::JoinRendezvousResponse& gen, int64_t step);
 
   std::unique_ptr<v1::WorkerService::Stub> stub_;
   Options options_;
@@ -50,6 +64,7 @@ class SimWorker {
   std::string worker_token_;  // Carried by every call after Register.
   absl::Duration heartbeat_interval_ = absl::Seconds(1);
   std::atomic<int64_t> generation_{0};
+  std::atomic<int64_t> step_{0};  // For the heartbeats' phase.
   std::string job_id_;
 };
 

@@ -15,6 +15,14 @@ ABSL_FLAG(std::string, coordinator, "127.0.0.1:7070", "Coordinator HOST:PORT.");
 ABSL_FLAG(int, workers, 2, "Simulated workers to run (1..256).");
 ABSL_FLAG(int, step_ms, 20, "Simulated time per training step.");
 ABSL_FLAG(int, assignment_timeout_s, 60, "Give up without a job after this.");
+ABSL_FLAG(bool, report_phases, false,
+          "Heartbeats say the phase and step time, as a real worker's do.");
+ABSL_FLAG(bool, history_fields, false,
+          "Reports carry the learning rate, gradient norm and data-wait "
+          "share, as a real worker's do.");
+ABSL_FLAG(int, log_lines_per_report, 0,
+          "Job log lines sent (AppendLogs) with each progress report.");
+ABSL_FLAG(int, log_line_bytes, 120, "Bytes per job log line.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -38,6 +46,10 @@ int main(int argc, char** argv) {
       o.step_time = absl::Milliseconds(absl::GetFlag(FLAGS_step_ms));
       o.assignment_timeout =
           absl::Seconds(absl::GetFlag(FLAGS_assignment_timeout_s));
+      o.report_phases = absl::GetFlag(FLAGS_report_phases);
+      o.history_fields = absl::GetFlag(FLAGS_history_fields);
+      o.log_lines_per_report = absl::GetFlag(FLAGS_log_lines_per_report);
+      o.log_line_bytes = absl::GetFlag(FLAGS_log_line_bytes);
       results[i] = ringleader::SimWorker(channel, o).Run();
     });
   }
