@@ -13,7 +13,8 @@ namespace {
 // Colour-blind-safe (Okabe-Ito), in series order.
 constexpr const char* kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                     "#E69F00", "#56B4E9", "#000000", "#F0E442"};
-constexpr int kMarginLeft = 56;
+constexpr int kMarginLeft = 64;  // Room for "1.052e+04".
+
 constexpr int kMarginRight = 10;
 constexpr int kMarginTop = 8;
 constexpr int kMarginBottom = 30;

@@ -43,9 +43,9 @@ TEST(SvgChartTest, ALineHasOneCoordinatePairPerPoint) {
       RenderLineChart(Options(), {{"loss", {{1, 2.0}, {2, 1.5}, {3, 1.0}}}});
   EXPECT_THAT(svg, HasSubstr("<polyline class=\"series\" data-series=\"loss\" "
                              "data-points=\"3\""));
-  // Left margin 56, right edge 520 - 10: x = 1 at 56, x = 3 at 510; the
+  // Left margin 64, right edge 520 - 10: x = 1 at 64, x = 3 at 510; the
   // highest loss at the top margin (8), the lowest at 200 - 30.
-  EXPECT_THAT(svg, HasSubstr("points=\"56.0,8.0 283.0,89.0 510.0,170.0 \""));
+  EXPECT_THAT(svg, HasSubstr("points=\"64.0,8.0 287.0,89.0 510.0,170.0 \""));
 }
 
 TEST(SvgChartTest, NonFinitePointsAreSkipped) {
