@@ -7,8 +7,31 @@
 
 namespace ringleader::metrics {
 
+namespace {
+
+absl::StatusOr<std::unique_ptr<httplib::Server>> NewServer(
+    const HttpServerOptions& options) {
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    return absl::InvalidArgumentError(
+        "HTTPS needs both a certificate and its key");
+  }
+  if (options.tls_cert.empty()) return std::make_unique<httplib::Server>();
+  auto server = std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(),
+                                                     options.tls_key.c_str());
+  if (!server->is_valid()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot serve HTTPS with certificate '", options.tls_cert,
+                     "' and key '", options.tls_key,
+                     "': unreadable, or the key does not match"));
+  }
+  return server;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
-    const std::string& listen, const Registry* registry) {
+    const std::string& listen, const Registry* registry,
+    const HttpServerOptions& options) {
   const size_t colon = listen.rfind(':');
   int port = -1;
   if (colon == std::string::npos ||
@@ -24,7 +47,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   if (host.empty()) host = "0.0.0.0";
 
   std::unique_ptr<HttpServer> s(new HttpServer());
-  s->server_ = std::make_unique<httplib::Server>();
+  absl::StatusOr<std::unique_ptr<httplib::Server>> made = NewServer(options);
+  if (!made.ok()) return made.status();
+  s->server_ = *std::move(made);
   // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which lets
   // a second daemon bind the same port and silently take half the scrapes.
   s->server_->set_socket_options([](socket_t sock) {
@@ -36,6 +61,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
                   [registry](const httplib::Request&, httplib::Response& res) {
                     res.set_content(registry->Render(), kContentType);
                   });
+  if (options.add_routes) options.add_routes(*s->server_);
   if (port == 0) {
     port = s->server_->bind_to_any_port(host);
     if (port < 0) port = 0;

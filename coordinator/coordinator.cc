@@ -29,6 +29,17 @@ std::string NewIncarnation() {
 // channel (its backoff is capped at 1 s) on top of the usual lease.
 constexpr absl::Duration kAdoptionGrace = absl::Seconds(2);
 
+// The members as the generation history records them.
+std::vector<GenerationEvents::Member> EventMembers(
+    const Rendezvous::Generation& gen) {
+  std::vector<GenerationEvents::Member> out;
+  out.reserve(gen.members.size());
+  for (const Rendezvous::Member& m : gen.members) {
+    out.push_back({m.worker_id, m.hostname});
+  }
+  return out;
+}
+
 std::vector<std::string> MemberIds(const Rendezvous::Generation& gen) {
   std::vector<std::string> ids;
   ids.reserve(gen.members.size());
@@ -132,6 +143,7 @@ Coordinator::Coordinator(CoordinatorOptions options, StateStore* store,
   // A deleted job takes its history and its log with it.
   jobs_.SetDeletedHook([this](const std::string& job_id) {
     history_.Forget(job_id);
+    generation_events_.Forget(job_id);
     logs_.Delete(job_id);
   });
 }
@@ -234,6 +246,8 @@ absl::Status Coordinator::AdoptGeneration(const v1::GenerationRecord& record) {
   }
   assigner_.Adopt(record.job_id(), members);
   facts_.Adopted(record.job_id(), record.number());
+  generation_events_.Formed(record.job_id(), gen.number, EventMembers(gen),
+                            clock_->Now(), /*adopted=*/true);
   return absl::OkStatus();
 }
 
@@ -277,6 +291,7 @@ void Coordinator::OnWorkerGone(const v1::WorkerInfo& worker,
 void Coordinator::OnStepHeard(const std::string& job_id, int64_t generation,
                               const std::string& worker_id, int64_t step,
                               int64_t total_steps) {
+  generation_events_.StepHeard(job_id, generation, step);
   if (finish_line_.Reached(job_id, generation, worker_id, step, total_steps)) {
     LOG(INFO) << "generation " << generation << " of job " << job_id
               << " trained to its last step on every rank";
@@ -293,6 +308,8 @@ void Coordinator::OnGenerationFormed(const std::string& job_id,
   liveness_.StartGeneration(job_id, gen.number, members, clock_->Now());
   stalls_.StartGeneration(job_id, gen, clock_->Now());
   finish_line_.StartGeneration(job_id, gen.number, members);
+  generation_events_.Formed(job_id, gen.number, EventMembers(gen),
+                            clock_->Now());
   SaveGeneration(job_id, gen);
   // State left by generations that ended is of no use to anyone.
   kv_.DropJob(job_id, gen.number, "generation ended");
@@ -340,6 +357,9 @@ void Coordinator::OnGenerationPreempted(const std::string& job_id,
                                         int64_t generation,
                                         const std::string& reason, bool whole) {
   EndGeneration(job_id, generation, "preempted", reason);
+  generation_events_.Ended(job_id, generation,
+                           GenerationEvent::Kind::kPreempted, reason,
+                           clock_->Now());
   preemption_.Forget({job_id, generation});
   LogUnapplied(jobs_.OnGenerationPreempted(job_id, generation, reason, whole),
                absl::StrCat("the preemption of generation ", generation,
@@ -350,6 +370,8 @@ void Coordinator::OnGenerationEnded(const std::string& job_id,
                                     int64_t generation,
                                     const std::string& reason) {
   EndGeneration(job_id, generation, "ended", reason);
+  generation_events_.Ended(job_id, generation, GenerationEvent::Kind::kEnded,
+                           reason, clock_->Now());
   preemption_.Forget({job_id, generation});
   LogUnapplied(
       jobs_.OnGenerationEnded(job_id, generation, reason),
@@ -360,6 +382,8 @@ void Coordinator::OnGenerationResized(const std::string& job_id,
                                       int64_t generation,
                                       const std::string& reason) {
   EndGeneration(job_id, generation, "resized", reason);
+  generation_events_.Ended(job_id, generation, GenerationEvent::Kind::kResized,
+                           reason, clock_->Now());
   preemption_.Forget({job_id, generation});
   LogUnapplied(jobs_.OnGenerationResized(job_id, generation, reason),
                absl::StrCat("the resize of generation ", generation, " of job ",

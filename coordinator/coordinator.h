@@ -12,6 +12,7 @@
 #include "coordinator/bootstrap_calls.h"
 #include "coordinator/caller_checks.h"
 #include "coordinator/finish_line.h"
+#include "coordinator/generation_events.h"
 #include "coordinator/generation_facts.h"
 #include "coordinator/generation_watchers.h"
 #include "coordinator/heartbeat_connections.h"
@@ -132,6 +133,11 @@ class Coordinator {
   GenerationWatchers& generation_watchers() { return watchers_; }
   Preemption& preemption() { return preemption_; }
   LogStore& logs() { return logs_; }
+  // Each job's generations formed, ended, resized and preempted (the
+  // dashboard's job page).
+  const GenerationEvents& generation_events() const {
+    return generation_events_;
+  }
   // Whether a job still has work in flight that a draining coordinator
   // waits for: a generation being preempted, or one running or forming
   // (whose members may be about to be preempted).
@@ -209,6 +215,7 @@ class Coordinator {
   MemberLiveness liveness_;
   StallWatch stalls_;
   FinishLine finish_line_;
+  GenerationEvents generation_events_;
   // Judges a broken watch stream (WatchCalls::WatchBroken).
   HeartbeatConnections connections_;
   GenerationWatchers watchers_;

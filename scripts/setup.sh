@@ -20,6 +20,7 @@ PACKAGES=(
   iproute2 nftables
   libnetfilter-queue-dev
   slurm-wlm munge
+  chromium chromium-driver
 )
 
 SUDO=""

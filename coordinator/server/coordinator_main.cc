@@ -64,6 +64,15 @@ ABSL_FLAG(int32_t, max_message_bytes, 16 << 20,
 ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT to serve Prometheus metrics on at /metrics (port 0 picks "
           "a free port, logged); empty: off. Suggested: 0.0.0.0:9464.");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "If set, the metrics (and dashboard) server's bound port is written "
+          "here once serving.");
+ABSL_FLAG(bool, dashboard, false,
+          "Serve a read-only web dashboard (jobs, curves, generations, logs, "
+          "workers) on the --metrics_listen server at /. With --tls_cert that "
+          "server speaks HTTPS (/metrics included), with --auth_token_file its "
+          "pages need the token (open one with ?token=TOKEN once, or send "
+          "Authorization: Bearer).");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate chain to serve TLS with (with --tls_key); unset: "
           "insecure.");
@@ -130,7 +139,8 @@ const std::vector<ringleader::FlagGroup>& FlagGroups() {
         "silent_generation_limit", "hung_wait", "push_generation_end",
         "stall_floor"}},
       {"Security", {"tls_cert", "tls_key", "tls_client_ca", "auth_token_file"}},
-      {"Metrics", {"metrics_listen"}},
+      {"Metrics and dashboard",
+       {"metrics_listen", "metrics_port_file", "dashboard"}},
       {"Preemption", {"preempt_window", "drain_grace"}},
       {"Job history and logs",
        {"history_points", "log_lines_per_rank", "log_bytes_per_rank",
@@ -188,6 +198,7 @@ absl::StatusOr<ringleader::CoordinatorServerConfig> ConfigFromFlags() {
   config.state_path = absl::GetFlag(FLAGS_state);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.dashboard = absl::GetFlag(FLAGS_dashboard);
   config.tls.cert = absl::GetFlag(FLAGS_tls_cert);
   config.tls.key = absl::GetFlag(FLAGS_tls_key);
   config.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
@@ -294,8 +305,14 @@ absl::StatusOr<std::unique_ptr<ringleader::CoordinatorServer>> StartServing(
   LOG(INFO) << "coordinator serving on port " << (*server)->port() << ", state "
             << config.state_path;
   if ((*server)->metrics_port() != 0) {
+    if (absl::Status s = ringleader::WritePortFile(
+            absl::GetFlag(FLAGS_metrics_port_file), (*server)->metrics_port());
+        !s.ok()) {
+      return s;
+    }
     LOG(INFO) << "metrics on port " << (*server)->metrics_port()
-              << " at /metrics";
+              << " at /metrics"
+              << (config.dashboard ? ", the dashboard at /" : "");
   }
   return server;
 }

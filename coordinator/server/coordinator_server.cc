@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/dashboard/routes.h"
 #include "coordinator/server/bad_request_interceptor.h"
 #include "coordinator/server/coordinator_metrics.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -21,6 +22,11 @@ constexpr const char* kHealthServiceNames[] = {
 
 absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
     const CoordinatorServerConfig& config) {
+  if (config.dashboard && config.metrics_listen.empty()) {
+    return absl::InvalidArgumentError(
+        "--dashboard is served on the metrics server: it needs "
+        "--metrics_listen");
+  }
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeServerCredentials(config.tls);
   if (!credentials.ok()) return credentials.status();
@@ -77,11 +83,28 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   }
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<metrics::HttpServer>> http =
-        metrics::HttpServer::Start(config.metrics_listen, &s->metrics_);
+        metrics::HttpServer::Start(config.metrics_listen, &s->metrics_,
+                                   s->HttpOptions(config));
     if (!http.ok()) return http.status();
     s->metrics_http_ = *std::move(http);
   }
   return s;
+}
+
+metrics::HttpServerOptions CoordinatorServer::HttpOptions(
+    const CoordinatorServerConfig& config) {
+  metrics::HttpServerOptions options;
+  if (!config.dashboard) return options;
+  options.tls_cert = config.tls.cert;
+  options.tls_key = config.tls.key;
+  dashboard::DashboardConfig dashboard;
+  dashboard.auth_token = config.auth_token;
+  dashboard.tls = !config.tls.cert.empty();
+  Coordinator* coordinator = coordinator_.get();
+  options.add_routes = [coordinator, dashboard](httplib::Server& server) {
+    dashboard::AddDashboardRoutes(server, coordinator, dashboard);
+  };
+  return options;
 }
 
 void CoordinatorServer::Shutdown() {

@@ -27,6 +27,10 @@ struct CoordinatorServerConfig {
   // HOST:PORT serving Prometheus metrics at /metrics (port 0 picks a free
   // port); empty: no metrics server.
   std::string metrics_listen;
+  // Serve the dashboard (coordinator/dashboard/) on the metrics server;
+  // needs metrics_listen. With a TLS certificate that server speaks HTTPS,
+  // with an auth token its pages need it.
+  bool dashboard = false;
   // TLS when a certificate is named; with a client CA, WorkerService calls
   // need a client certificate it signed (coordinator/server/call_auth.h).
   ServerTlsFiles tls;
@@ -56,6 +60,9 @@ class CoordinatorServer {
 
  private:
   CoordinatorServer() = default;
+  // The metrics server's: without the dashboard plain HTTP, /metrics only,
+  // as before; with it HTTPS when the API has a certificate, and the pages.
+  metrics::HttpServerOptions HttpOptions(const CoordinatorServerConfig& config);
 
   metrics::Registry metrics_;
   std::unique_ptr<StateStore> store_;

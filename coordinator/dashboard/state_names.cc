@@ -1,0 +1,25 @@
+#include "coordinator/dashboard/state_names.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "common/enum_names.h"
+
+namespace ringleader::dashboard {
+
+std::string JobStateSpan(v1::JobState state) {
+  const std::string lower = EnumValueName(state);
+  const std::string upper = absl::AsciiStrToUpper(lower);
+  return absl::StrCat("<span class=\"state state-", lower, "\" data-state=\"",
+                      upper, "\">", upper, "</span>");
+}
+
+std::string WorkerStateText(v1::WorkerState state) {
+  return absl::AsciiStrToUpper(EnumValueName(state));
+}
+
+bool IsFinished(v1::JobState state) {
+  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
+         state == v1::JOB_STATE_CANCELLED;
+}
+
+}  // namespace ringleader::dashboard
