@@ -10,9 +10,17 @@
 namespace ringleader {
 namespace {
 
-// What a line costs beyond its strings: the proto's fixed fields and the
-// ring's slot, roughly; only the bound's accounting depends on it.
-constexpr int64_t kLineOverhead = 64;
+// What a line costs beyond its strings' bytes, so that the limits bound the
+// coordinator's memory and not only the text (a flood of 100-byte lines
+// took 3x the text's bound when this was 64): the message itself, its four
+// strings (each a std::string protobuf allocates on the heap), the heap
+// buffers of the two that outgrow the small-string buffer (text, worker
+// id), and malloc's header on each allocation.
+constexpr int64_t kMallocHeader = 16;
+constexpr int64_t kLineOverhead =
+    static_cast<int64_t>(sizeof(v1::LogLine)) +
+    4 * (static_cast<int64_t>(sizeof(std::string)) + kMallocHeader) +
+    2 * kMallocHeader;
 
 bool EarlierLine(const v1::LogLine& a, const v1::LogLine& b) {
   return std::make_tuple(a.time_ms(), a.rank(), a.seq()) <

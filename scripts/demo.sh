@@ -23,13 +23,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# With the dashboard on its metrics port (both on loopback only).
 "$BIN/coordinator/ringleader-coordinator" --listen=127.0.0.1:0 \
-  --state="$work/state.db" --port_file="$work/port" 2>"$work/coordinator.log" &
+  --state="$work/state.db" --port_file="$work/port" \
+  --metrics_listen=127.0.0.1:0 --metrics_port_file="$work/http_port" --dashboard \
+  2>"$work/coordinator.log" &
 pids+=($!)
-for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done
+for _ in $(seq 1 100); do [[ -s "$work/port" && -s "$work/http_port" ]] && break; sleep 0.1; done
 [[ -s "$work/port" ]] || { echo "coordinator did not start; see $work/coordinator.log"; exit 1; }
 export RINGLEADER_COORDINATOR="127.0.0.1:$(cat "$work/port")"
 echo "coordinator on $RINGLEADER_COORDINATOR (state $work/state.db)"
+dashboard="http://127.0.0.1:$(cat "$work/http_port" 2>/dev/null)"
 
 # One BLAS and one LibTorch thread per rank, so ranks sharing a host do not
 # oversubscribe its cores.
@@ -42,4 +46,5 @@ for i in $(seq 1 "$WORKERS"); do
 done
 job=$("$BIN/cli/ringctl" submit --file="$JOB_FILE")
 echo "submitted $job ($JOB_FILE)"
+echo "dashboard: $dashboard/jobs/$job   all ranks' logs: ringctl logs $job"
 "$BIN/cli/ringctl" watch "$job"

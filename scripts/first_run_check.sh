@@ -58,7 +58,8 @@ demo_lines=$(wc -l <"$work/demo.out")
 missing=""
 # The progress lines read "RUNNING gen 1 world 2 epoch 1/2 [###---] 15.6% 20/128 loss ...".
 for want in "coordinator on " "worker 1 started" "worker 2 started" \
-  "submitted " "RUNNING .* [0-9]+/512 loss" "job .* SUCCEEDED" "final .*accuracy"; do
+  "submitted " "dashboard: http://127.0.0.1:[0-9]+/jobs/" \
+  "RUNNING .* [0-9]+/512 loss" "job .* SUCCEEDED" "final .*accuracy"; do
   grep -Eq "$want" "$work/demo.out" || missing+=" /$want/"
 done
 if ((demo_rc != 0)) || [[ -n $missing ]] || ((demo_lines > max_demo_lines)); then

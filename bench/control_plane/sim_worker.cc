@@ -142,6 +142,9 @@ absl::Status SimWorker::Report(const v1::JoinRendezvousResponse& gen,
   p.set_loss(2.0 / (1.0 + 0.01 * static_cast<double>(step)));
   p.set_finished(last);
   if (options_.history_fields) {
+    // A training window's step time: what makes rank 0's report a point of
+    // the job's history (ProgressAggregator::Point).
+    p.set_step_time_ms(absl::ToDoubleMilliseconds(options_.step_time));
     p.set_learning_rate(0.1 / (1.0 + 0.001 * static_cast<double>(step)));
     p.set_grad_norm(1.0 + 1.0 / (1.0 + static_cast<double>(step)));
     p.set_data_wait_share(0.01);
@@ -158,7 +161,7 @@ absl::Status SimWorker::AppendLogs(const v1::JoinRendezvousResponse& gen,
   req.set_worker_id(worker_id_);
   req.set_job_id(job_id_);
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());
-  for (int i = 0; i < options_.log_lines_per_report; ++i) {
+  for (int i = 0; i < pending_log_lines_; ++i) {
     v1::LogLine* line = req.add_lines();
     line->set_time_ms(now_ms);
     line->set_rank(gen.rank());
@@ -222,8 +225,14 @@ absl::Status SimWorker::Train(const v1::JoinRendezvousResponse& gen,
           !s.ok()) {
         return s;
       }
-      if (options_.log_lines_per_report > 0) {
+      // Sent about once a second, as the worker's JobLogShipper does, with
+      // the lines of every report since.
+      pending_log_lines_ += options_.log_lines_per_report;
+      if (pending_log_lines_ > 0 &&
+          (absl::Now() - last_log_send_ >= absl::Seconds(1) || last)) {
         if (absl::Status s = AppendLogs(gen, step + 1); !s.ok()) return s;
+        pending_log_lines_ = 0;
+        last_log_send_ = absl::Now();
       }
     }
   }

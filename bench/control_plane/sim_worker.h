@@ -27,9 +27,11 @@ class SimWorker {
     absl::Duration assignment_timeout = absl::Seconds(60);
     // What a real worker adds for observability (issue 36), each off here
     // unless asked, so that a benchmark can weigh it: heartbeats that say
-    // the phase (forward, step time...); reports with the learning rate,
-    // gradient norm and data-wait share the job history keeps; and with
-    // each report this many log lines of `log_line_bytes` for the job log.
+    // the phase (forward, step time...); reports that make points of the
+    // job's history (rank 0's step time), with the learning rate, gradient
+    // norm and data-wait share it keeps; and with
+    // each report this many log lines of `log_line_bytes` for the job log,
+    // sent about once a second (AppendLogs) as a worker's shipper sends.
     bool report_phases = false;
     bool history_fields = false;
     int log_lines_per_report = 0;
@@ -65,6 +67,8 @@ class SimWorker {
   absl::Duration heartbeat_interval_ = absl::Seconds(1);
   std::atomic<int64_t> generation_{0};
   std::atomic<int64_t> step_{0};  // For the heartbeats' phase.
+  int pending_log_lines_ = 0;     // Not sent yet.
+  absl::Time last_log_send_ = absl::InfinitePast();
   std::string job_id_;
 };
 

@@ -18,10 +18,12 @@
 #    (ringleader-simworkers: the real worker protocol without training, a
 #    step every 20 ms, a report every 10 steps): with phases in the
 #    heartbeats, the history's fields in the reports and
-#    $SIM_LOG_LINES job log lines of 120 bytes with each report, against
-#    without; the coordinator's CPU seconds (utime + stime) and peak
-#    resident memory (VmHWM), alternating the same way.
-# 3. Memory bound: the same ranks flood the job log (200 lines of
+#    $SIM_LOG_LINES job log lines of 120 bytes with each report (sent
+#    once a second, as the worker's shipper sends), against without; the
+#    coordinator's CPU seconds (utime + stime) and peak resident memory
+#    (VmHWM), alternating the same way; in the first repeat also each of
+#    the three alone.
+# 3. Memory bound: the same ranks flood the job log (100 lines of
 #    $FLOOD_LINE_BYTES bytes with each report) far past each rank's ring;
 #    the coordinator's peak resident memory against its documented bounds
 #    (--log_bytes_per_rank 512 KiB, --log_lines_per_rank 2000, at most
@@ -29,7 +31,8 @@
 #
 #   bench/observability/cost_bench.sh [MODELS]
 # Defaults: MODELS "mlp resnet gpt", REPEATS 3, SIM_RANKS 256,
-# SIM_STEPS 1500 (30 s a run), SIM_LOG_LINES 2, FLOOD_LINE_BYTES "1000 100".
+# SIM_STEPS 1500 (30 s a run), SIM_LOG_LINES 2, FLOOD_LINE_BYTES "1000 100",
+# PARTS "train coordinator flood" (which of the three to run).
 # Writes $RESULTS (default bench/results/observability_cost.jsonl) and
 # prints the tables (bench/observability/cost_summary.py).
 set -euo pipefail
@@ -40,6 +43,8 @@ SIM_RANKS="${SIM_RANKS:-256}"
 SIM_STEPS="${SIM_STEPS:-1500}"
 SIM_LOG_LINES="${SIM_LOG_LINES:-2}"
 FLOOD_LINE_BYTES="${FLOOD_LINE_BYTES:-1000 100}"
+PARTS="${PARTS:-train coordinator flood}"
+RUNS=0  # Numbers each run's directory.
 PY=/usr/bin/python3
 . bench/common/lib.sh
 build_opt //coordinator:ringleader-coordinator //cli:ringctl \
@@ -48,7 +53,7 @@ OUT="${RESULTS:-bench/results/observability_cost.jsonl}"
 TMP="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$TMP"' EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-: >"$OUT"
+[[ -n ${APPEND:-} ]] || : >"$OUT"
 
 say() { echo "== $*" >&2; }
 
@@ -121,7 +126,7 @@ SPEC
 # sim_run PART MODE REPEAT STEPS [SIMWORKER FLAGS...]: a fresh coordinator,
 # one job of $SIM_RANKS simulated ranks; one result line.
 sim_run() {
-  local part=$1 mode=$2 rep=$3 steps=$4 run="$TMP/$1-$2-$3"
+  local part=$1 mode=$2 rep=$3 steps=$4 run="$TMP/$1-$2-$3-$((++RUNS))"
   shift 4
   mkdir -p "$run"
   sim_spec "$run/job.textproto" "$steps"
@@ -150,29 +155,46 @@ print(json.dumps({"part": a[1], "mode": a[2], "repeat": int(a[3]), "ranks": int(
     "$hwm" "$rss" "$rc" "$*" >>"$OUT"
 }
 
-SIM_ON=(--report_phases --history_fields --log_lines_per_report="$SIM_LOG_LINES")
+# sim_flags MODE: the simulated ranks' flags for coordinator MODE: off,
+# on (everything), or one part alone (phases, history, logs).
+sim_flags() {
+  case $1 in
+    off) ;;
+    on) echo --report_phases --history_fields --log_lines_per_report="$SIM_LOG_LINES" ;;
+    phases) echo --report_phases ;;
+    history) echo --history_fields ;;
+    logs) echo --log_lines_per_report="$SIM_LOG_LINES" ;;
+  esac
+}
+
 for rep in $(seq "$REPEATS"); do
   # Alternating which goes first, so a drift of the machine cancels out.
   order="off on"; ((rep % 2 == 0)) && order="on off"
-  for m in $MODELS; do
-    [[ $m == mlp ]] || prepare_example "$m"
-    for mode in $order; do
-      say "train $m $mode (repeat $rep)"
-      train_run "$m" "$mode" "$rep"
+  if [[ " $PARTS " == *" train "* ]]; then
+    for m in $MODELS; do
+      [[ $m == mlp ]] || prepare_example "$m"
+      for mode in $order; do
+        say "train $m $mode (repeat $rep)"
+        train_run "$m" "$mode" "$rep"
+      done
     done
-  done
-  for mode in $order; do
-    say "coordinator, $SIM_RANKS simulated ranks, $mode (repeat $rep)"
-    if [[ $mode == on ]]; then
-      sim_run coordinator on "$rep" "$SIM_STEPS" "${SIM_ON[@]}"
-    else
-      sim_run coordinator off "$rep" "$SIM_STEPS"
-    fi
-  done
+  fi
+  if [[ " $PARTS " == *" coordinator "* ]]; then
+    modes="$order"
+    # Each part alone once: which of them the difference comes from.
+    ((rep == 1)) && modes="$order phases history logs"
+    for mode in $modes; do
+      say "coordinator, $SIM_RANKS simulated ranks, $mode (repeat $rep)"
+      # shellcheck disable=SC2046 # Flags: words without spaces.
+      sim_run coordinator "$mode" "$rep" "$SIM_STEPS" $(sim_flags "$mode")
+    done
+  fi
 done
-for bytes in $FLOOD_LINE_BYTES; do
-  say "coordinator, $SIM_RANKS ranks flooding the job log with $bytes-byte lines"
-  sim_run flood on 1 150 --report_phases --history_fields \
-    --log_lines_per_report=200 --log_line_bytes="$bytes"
-done
+if [[ " $PARTS " == *" flood "* ]]; then
+  for bytes in $FLOOD_LINE_BYTES; do
+    say "coordinator, $SIM_RANKS ranks flooding the job log with $bytes-byte lines"
+    sim_run flood on 1 150 --report_phases --history_fields \
+      --log_lines_per_report=100 --log_line_bytes="$bytes"
+  done
+fi
 "$PY" bench/observability/cost_summary.py "$OUT"

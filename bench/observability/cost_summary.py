@@ -81,6 +81,22 @@ def coordinator_table(rows):
               f"median (min-max) {spread(ratios)}")
 
 
+def parts_table(rows):
+    """Each part alone against off, from the repeats that ran it."""
+    off = {r["repeat"]: r for r in rows
+           if r["part"] == "coordinator" and r["mode"] == "off"}
+    alone = [r for r in rows if r["part"] == "coordinator"
+             and r["mode"] in ("phases", "history", "logs") and r["repeat"] in off]
+    if not alone:
+        return
+    print("\nCoordinator CPU, each part alone against off (same repeat):")
+    for r in alone:
+        base = off[r["repeat"]]["coordinator_cpu_s"]
+        print(f"{r['mode']:>8}: {r['coordinator_cpu_s']:.2f} s against {base:.2f} s "
+              f"({r['coordinator_cpu_s'] / max(base, 1e-9):.3f}), peak "
+              f"{r['coordinator_hwm_mib']:.1f} MiB")
+
+
 def flood_table(rows):
     floods = [r for r in rows if r["part"] == "flood"]
     if not floods:
@@ -101,6 +117,7 @@ def main(path):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     train_table(rows)
     coordinator_table(rows)
+    parts_table(rows)
     flood_table(rows)
 
 

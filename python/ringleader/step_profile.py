@@ -1,0 +1,248 @@
+"""Where a job's optimizer step goes, from the timelines its workers wrote.
+
+A job submitted with ``timeline_dir`` has each rank write
+``<timeline_dir>/<job_id>-rank<R>.trace.json`` (Chrome Trace Event Format):
+on the rank's compute track one span per phase of each step (``data_wait``,
+``forward``, ``backward``, ``allreduce_wait``, ``buffer_sync``,
+``grad_norm`` or ``clip_grad_norm``, ``optimizer``, and ``checkpoint`` or
+``evaluation`` where they fall), on its communication track one
+``allreduce`` per gradient bucket. This module splits each rank's mean step
+into those parts::
+
+    python3 -m ringleader.step_profile /tmp/tl/JOB-rank*.trace.json
+    python3 -m ringleader.step_profile /tmp/tl --job JOB --limit-ms 41.2
+
+Method: a step is the time from the start of one ``forward`` to the start of
+the next, so the steps tile the training loop without gaps; every compute
+span that starts inside a step counts toward it, by its kind; what no span
+covers (building progress reports, the loop itself, allocator work between
+spans) is ``other``, so the parts add up to the step exactly. The first
+``skip`` steps (warm-up: allocator growth, first-touch of the buffers) and
+the last (it has no next forward) are left out. ``allreduce_wait`` is the
+all-reduce that backward did not hide (the *exposed* all-reduce); the
+communication track gives the whole all-reduce time besides, so the overlap
+shows. With ``limit_ms`` (the step time of the same model with no
+communication, e.g. bench/training's ``ringleader-compute-limit``) the gap
+to it is printed too.
+"""
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import os
+import pathlib
+import statistics
+import sys
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+# Compute-track span names, grouped into the parts a step is split into.
+PARTS: Dict[str, Sequence[str]] = {
+    "data_wait": ("data_wait",),
+    "forward": ("forward",),
+    "backward": ("backward",),
+    "exposed_allreduce": ("allreduce_wait",),
+    "buffer_sync": ("buffer_sync",),
+    "clip_and_optimizer": ("grad_norm", "clip_grad_norm", "optimizer"),
+    "checkpoint_and_eval": ("checkpoint", "evaluation"),
+}
+PART_OF = {name: part for part, names in PARTS.items() for name in names}
+OTHER = "other"
+COMPUTE_TID = 1  # worker/timeline/timeline.h: Track::kCompute.
+COMM_TID = 2  # Track::kComm.
+MAX_FILE_BYTES = 512 << 20  # A timeline of 200 steps is a few MB.
+
+
+@dataclass
+class Span:
+    """One complete ("X") event of a timeline."""
+
+    name: str
+    tid: int
+    start_us: int
+    dur_us: int
+
+
+@dataclass
+class RankProfile:
+    """One rank's mean step, split into parts (milliseconds)."""
+
+    rank: int
+    path: str
+    steps: int  # Steps averaged (after the skipped ones).
+    step_ms: float  # Mean step time.
+    step_ms_p50: float
+    parts_ms: Dict[str, float] = field(default_factory=dict)  # Incl. OTHER.
+    allreduce_ms: float = 0.0  # Whole all-reduce time per step (comm track).
+
+    def overlapped_allreduce_ms(self) -> float:
+        """All-reduce time per step that ran while the compute track worked."""
+        return max(0.0, self.allreduce_ms - self.parts_ms["exposed_allreduce"])
+
+
+def _bad(path: str, why: str) -> ValueError:
+    return ValueError(f"{path}: not a Ringleader timeline: {why}")
+
+
+def load_spans(path: str) -> Tuple[int, List[Span]]:
+    """(rank, [Span]) of timeline file ``path``; ValueError when malformed."""
+    size = os.path.getsize(path)
+    if size > MAX_FILE_BYTES:
+        raise _bad(path, f"{size} bytes is over the {MAX_FILE_BYTES} a timeline holds")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise _bad(path, f"invalid JSON ({e})") from None
+    events = doc.get("traceEvents") if isinstance(doc, dict) else None
+    if not isinstance(events, list):
+        raise _bad(path, "no traceEvents list")
+    rank = (doc.get("otherData") or {}).get("rank")
+    spans: List[Span] = []
+    for i, e in enumerate(events):
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        try:
+            span = Span(str(e["name"]), int(e["tid"]), int(e["ts"]), int(e["dur"]))
+        except (KeyError, TypeError, ValueError):
+            raise _bad(path, f"event {i} lacks an integer ts, dur or tid") from None
+        if span.dur_us < 0:
+            raise _bad(path, f"event {i} has a negative duration")
+        spans.append(span)
+        if rank is None:
+            rank = e.get("pid")
+    if not isinstance(rank, int):
+        raise _bad(path, "no rank (otherData.rank or an event's pid)")
+    return rank, spans
+
+
+def _step_starts(spans: List[Span]) -> List[int]:
+    return sorted(s.start_us for s in spans
+                  if s.tid == COMPUTE_TID and s.name == "forward")
+
+
+def _part_sums(spans: List[Span], starts: List[int], first: int) -> List[Dict[str, float]]:
+    """Per step (from index ``first``), the compute spans' time by part (us)."""
+    steps = [dict.fromkeys(PARTS, 0.0) for _ in range(len(starts) - 1 - first)]
+    for s in spans:
+        if s.tid != COMPUTE_TID:
+            continue
+        k = bisect.bisect_right(starts, s.start_us) - 1 - first
+        if 0 <= k < len(steps):
+            part = PART_OF.get(s.name)
+            if part is not None:
+                steps[k][part] += s.dur_us
+    return steps
+
+
+def _allreduce_per_step(spans: List[Span], begin: int, end: int, steps: int) -> float:
+    """Mean all-reduce time (ms) per step of the comm-track spans in [begin, end)."""
+    total = sum(s.dur_us for s in spans
+                if s.tid == COMM_TID and s.name == "allreduce" and begin <= s.start_us < end)
+    return total / steps / 1000.0
+
+
+def profile_rank(path: str, skip: int = 5) -> RankProfile:
+    """The mean step of the rank whose timeline is ``path``.
+
+    Raises ValueError when the file is not a timeline or holds fewer than
+    ``skip + 2`` steps (too few to average after the warm-up).
+    """
+    if skip < 0:
+        raise ValueError(f"skip must be >= 0, got {skip}")
+    rank, spans = load_spans(path)
+    starts = _step_starts(spans)
+    if len(starts) < skip + 2:
+        raise ValueError(f"{path}: {len(starts)} steps recorded; at least {skip + 2} "
+                         f"are needed to skip {skip} and average one (timeline_steps)")
+    per_step = _part_sums(spans, starts, skip)
+    durations = [(starts[i + 1] - starts[i]) for i in range(skip, len(starts) - 1)]
+    n = len(durations)
+    parts_ms: Dict[str, float] = {}
+    for part in PARTS:
+        parts_ms[part] = sum(step[part] for step in per_step) / n / 1000.0
+    step_ms = sum(durations) / n / 1000.0
+    # The worker's compute spans follow one another without nesting, so
+    # what they leave of the step is the time no span covered.
+    parts_ms[OTHER] = step_ms - sum(parts_ms.values())
+    return RankProfile(rank=rank, path=path, steps=n, step_ms=step_ms,
+                       step_ms_p50=statistics.median(durations) / 1000.0,
+                       parts_ms=parts_ms,
+                       allreduce_ms=_allreduce_per_step(spans, starts[skip], starts[-1], n))
+
+
+def timeline_files(paths: Sequence[str], job: Optional[str] = None) -> List[str]:
+    """The timeline files named by ``paths`` (files, or directories to search)."""
+    out: List[str] = []
+    for p in paths:
+        path = pathlib.Path(p)
+        if path.is_dir():
+            pattern = f"{job}-rank*.trace.json" if job else "*-rank*.trace.json"
+            out.extend(str(f) for f in sorted(path.glob(pattern)))
+        elif path.exists():
+            out.append(str(path))
+        else:
+            raise ValueError(f"{p}: no such file or directory")
+    if not out:
+        raise ValueError(f"no timeline files in {', '.join(paths)}"
+                         + (f" for job {job}" if job else ""))
+    return out
+
+
+def format_profiles(profiles: List[RankProfile], limit_ms: Optional[float] = None) -> str:
+    """A table: one column per rank, one row per part, ms per step."""
+    ranks = sorted(profiles, key=lambda p: p.rank)
+    head = f"{'ms per step':22}" + "".join(f"{'rank ' + str(p.rank):>10}" for p in ranks)
+    lines = [head]
+
+    def row(label: str, values: List[float], share: bool = True) -> None:
+        cells = "".join(
+            f"{v:>10.2f}" if not share else f"{v:>6.2f}{100 * v / p.step_ms:>3.0f}%"
+            for v, p in zip(values, ranks))
+        lines.append(f"{label:22}{cells}")
+
+    for part in list(PARTS) + [OTHER]:
+        row(part, [p.parts_ms[part] for p in ranks])
+    row("step (mean)", [p.step_ms for p in ranks], share=False)
+    row("step (median)", [p.step_ms_p50 for p in ranks], share=False)
+    row("all-reduce (all)", [p.allreduce_ms for p in ranks], share=False)
+    row("  hidden by compute", [p.overlapped_allreduce_ms() for p in ranks], share=False)
+    lines.append(f"{'steps averaged':22}" + "".join(f"{p.steps:>10}" for p in ranks))
+    if limit_ms is not None:
+        slowest = max(p.step_ms for p in ranks)
+        lines.append(f"compute limit {limit_ms:.2f} ms: the slowest rank's step is "
+                     f"{slowest:.2f} ms, {limit_ms / slowest:.3f} of the limit "
+                     f"({slowest - limit_ms:+.2f} ms)")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m ringleader.step_profile",
+        description="Split each rank's mean optimizer step into its parts, "
+                    "from the timeline files of a job run with timeline_dir.")
+    parser.add_argument("paths", nargs="+", help="timeline files, or directories")
+    parser.add_argument("--job", help="only this job's files in a directory")
+    parser.add_argument("--skip", type=int, default=5, help="warm-up steps left out")
+    parser.add_argument("--limit-ms", type=float, help="the compute limit's step time")
+    parser.add_argument("--json", action="store_true", help="one JSON object per rank")
+    args = parser.parse_args(argv)
+    try:
+        profiles = [profile_rank(f, args.skip)
+                    for f in timeline_files(args.paths, args.job)]
+    except (OSError, ValueError) as e:
+        print(f"step_profile: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        for p in profiles:
+            print(json.dumps({"rank": p.rank, "path": p.path, "steps": p.steps,
+                              "step_ms": p.step_ms, "step_ms_p50": p.step_ms_p50,
+                              "parts_ms": p.parts_ms, "allreduce_ms": p.allreduce_ms}))
+    else:
+        print(format_profiles(profiles, args.limit_ms))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""ringleader.step_profile: a step split into its parts from the timelines.
+
+Hand-made timelines with known spans check the method (steps from one
+forward to the next, spans by part, what no span covers as other, the
+warm-up left out, the communication track's overlap) and the errors of bad
+files; a real 2-worker job's timelines check that the worker writes what
+the profile reads.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import List, Tuple
+
+import pytest
+
+import ringleader
+from ringleader import step_profile
+from ringleader.step_profile import OTHER, PARTS
+
+# One step: (name, start offset us, duration us) on the compute track.
+STEP = [("data_wait", 0, 100), ("forward", 100, 300), ("backward", 400, 500),
+        ("allreduce_wait", 900, 50), ("clip_grad_norm", 950, 20),
+        ("optimizer", 970, 30)]
+STEP_US = 1100  # 100 us between the optimizer's end and the next data_wait.
+
+
+def write_timeline(path: pathlib.Path, rank: int, steps: int,
+                   extra: List[Tuple[str, int, int, int]] = ()) -> None:
+    """A timeline of ``steps`` identical steps, each with one all-reduce of
+    200 us launched 100 us into backward, plus ``extra`` (name, tid, ts, dur)."""
+    events = [{"ph": "M", "name": "process_name", "pid": rank, "args": {"name": f"rank {rank}"}}]
+    for k in range(steps):
+        base = 1_000_000 + k * STEP_US
+        for name, at, dur in STEP:
+            events.append({"name": name, "ph": "X", "ts": base + at, "dur": dur,
+                           "pid": rank, "tid": 1, "args": {"step": k + 1}})
+        events.append({"name": "allreduce", "ph": "X", "ts": base + 500, "dur": 200,
+                       "pid": rank, "tid": 2, "args": {"step": k + 1, "bucket": 0}})
+    for name, tid, ts, dur in extra:
+        events.append({"name": name, "ph": "X", "ts": ts, "dur": dur, "pid": rank,
+                       "tid": tid, "args": {}})
+    path.write_text(json.dumps({"traceEvents": events, "otherData": {"rank": rank}}))
+
+
+def test_parts_add_up_to_the_step(tmp_path):
+    f = tmp_path / "job-rank0.trace.json"
+    write_timeline(f, 0, steps=12)
+    p = step_profile.profile_rank(str(f), skip=2)
+    # 12 forwards: 11 steps between them, less the 2 skipped.
+    assert p.steps == 9
+    assert p.step_ms == pytest.approx(1.1)
+    assert p.parts_ms["data_wait"] == pytest.approx(0.1)
+    assert p.parts_ms["forward"] == pytest.approx(0.3)
+    assert p.parts_ms["backward"] == pytest.approx(0.5)
+    assert p.parts_ms["exposed_allreduce"] == pytest.approx(0.05)
+    assert p.parts_ms["clip_and_optimizer"] == pytest.approx(0.05)
+    assert p.parts_ms["buffer_sync"] == 0
+    assert p.parts_ms[OTHER] == pytest.approx(0.1)
+    assert sum(p.parts_ms.values()) == pytest.approx(p.step_ms)
+    assert p.allreduce_ms == pytest.approx(0.2)
+    assert p.overlapped_allreduce_ms() == pytest.approx(0.15)
+
+
+def test_a_checkpoint_counts_in_the_step_it_started(tmp_path):
+    f = tmp_path / "job-rank1.trace.json"
+    # 5 ms of checkpoint after step 8's optimizer; step 9 starts that much later.
+    steps, at = 12, 1_000_000 + 7 * STEP_US + 1000
+    write_timeline(f, 1, steps=steps, extra=[("checkpoint", 1, at, 5000)])
+    doc = json.loads(f.read_text())
+    for e in doc["traceEvents"]:
+        if e.get("tid") in (1, 2) and e["ts"] > at and e["name"] != "checkpoint":
+            e["ts"] += 5000
+    f.write_text(json.dumps(doc))
+    p = step_profile.profile_rank(str(f), skip=0)
+    assert p.rank == 1
+    assert p.parts_ms["checkpoint_and_eval"] == pytest.approx(5.0 / 11)
+    assert p.step_ms == pytest.approx(1.1 + 5.0 / 11)
+    assert p.step_ms_p50 == pytest.approx(1.1)
+    assert sum(p.parts_ms.values()) == pytest.approx(p.step_ms)
+
+
+@pytest.mark.parametrize("content, why", [
+    ("{not json", "invalid JSON"),
+    ("[1, 2]", "no traceEvents"),
+    ('{"traceEvents": [{"ph": "X", "name": "forward", "tid": 1}]}', "integer ts"),
+    ('{"traceEvents": [{"ph": "X", "name": "forward", "tid": 1, "ts": 1, "dur": -4,'
+     ' "pid": 0}]}', "negative duration"),
+    ('{"traceEvents": []}', "no rank"),
+])
+def test_bad_files_say_why(tmp_path, content, why):
+    f = tmp_path / "bad.trace.json"
+    f.write_text(content)
+    with pytest.raises(ValueError, match=why):
+        step_profile.profile_rank(str(f))
+
+
+def test_too_few_steps_and_a_bad_skip(tmp_path):
+    f = tmp_path / "job-rank0.trace.json"
+    write_timeline(f, 0, steps=3)
+    with pytest.raises(ValueError, match="3 steps recorded; at least 7"):
+        step_profile.profile_rank(str(f), skip=5)
+    with pytest.raises(ValueError, match="skip must be >= 0"):
+        step_profile.profile_rank(str(f), skip=-1)
+
+
+def test_command_line(tmp_path, capsys):
+    for rank in (0, 1):
+        write_timeline(tmp_path / f"j-1-rank{rank}.trace.json", rank, steps=10)
+    write_timeline(tmp_path / "other-rank0.trace.json", 0, steps=10)
+    assert step_profile.main([str(tmp_path), "--job", "j-1", "--limit-ms", "1.0"]) == 0
+    out = capsys.readouterr().out
+    assert "rank 0" in out and "rank 1" in out
+    for part in list(PARTS) + [OTHER]:
+        assert part in out
+    assert "0.909 of the limit" in out
+    assert step_profile.main([str(tmp_path), "--job", "j-1", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["rank"] for r in rows] == [0, 1]
+    assert step_profile.main([str(tmp_path / "missing")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert step_profile.main([str(tmp_path), "--job", "nope"]) == 2
+    assert "no timeline files" in capsys.readouterr().err
+
+
+def test_a_real_jobs_timelines(tmp_path):
+    """Two real workers write timelines whose every step splits into parts."""
+    timeline_dir = tmp_path / "tl"
+    with ringleader.LocalCluster(2) as cluster, cluster.client() as c:
+        job_id = c.submit(
+            name="profiled", model={"arch": "mlp"}, format="synthetic",
+            synthetic_train_size=4096, synthetic_test_size=256,
+            optimizer={"kind": "sgd"}, learning_rate=0.05, epochs=1,
+            batch_size=32, min_workers=2, max_workers=2,
+            timeline_dir=str(timeline_dir))
+        ringleader.check_succeeded(c.wait(job_id))
+    files = step_profile.timeline_files([str(timeline_dir)], job_id)
+    assert len(files) == 2
+    profiles = [step_profile.profile_rank(f) for f in files]
+    assert sorted(p.rank for p in profiles) == [0, 1]
+    for p in profiles:
+        # 64 steps per rank: 63 between forwards, 5 skipped.
+        assert p.steps == 58, p
+        assert sum(p.parts_ms.values()) == pytest.approx(p.step_ms)
+        assert p.parts_ms["forward"] > 0 and p.parts_ms["backward"] > 0
+        assert p.parts_ms["clip_and_optimizer"] > 0
+        assert p.allreduce_ms > 0  # Two ranks: gradients were all-reduced.
+        assert p.parts_ms[OTHER] >= -1e-9
+        assert p.step_ms_p50 <= 10 * p.step_ms
+    assert "steps averaged" in step_profile.format_profiles(profiles)
