@@ -47,8 +47,8 @@ v1::HeartbeatResponse JobAssigner::AssignedDirective(
     const v1::WorkerInfo& worker, const v1::HeartbeatRequest& r) {
   const std::string& job_id = worker.job_id();
   const std::string& worker_id = worker.worker_id();
-  absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
-  if (!job.ok() || IsTerminal(job->state())) return Release(worker, r, job);
+  absl::StatusOr<JobManager::Outline> job = jobs_.OutlineOf(job_id);
+  if (!job.ok() || IsTerminal(job->state)) return Release(worker, r, job);
   v1::HeartbeatResponse out;
   if (r.job_id() != job_id || r.generation() == 0) {
     // Not joined yet (or the first answer was lost): say it again. Not to
@@ -59,7 +59,10 @@ v1::HeartbeatResponse JobAssigner::AssignedDirective(
     if (!rendezvous_.IsWaiting(job_id, worker_id) &&
         !rendezvous_.IsLiveMember(job_id, worker_id) &&
         !jobs_.WorkerFinished(job_id, worker_id)) {
-      SetAssignment(*job, out);
+      // The assignment carries the spec: only here is the record copied.
+      if (absl::StatusOr<v1::Job> full = jobs_.Get(job_id); full.ok()) {
+        SetAssignment(*full, out);
+      }
     }
     return out;
   }
@@ -81,16 +84,16 @@ v1::HeartbeatResponse JobAssigner::AssignedDirective(
   return out;
 }
 
-v1::HeartbeatResponse JobAssigner::Release(const v1::WorkerInfo& worker,
-                                           const v1::HeartbeatRequest& r,
-                                           const absl::StatusOr<v1::Job>& job) {
+v1::HeartbeatResponse JobAssigner::Release(
+    const v1::WorkerInfo& worker, const v1::HeartbeatRequest& r,
+    const absl::StatusOr<JobManager::Outline>& job) {
   // NOT_FOUND only: the worker was removed since its heartbeat found it,
   // and a removed worker serves no job anyway.
   workers_.SetJob(worker.worker_id(), "").IgnoreError();
   Forget(worker.worker_id(), worker.job_id());
   v1::HeartbeatResponse out;
   SetAbort(worker.job_id(), r.generation(), /*rejoin=*/false,
-           job.ok() ? absl::StrCat("job is ", v1::JobState_Name(job->state()))
+           job.ok() ? absl::StrCat("job is ", v1::JobState_Name(job->state))
                     : "job no longer exists",
            out);
   return out;

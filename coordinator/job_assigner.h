@@ -75,13 +75,15 @@ class JobAssigner {
   Take TakeWorker(const std::string& worker_id, const v1::Job& job);
   // Whether a rank of the job's live generation sent its final report.
   static bool Finishing(const v1::Job& job);
-  // The directive for a worker assigned to `job_id`.
+  // The directive for a worker assigned to `job_id`. Every heartbeat of a
+  // training worker comes here: it reads the job's outline, not a copy of
+  // its record (which grows with every rank's progress).
   v1::HeartbeatResponse AssignedDirective(const v1::WorkerInfo& worker,
                                           const v1::HeartbeatRequest& r);
   // The job `worker` served is over (or gone): it is released and told so.
   v1::HeartbeatResponse Release(const v1::WorkerInfo& worker,
                                 const v1::HeartbeatRequest& r,
-                                const absl::StatusOr<v1::Job>& job);
+                                const absl::StatusOr<JobManager::Outline>& job);
   // An idle worker is given the oldest job that still wants workers.
   v1::HeartbeatResponse Offer(const std::string& worker_id);
 

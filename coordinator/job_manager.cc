@@ -149,6 +149,28 @@ absl::StatusOr<v1::Job> JobManager::Get(const std::string& job_id) const {
   return it->second.job;
 }
 
+absl::StatusOr<JobManager::Outline> JobManager::OutlineOf(
+    const std::string& job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("job ", QuoteForError(job_id), " does not exist"));
+  }
+  return Outline{it->second.job.state(), it->second.job.spec().max_workers()};
+}
+
+bool JobManager::RanksName(const std::string& job_id,
+                           const std::string& worker_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return false;
+  for (const v1::RankProgress& r : it->second.job.progress().ranks()) {
+    if (r.worker_id() == worker_id) return true;
+  }
+  return false;
+}
+
 std::vector<v1::Job> JobManager::List(
     const std::vector<v1::JobState>& states) const {
   absl::MutexLock lock(&mu_);

@@ -80,6 +80,16 @@ class JobManager {
   // Applies defaults, validates (INVALID_ARGUMENT naming the field), stores.
   absl::StatusOr<v1::Job> Submit(v1::JobSpec spec);
   absl::StatusOr<v1::Job> Get(const std::string& job_id) const;
+  // A job's state and largest size, without copying its record (which
+  // holds every rank's progress): for calls every worker makes often.
+  struct Outline {
+    v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
+    int32_t max_workers = 0;
+  };
+  absl::StatusOr<Outline> OutlineOf(const std::string& job_id) const;
+  // Whether the job's record names `worker_id` as one of its ranks (false
+  // for no such job): a record that survives a coordinator restart.
+  bool RanksName(const std::string& job_id, const std::string& worker_id) const;
   // Jobs in creation order (JobKey), filtered by state when `states` is not
   // empty.
   std::vector<v1::Job> List(const std::vector<v1::JobState>& states) const;

@@ -54,27 +54,14 @@ void CutLongLine(v1::LogLine& line) {
 
 }  // namespace
 
-namespace {
-
-// Whether the job's record names the worker as one of its ranks: it
-// survives a coordinator restart, as the registry's assignment of a
-// finished job does not.
-bool RanksName(const v1::Job& job, const std::string& worker_id) {
-  for (const v1::RankProgress& r : job.progress().ranks()) {
-    if (r.worker_id() == worker_id) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 absl::StatusOr<std::string> LogCalls::AdmittedHost(const std::string& worker_id,
-                                                   const v1::Job& job) {
-  const std::string& job_id = job.job_id();
+                                                   const std::string& job_id) {
   absl::StatusOr<v1::WorkerInfo> info = workers_.Get(worker_id);
   if (!info.ok()) return info.status();
   if (!store_.Admitted(job_id, worker_id)) {
-    if (info->job_id() != job_id && !RanksName(job, worker_id)) {
+    // The job's record names its ranks across a coordinator restart, as
+    // the registry's assignment of a finished job does not.
+    if (info->job_id() != job_id && !jobs_.RanksName(job_id, worker_id)) {
       return absl::FailedPreconditionError(
           absl::StrCat("worker ", QuoteForError(worker_id),
                        " was never assigned job ", QuoteForError(job_id)));
@@ -90,11 +77,10 @@ absl::StatusOr<v1::AppendLogsResponse> LogCalls::AppendLogs(
   if (absl::Status s = checks_.CheckWorker(caller, r.worker_id()); !s.ok())
     return s;
   // A deleted job takes its log with it: nothing more is kept for it.
-  absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
+  absl::StatusOr<JobManager::Outline> job = jobs_.OutlineOf(r.job_id());
   if (!job.ok()) return job.status();
-  if (absl::Status s = CheckLines(r, job->spec().max_workers()); !s.ok())
-    return s;
-  absl::StatusOr<std::string> host = AdmittedHost(r.worker_id(), *job);
+  if (absl::Status s = CheckLines(r, job->max_workers); !s.ok()) return s;
+  absl::StatusOr<std::string> host = AdmittedHost(r.worker_id(), r.job_id());
   if (!host.ok()) return host.status();
   std::vector<v1::LogLine> lines(r.lines().begin(), r.lines().end());
   for (v1::LogLine& line : lines) CutLongLine(line);
@@ -110,7 +96,7 @@ absl::StatusOr<v1::GetJobLogsResponse> LogCalls::GetJobLogs(
     return absl::InvalidArgumentError(
         "GetJobLogs: tail, since_ms and after_seq must be >= 0");
   }
-  absl::StatusOr<v1::Job> job = jobs_.Get(r.job_id());
+  absl::StatusOr<JobManager::Outline> job = jobs_.OutlineOf(r.job_id());
   if (!job.ok()) return job.status();
   LogStore::Query query;
   if (r.has_rank()) query.rank = r.rank();
@@ -132,7 +118,7 @@ absl::StatusOr<v1::GetJobLogsResponse> LogCalls::GetJobLogs(
   for (v1::LogLine& line : page.lines) *out.add_lines() = std::move(line);
   out.set_last_seq(page.last_seq);
   out.set_incarnation(incarnation_);
-  out.set_state(job->state());
+  out.set_state(job->state);
   return out;
 }
 

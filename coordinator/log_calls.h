@@ -50,7 +50,7 @@ class LogCalls {
  private:
   // The worker's host, once it may append to the job's log.
   absl::StatusOr<std::string> AdmittedHost(const std::string& worker_id,
-                                           const v1::Job& job);
+                                           const std::string& job_id);
 
   const CallerChecks& checks_;
   const WorkerRegistry& workers_;

@@ -14,6 +14,9 @@ import sys
 LOG_BYTES_PER_RANK = 512 << 10  # --log_bytes_per_rank's default.
 LOG_LINES_PER_RANK = 2000  # --log_lines_per_rank's default.
 LOG_TOTAL_BYTES = 256 << 20  # --log_total_bytes's default.
+# What LogStore::Cost adds to a line's text (coordinator/log_store.cc), with
+# the simulated workers' host and worker id: about 330 + 40 bytes.
+LINE_OVERHEAD = 370
 
 
 def spread(values):
@@ -105,11 +108,13 @@ def flood_table(rows):
     for r in floods:
         flags = r["flags"]
         line_bytes = int(flags.split("--log_line_bytes=")[1].split()[0])
-        per_rank = min(LOG_BYTES_PER_RANK, LOG_LINES_PER_RANK * line_bytes)
+        # The limits count a line's memory: its text and the rest.
+        per_line = line_bytes + LINE_OVERHEAD
+        per_rank = min(LOG_BYTES_PER_RANK, LOG_LINES_PER_RANK * per_line)
         bound = min(LOG_TOTAL_BYTES, r["ranks"] * per_rank) / (1 << 20)
         print(f"{line_bytes:>5}-byte lines, {r['ranks']} ranks: peak "
               f"{r['coordinator_hwm_mib']:.1f} MiB, end {r['coordinator_rss_mib']:.1f} "
-              f"MiB; the rings' text bound {bound:.1f} MiB; coordinator CPU "
+              f"MiB; the rings' bound {bound:.1f} MiB; coordinator CPU "
               f"{r['coordinator_cpu_s']:.1f} s")
 
 

@@ -87,6 +87,26 @@ TEST_F(JobManagerTest, LifecycleToSuccessWithCombinedAccuracy) {
   EXPECT_TRUE(absl::IsFailedPrecondition(jobs_->Cancel(id).status()));
 }
 
+// The outline a worker's frequent calls read: the state and size, and
+// whether the record names a worker as one of the job's ranks.
+TEST_F(JobManagerTest, AnOutlineAndTheRanksTheRecordNames) {
+  EXPECT_TRUE(absl::IsNotFound(jobs_->OutlineOf("none").status()));
+  EXPECT_FALSE(jobs_->RanksName("none", "w0"));
+  const std::string id = jobs_->Submit(Spec("outline"))->job_id();
+  ASSERT_TRUE(jobs_->OnJoin(id).ok());
+  ASSERT_TRUE(jobs_->OnGenerationFormed(id, 1, 2).ok());
+  absl::StatusOr<JobManager::Outline> o = jobs_->OutlineOf(id);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->state, v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(o->max_workers, 2);
+  EXPECT_FALSE(jobs_->RanksName(id, "w0"));
+  ASSERT_TRUE(jobs_->ReportProgress(Final(id, 1, 0, 40), "w0").ok());
+  EXPECT_TRUE(jobs_->RanksName(id, "w0"));
+  EXPECT_FALSE(jobs_->RanksName(id, "w1"));
+  ASSERT_TRUE(jobs_->ReportProgress(Final(id, 1, 1, 45), "w1").ok());
+  EXPECT_EQ(jobs_->OutlineOf(id)->state, v1::JOB_STATE_SUCCEEDED);
+}
+
 v1::ReportProgressRequest Evaluated(const std::string& job, int64_t gen,
                                     int rank, int64_t epoch, int correct) {
   v1::ReportProgressRequest r;
