@@ -335,10 +335,14 @@ def _run(client: Client, spec: job_pb2.JobSpec, show: bool) -> job_pb2.Job:
     display.write(f"submitted job {job_id} ({spec.max_workers} workers, "
                   f"coordinator {client.address})")
     last = None
+    watcher = client.watch(job_id)
     try:
-        for last in client.watch(job_id):
+        for last in watcher:
             display.update(last)
     except KeyboardInterrupt:
+        # Interrupted outside the generator (drawing the bar, say), it still
+        # holds its stream open: closed now, not whenever it is collected.
+        watcher.close()
         display.close()
         _cancel(client, job_id)
         raise

@@ -14,7 +14,9 @@ import ringleader
 from conftest import REPO
 
 SCRIPT = textwrap.dedent("""
-    import sys
+    import faulthandler, signal, sys
+    # Where it is, should it not exit (the test asks with SIGUSR1).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     sys.path.insert(0, {python!r})
     import numpy as np
     import torch
@@ -72,7 +74,19 @@ def test_sigint_cancels_the_running_job(cluster, tmp_path):
                 time.sleep(0.1)
             assert ringleader.state_name(job) == "RUNNING", job
             proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=60) != 0
+            try:
+                code = proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGUSR1)  # Its threads' stacks.
+                try:  # faulthandler names the signalled thread last.
+                    _wait_for(lines, "Current thread", seen, 10)
+                except AssertionError:
+                    pass  # No dump: what it printed still says something.
+                proc.kill()
+                _wait_for(lines, "", seen, 10)
+                raise AssertionError("fit did not exit within 60 s of SIGINT; "
+                                     "its stderr and stacks:\n" + "".join(seen))
+            assert code != 0
             final = c.get(job_id)
         _wait_for(lines, "", seen, 10)  # "": drain it to the end.
         assert ringleader.state_name(final) == "CANCELLED", final.message
