@@ -15,6 +15,10 @@ from conftest import REPO
 
 SCRIPT = textwrap.dedent("""
     import faulthandler, signal, sys
+    # Ctrl-C as a terminal delivers it: a test run started in the background
+    # of a non-interactive shell (`cmd &`) passes SIGINT down ignored, and
+    # Python then installs no KeyboardInterrupt handler.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # Where it is, should it not exit (the test asks with SIGUSR1).
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     sys.path.insert(0, {python!r})
