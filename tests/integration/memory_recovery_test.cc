@@ -24,6 +24,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/worker_logs.h"
@@ -311,6 +315,20 @@ TEST_F(MemoryRecoveryTest, ANewcomerJoinsAtOnceWithoutACheckpoint) {
             << " batches redone\n";
 }
 
+// The coordinator log's lines about generations forming and ending: what a
+// failure needs to say why the generations went as they did.
+std::string GenerationLines(const std::string& log) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    if (absl::StrContains(line, "generation ") &&
+        (absl::StrContains(line, " formed") ||
+         absl::StrContains(line, " ended"))) {
+      absl::StrAppend(&out, line, "\n");
+    }
+  }
+  return out;
+}
+
 TEST_F(MemoryRecoveryTest,
        ASecondFailureDuringRecoveryStillRecoversFromMemory) {
   auto cluster =
@@ -367,7 +385,9 @@ TEST_F(MemoryRecoveryTest,
   ASSERT_EQ(spare.size(), 1u) << logs[3].substr(0, 4000);
   const int64_t spare_generation = spare[0].generation;
   ASSERT_TRUE(spare_generation == 2 || spare_generation == 3)
-      << spare_generation;
+      << spare_generation << "; the generations as the coordinator saw them:\n"
+      << GenerationLines(
+             ReadFileOrEmpty((*cluster)->log_dir() + "/coordinator.log"));
   const int64_t last = spare_generation + 1;
 
   // The spare's generation's recovery was cut short before anyone trained
