@@ -17,6 +17,7 @@
 #include "cli/table.h"
 #include "common/enum_names.h"
 #include "common/eval_metrics.h"
+#include "common/job_over.h"
 #include "common/waiting_for_line.h"
 
 namespace ringleader::cli {
@@ -193,10 +194,7 @@ std::string WorkerStateName(v1::WorkerState state) {
   return absl::AsciiStrToUpper(EnumValueName(state));
 }
 
-bool IsFinalState(v1::JobState state) {
-  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
-         state == v1::JOB_STATE_CANCELLED;
-}
+bool IsFinalState(v1::JobState state) { return IsJobOver(state); }
 
 absl::StatusOr<std::vector<v1::JobState>> ParseJobStates(
     absl::string_view text) {

@@ -12,6 +12,11 @@ constexpr absl::string_view kPrefix = "JOB_STATE_";
 
 }  // namespace
 
+bool IsJobOver(v1::JobState state) {
+  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
+         state == v1::JOB_STATE_CANCELLED;
+}
+
 absl::Status JobOverError(absl::string_view job_id, v1::JobState state) {
   return absl::FailedPreconditionError(
       absl::StrCat("job ", job_id, " is ", v1::JobState_Name(state)));

@@ -16,6 +16,11 @@
 
 namespace ringleader {
 
+// Whether a job in `state` is over: SUCCEEDED, FAILED or CANCELLED (it
+// changes no more). The one definition the coordinator, ringctl and the
+// dashboard share.
+bool IsJobOver(v1::JobState state);
+
 // FAILED_PRECONDITION "job <job_id> is <JobState_Name(state)>"; `job_id` as
 // the caller wants it shown (quoted or not).
 absl::Status JobOverError(absl::string_view job_id, v1::JobState state);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/job_over.h"
 #include "common/job_spec_validator.h"
 #include "common/quote_for_error.h"
 
@@ -39,10 +40,7 @@ bool Allowed(v1::JobState from, v1::JobState to) {
 
 }  // namespace
 
-bool IsTerminal(v1::JobState state) {
-  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
-         state == v1::JOB_STATE_CANCELLED;
-}
+bool IsTerminal(v1::JobState state) { return IsJobOver(state); }
 
 JobManager::JobManager(StateStore* store, Clock* clock, JobRetention retention)
     : store_(store), clock_(clock), retention_(retention) {}

@@ -1,6 +1,7 @@
 #include "coordinator/dashboard/job_page.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/job_over.h"
 #include "coordinator/dashboard/html.h"
 #include "coordinator/dashboard/job_charts.h"
 #include "coordinator/dashboard/job_sections.h"
@@ -25,7 +26,7 @@ std::string RenderJobPage(const JobPageData& data) {
                   "<h2>Last log lines</h2>", LogSection(data.logs));
   // A finished job's page no longer changes: it stops reloading.
   return Page(absl::StrCat("Job ", job.job_id()), body,
-              IsFinished(job.state()) ? 0 : 2);
+              IsJobOver(job.state()) ? 0 : 2);
 }
 
 }  // namespace ringleader::dashboard

@@ -17,9 +17,4 @@ std::string WorkerStateText(v1::WorkerState state) {
   return absl::AsciiStrToUpper(EnumValueName(state));
 }
 
-bool IsFinished(v1::JobState state) {
-  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
-         state == v1::JOB_STATE_CANCELLED;
-}
-
 }  // namespace ringleader::dashboard

@@ -15,8 +15,6 @@ namespace ringleader::dashboard {
 std::string JobStateSpan(v1::JobState state);
 // "IDLE", "BUSY", "SILENT".
 std::string WorkerStateText(v1::WorkerState state);
-// SUCCEEDED, FAILED or CANCELLED: the page stops refreshing.
-bool IsFinished(v1::JobState state);
 
 }  // namespace ringleader::dashboard
 

@@ -37,5 +37,17 @@ TEST(JobOverTest, OtherRefusalsNameNoState) {
       std::nullopt);
 }
 
+// Over: the three states a job never leaves; every other state is not.
+TEST(JobOverTest, OnlySucceededFailedAndCancelledAreOver) {
+  EXPECT_TRUE(IsJobOver(v1::JOB_STATE_SUCCEEDED));
+  EXPECT_TRUE(IsJobOver(v1::JOB_STATE_FAILED));
+  EXPECT_TRUE(IsJobOver(v1::JOB_STATE_CANCELLED));
+  for (v1::JobState s : {v1::JOB_STATE_UNSPECIFIED, v1::JOB_STATE_PENDING,
+                         v1::JOB_STATE_RENDEZVOUS, v1::JOB_STATE_RUNNING,
+                         v1::JOB_STATE_RESTARTING, v1::JOB_STATE_PREEMPTED}) {
+    EXPECT_FALSE(IsJobOver(s)) << v1::JobState_Name(s);
+  }
+}
+
 }  // namespace
 }  // namespace ringleader
