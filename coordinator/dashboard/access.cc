@@ -2,13 +2,12 @@
 
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/tls_credentials.h"
+#include "coordinator/dashboard/html.h"
 
 namespace ringleader::dashboard {
 namespace {
@@ -16,16 +15,7 @@ namespace {
 // A token may hold any byte; a cookie value may not (RFC 6265): the cookie
 // carries it percent-encoded.
 std::string CookieValue(absl::string_view token) {
-  std::string out;
-  for (unsigned char c : token) {
-    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' ||
-        c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      absl::StrAppendFormat(&out, "%%%02X", c);
-    }
-  }
-  return out;
+  return PercentEncode(token);
 }
 
 bool BearerMatches(absl::string_view token, absl::string_view header) {

@@ -68,9 +68,9 @@ std::string FormatNumber(double v) {
   return absl::StrFormat("%.4g", v);
 }
 
-std::string JobPath(absl::string_view job_id) {
-  std::string out = "/jobs/";
-  for (unsigned char c : job_id) {
+std::string PercentEncode(absl::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
     if (absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '~' ||
         c == '-') {
       out += static_cast<char>(c);
@@ -79,6 +79,10 @@ std::string JobPath(absl::string_view job_id) {
     }
   }
   return out;
+}
+
+std::string JobPath(absl::string_view job_id) {
+  return absl::StrCat("/jobs/", PercentEncode(job_id));
 }
 
 std::string JobLink(absl::string_view job_id) {

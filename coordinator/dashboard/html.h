@@ -24,8 +24,11 @@ std::string FormatUnixMillis(int64_t ms);
 // "%.4g" of `v`, or "-" when it is not finite.
 std::string FormatNumber(double v);
 
-// The job page's path, "/jobs/<id>", the id percent-encoded but for
-// [A-Za-z0-9._~-].
+// `text` percent-encoded but for the unreserved [A-Za-z0-9._~-] (RFC 3986):
+// safe in a URL path segment and in a cookie value alike.
+std::string PercentEncode(absl::string_view text);
+
+// The job page's path, "/jobs/<id>", the id percent-encoded.
 std::string JobPath(absl::string_view job_id);
 // `<a href="/jobs/<id>">id</a>`.
 std::string JobLink(absl::string_view job_id);
