@@ -25,7 +25,9 @@ start_coordinator() {
 
 # run_job FILE WORKERS WATCH LOGS [SUBMIT FLAGS...]: submits FILE (plus any
 # `ringctl submit` flags) to $TARGET, starts WORKERS real workers
-# (--threads=1, one job each, plus the flags in $WORKER_FLAGS; logs
+# (--threads=1, one job each, plus the flags in $WORKER_FLAGS; worker r
+# pinned to the r-th CPU of $WORKER_CPUS when set, e.g. "0 1"; $WORKER_BIN
+# in place of this tree's worker when set, e.g. another commit's; logs
 # LOGS-1.log ...), writes `ringctl watch
 # --output=json` of the job to WATCH until it ends, and waits for the
 # workers. Sets JOB. The benchmarks summarize WATCH with train_watch.py.
@@ -33,9 +35,12 @@ run_job() {
   local file="$1" workers="$2" watch="$3" logs="$4" pids=() r
   shift 4
   JOB=$("$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$file" "$@")
+  local cpus=(${WORKER_CPUS:-})
   for r in $(seq "$workers"); do
+    local pin=()
+    ((${#cpus[@]})) && pin=(taskset -c "${cpus[(r - 1) % ${#cpus[@]}]}")
     # shellcheck disable=SC2086 # $WORKER_FLAGS: words, none with spaces.
-    "$BIN/worker/ringleader-worker" --coordinator="$TARGET" --threads=1 \
+    "${pin[@]}" "${WORKER_BIN:-$BIN/worker/ringleader-worker}" --coordinator="$TARGET" --threads=1 \
       --max_jobs=1 ${WORKER_FLAGS:-} >"$logs-$r.log" 2>&1 &
     pids+=($!)
   done

@@ -45,6 +45,7 @@
 #include "worker/data/job_data.h"
 #include "worker/device/communicator_factory.h"
 #include "worker/malloc_tuning.h"
+#include "worker/timeline/timeline.h"
 #include "worker/torch_threads.h"
 #include "worker/train/progress/loss_tracker.h"
 #include "worker/train/progress/progress_reporter.h"
@@ -56,6 +57,9 @@ ABSL_FLAG(int, batch, 64, "Per-rank batch size");
 ABSL_FLAG(int, steps, 60, "Optimizer steps per measured loop");
 ABSL_FLAG(int, rounds, 3, "Rounds of (quiet, report) loops");
 ABSL_FLAG(int, warmup, 20, "Steps before measuring");
+ABSL_FLAG(bool, report_loops, true,
+          "Each round's second loop reports every step (the reporting cost); "
+          "false: quiet loops only, so that a --timeline is all quiet steps");
 ABSL_FLAG(int, threads, 1, "LibTorch intra-op threads");
 ABSL_FLAG(bool, keep_freed_memory, true,
           "As ringleader-worker's flag of the same name");
@@ -63,6 +67,11 @@ ABSL_FLAG(std::string, ready_file, "",
           "Side by side with other step loops: created once warmed up; the "
           "measured loops start when --go_file exists");
 ABSL_FLAG(std::string, go_file, "", "See --ready_file");
+ABSL_FLAG(std::string, timeline, "",
+          "Where to write the loop's timeline (every step: data wait, "
+          "forward, backward, optimizer...), as a worker writes its own "
+          "(JobSpec.timeline_dir), for ringleader.step_profile to split the "
+          "limit's step into the same parts as a job's");
 
 namespace ringleader {
 namespace {
@@ -140,10 +149,15 @@ int Run() {
   const int steps = absl::GetFlag(FLAGS_steps);
   const int rounds = absl::GetFlag(FLAGS_rounds);
   const int warmup = absl::GetFlag(FLAGS_warmup);
-  const int64_t total = warmup + 2LL * rounds * steps;
+  const bool report_loops = absl::GetFlag(FLAGS_report_loops);
+  const int64_t total = warmup + (report_loops ? 2LL : 1LL) * rounds * steps;
   // The schedule's horizon is the loops' steps.
   const StepRecipe recipe = StepRecipe::ForJob(spec, total);
+  // Every step of the run, so that the profile can leave out the warm-up.
+  Timeline timeline(absl::GetFlag(FLAGS_timeline), /*rank=*/0, total + 1);
+  timeline.SetMetadata("job_id", job->job_id());
   StepParts parts;
+  parts.timeline = &timeline;
   parts.model = replica->model.get();
   parts.task = replica->task.get();
   parts.optimizer = replica->optimizer.get();
@@ -179,8 +193,13 @@ int Run() {
   MicroBatchPlace place;
   auto one_step = [&](bool report) -> absl::Status {
     const int64_t step = (*train_step)->done() + 1;
+    timeline.SetStep(step);
     while (true) {
-      std::optional<Batch> b = (*loader)->Next();
+      std::optional<Batch> b;
+      {
+        TimelineSpan span(&timeline, "data_wait");
+        b = (*loader)->Next();
+      }
       if (!b.has_value()) return (*loader)->status();
       absl::StatusOr<TrainStep::MicroResult> micro =
           (*train_step)->Micro(*b, place);
@@ -226,6 +245,7 @@ int Run() {
       static_cast<int64_t>(recipe.accumulate) * batch;
   for (int r = 0; r < rounds; ++r) {
     for (bool report : {false, true}) {
+      if (report && !report_loops) continue;
       const double cpu0 = CpuSeconds();
       const absl::Time t0 = absl::Now();
       for (int i = 0; i < steps; ++i) {
@@ -239,7 +259,7 @@ int Run() {
       (report ? report_cpu : quiet_cpu).push_back(cpu);
     }
   }
-  const double qc = Median(quiet_cpu), rc = Median(report_cpu);
+  const double qc = Median(quiet_cpu);
   const int64_t tokens_per_sample =
       spec.dataset().format() == v1::DATASET_FORMAT_TOKENS
           ? spec.dataset().block_size()
@@ -249,12 +269,16 @@ int Run() {
   out["describe"] = replica->model->Describe();
   out["batch"] = batch;
   out["samples_per_s"] = Median(quiet_rate);
-  out["reporting_samples_per_s"] = Median(report_rate);
   out["tokens_per_sample"] = tokens_per_sample;
   out["cpu_ms_per_step"] = 1e3 * qc;
-  out["reporting_cpu_ms_per_step"] = 1e3 * rc;
-  out["report_cpu_us"] = 1e6 * (rc - qc);
-  out["reports_sent"] = reporter.sent();
+  if (report_loops) {
+    const double rc = Median(report_cpu);
+    out["reporting_samples_per_s"] = Median(report_rate);
+    out["reporting_cpu_ms_per_step"] = 1e3 * rc;
+    out["report_cpu_us"] = 1e6 * (rc - qc);
+    out["reports_sent"] = reporter.sent();
+  }
+  if (absl::Status s = timeline.Flush(); !s.ok()) return Fail(s);
   std::cout << out.dump() << std::endl;
   client.Leave("compute limit measured").IgnoreError();
   return 0;

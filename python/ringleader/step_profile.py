@@ -21,7 +21,13 @@ spans) is ``other``, so the parts add up to the step exactly. The first
 the last (it has no next forward) are left out. ``allreduce_wait`` is the
 all-reduce that backward did not hide (the *exposed* all-reduce); the
 communication track gives the whole all-reduce time besides, so the overlap
-shows. With ``limit_ms`` (the step time of the same model with no
+shows. Given the timelines of several ranks of one job (``profile_job``), the
+part of each rank's ``allreduce_wait`` that passed before the last rank
+reached that step's all-reduce (the start of its own wait) is ``peer_wait``:
+waiting for a slower rank, which no communication could shorten; the rest
+stays ``exposed_allreduce``. This compares wall clocks across ranks, so it
+holds where they share one (ranks on one host, or hosts whose clocks agree to
+well under a step). With ``limit_ms`` (the step time of the same model with no
 communication, e.g. bench/training's ``ringleader-compute-limit``) the gap
 to it is printed too.
 """
@@ -42,6 +48,7 @@ PARTS: Dict[str, Sequence[str]] = {
     "data_wait": ("data_wait",),
     "forward": ("forward",),
     "backward": ("backward",),
+    "peer_wait": (),  # Carved out of allreduce_wait across ranks (profile_job).
     "exposed_allreduce": ("allreduce_wait",),
     "buffer_sync": ("buffer_sync",),
     "clip_and_optimizer": ("grad_norm", "clip_grad_norm", "optimizer"),
@@ -62,6 +69,7 @@ class Span:
     tid: int
     start_us: int
     dur_us: int
+    step: int = -1  # args.step: the optimizer step it belongs to.
 
 
 @dataclass
@@ -77,8 +85,11 @@ class RankProfile:
     allreduce_ms: float = 0.0  # Whole all-reduce time per step (comm track).
 
     def overlapped_allreduce_ms(self) -> float:
-        """All-reduce time per step that ran while the compute track worked."""
-        return max(0.0, self.allreduce_ms - self.parts_ms["exposed_allreduce"])
+        """All-reduce time per step that ran while the compute track worked
+        (the comm track's time, which includes waiting for peers, less the
+        compute track's waits for it)."""
+        waited = self.parts_ms["exposed_allreduce"] + self.parts_ms["peer_wait"]
+        return max(0.0, self.allreduce_ms - waited)
 
 
 def _bad(path: str, why: str) -> ValueError:
@@ -104,7 +115,10 @@ def load_spans(path: str) -> Tuple[int, List[Span]]:
         if not isinstance(e, dict) or e.get("ph") != "X":
             continue
         try:
-            span = Span(str(e["name"]), int(e["tid"]), int(e["ts"]), int(e["dur"]))
+            args = e.get("args")
+            step = args.get("step", -1) if isinstance(args, dict) else -1
+            span = Span(str(e["name"]), int(e["tid"]), int(e["ts"]), int(e["dur"]),
+                        int(step))
         except (KeyError, TypeError, ValueError):
             raise _bad(path, f"event {i} lacks an integer ts, dur or tid") from None
         if span.dur_us < 0:
@@ -122,8 +136,13 @@ def _step_starts(spans: List[Span]) -> List[int]:
                   if s.tid == COMPUTE_TID and s.name == "forward")
 
 
-def _part_sums(spans: List[Span], starts: List[int], first: int) -> List[Dict[str, float]]:
-    """Per step (from index ``first``), the compute spans' time by part (us)."""
+def _part_sums(spans: List[Span], starts: List[int], first: int,
+               last_arrival: Optional[Dict[int, int]] = None) -> List[Dict[str, float]]:
+    """Per step (from index ``first``), the compute spans' time by part (us).
+
+    ``last_arrival``: per optimizer step, when the last rank began waiting
+    for its all-reduce; this rank's wait before then is ``peer_wait``.
+    """
     steps = [dict.fromkeys(PARTS, 0.0) for _ in range(len(starts) - 1 - first)]
     for s in spans:
         if s.tid != COMPUTE_TID:
@@ -131,9 +150,21 @@ def _part_sums(spans: List[Span], starts: List[int], first: int) -> List[Dict[st
         k = bisect.bisect_right(starts, s.start_us) - 1 - first
         if 0 <= k < len(steps):
             part = PART_OF.get(s.name)
-            if part is not None:
+            if part is None:
+                continue
+            if s.name == "allreduce_wait" and last_arrival and s.step in last_arrival:
+                peer = min(s.dur_us, max(0, last_arrival[s.step] - s.start_us))
+                steps[k]["peer_wait"] += peer
+                steps[k][part] += s.dur_us - peer
+            else:
                 steps[k][part] += s.dur_us
     return steps
+
+
+def _arrivals(spans: List[Span]) -> Dict[int, int]:
+    """Per optimizer step, when this rank began waiting for its all-reduce."""
+    return {s.step: s.start_us for s in spans
+            if s.tid == COMPUTE_TID and s.name == "allreduce_wait" and s.step >= 0}
 
 
 def _allreduce_per_step(spans: List[Span], begin: int, end: int, steps: int) -> float:
@@ -143,20 +174,51 @@ def _allreduce_per_step(spans: List[Span], begin: int, end: int, steps: int) -> 
     return total / steps / 1000.0
 
 
-def profile_rank(path: str, skip: int = 5) -> RankProfile:
+def profile_rank(path: str, skip: int = 5,
+                 last_arrival: Optional[Dict[int, int]] = None) -> RankProfile:
     """The mean step of the rank whose timeline is ``path``.
 
     Raises ValueError when the file is not a timeline or holds fewer than
     ``skip + 2`` steps (too few to average after the warm-up).
+    ``last_arrival`` splits ``peer_wait`` out (see ``profile_job``).
     """
     if skip < 0:
         raise ValueError(f"skip must be >= 0, got {skip}")
     rank, spans = load_spans(path)
+    return _profile_spans(path, rank, spans, skip, last_arrival)
+
+
+def profile_job(paths: Sequence[str], skip: int = 5) -> List[RankProfile]:
+    """The mean step of each rank of one job, from its ranks' timelines.
+
+    With two or more ranks, each rank's wait for a step's all-reduce is split
+    into ``peer_wait`` (until the last rank began its own wait) and
+    ``exposed_allreduce`` (the rest). Steps that some rank's timeline lacks
+    are not split. Raises ValueError as ``profile_rank``, and when two files
+    hold the same rank.
+    """
+    loaded = [(path, *load_spans(path)) for path in paths]
+    ranks = [rank for _, rank, _ in loaded]
+    if len(set(ranks)) != len(ranks):
+        raise ValueError(f"two timelines hold the same rank ({sorted(ranks)}): "
+                         "give one job's files (--job)")
+    last: Optional[Dict[int, int]] = None
+    if len(loaded) > 1:
+        per_rank = [_arrivals(spans) for _, _, spans in loaded]
+        common = set.intersection(*(set(a) for a in per_rank))
+        last = {step: max(a[step] for a in per_rank) for step in common}
+    return [_profile_spans(path, rank, spans, skip, last) for path, rank, spans in loaded]
+
+
+def _profile_spans(path: str, rank: int, spans: List[Span], skip: int,
+                   last_arrival: Optional[Dict[int, int]]) -> RankProfile:
+    if skip < 0:
+        raise ValueError(f"skip must be >= 0, got {skip}")
     starts = _step_starts(spans)
     if len(starts) < skip + 2:
         raise ValueError(f"{path}: {len(starts)} steps recorded; at least {skip + 2} "
                          f"are needed to skip {skip} and average one (timeline_steps)")
-    per_step = _part_sums(spans, starts, skip)
+    per_step = _part_sums(spans, starts, skip, last_arrival)
     durations = [(starts[i + 1] - starts[i]) for i in range(skip, len(starts) - 1)]
     n = len(durations)
     parts_ms: Dict[str, float] = {}
@@ -229,8 +291,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object per rank")
     args = parser.parse_args(argv)
     try:
-        profiles = [profile_rank(f, args.skip)
-                    for f in timeline_files(args.paths, args.job)]
+        profiles = profile_job(timeline_files(args.paths, args.job), args.skip)
     except (OSError, ValueError) as e:
         print(f"step_profile: {e}", file=sys.stderr)
         return 2

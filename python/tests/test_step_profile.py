@@ -26,13 +26,15 @@ STEP_US = 1100  # 100 us between the optimizer's end and the next data_wait.
 
 
 def write_timeline(path: pathlib.Path, rank: int, steps: int,
-                   extra: List[Tuple[str, int, int, int]] = ()) -> None:
-    """A timeline of ``steps`` identical steps, each with one all-reduce of
-    200 us launched 100 us into backward, plus ``extra`` (name, tid, ts, dur)."""
+                   extra: List[Tuple[str, int, int, int]] = (),
+                   step: List[Tuple[str, int, int]] = STEP) -> None:
+    """A timeline of ``steps`` identical steps (``step``'s spans), each with
+    one all-reduce of 200 us launched 100 us into backward, plus ``extra``
+    (name, tid, ts, dur)."""
     events = [{"ph": "M", "name": "process_name", "pid": rank, "args": {"name": f"rank {rank}"}}]
     for k in range(steps):
         base = 1_000_000 + k * STEP_US
-        for name, at, dur in STEP:
+        for name, at, dur in step:
             events.append({"name": name, "ph": "X", "ts": base + at, "dur": dur,
                            "pid": rank, "tid": 1, "args": {"step": k + 1}})
         events.append({"name": "allreduce", "ph": "X", "ts": base + 500, "dur": 200,
@@ -60,6 +62,35 @@ def test_parts_add_up_to_the_step(tmp_path):
     assert sum(p.parts_ms.values()) == pytest.approx(p.step_ms)
     assert p.allreduce_ms == pytest.approx(0.2)
     assert p.overlapped_allreduce_ms() == pytest.approx(0.15)
+
+
+def test_waiting_for_a_slower_rank_is_told_from_communication(tmp_path):
+    # Rank 1's backward is 300 us longer; rank 0 waits for it, then both
+    # wait 50 us more for the all-reduce itself. Same step length on both.
+    slow = [("data_wait", 0, 100), ("forward", 100, 300), ("backward", 400, 800),
+            ("allreduce_wait", 1200, 50), ("clip_grad_norm", 1250, 20),
+            ("optimizer", 1270, 30)]
+    fast = [("allreduce_wait", 900, 350) if name == "allreduce_wait"
+            else ("clip_grad_norm", 1250, 20) if name == "clip_grad_norm"
+            else ("optimizer", 1270, 30) if name == "optimizer"
+            else (name, at, dur) for name, at, dur in STEP]
+    write_timeline(tmp_path / "j-rank0.trace.json", 0, steps=10, step=fast)
+    write_timeline(tmp_path / "j-rank1.trace.json", 1, steps=10, step=slow)
+    files = [str(tmp_path / f"j-rank{r}.trace.json") for r in (0, 1)]
+    p0, p1 = step_profile.profile_job(files, skip=1)
+    assert p0.parts_ms["peer_wait"] == pytest.approx(0.3)
+    assert p0.parts_ms["exposed_allreduce"] == pytest.approx(0.05)
+    assert p1.parts_ms["peer_wait"] == 0
+    assert p1.parts_ms["exposed_allreduce"] == pytest.approx(0.05)
+    for p in (p0, p1):
+        assert sum(p.parts_ms.values()) == pytest.approx(p.step_ms)
+    # One rank alone has no peer to tell apart: its whole wait is exposed.
+    alone = step_profile.profile_rank(files[0], skip=1)
+    assert alone.parts_ms["peer_wait"] == 0
+    assert alone.parts_ms["exposed_allreduce"] == pytest.approx(0.35)
+    # Two files of one rank are two jobs' files, not one job's.
+    with pytest.raises(ValueError, match="same rank"):
+        step_profile.profile_job([files[0], files[0]])
 
 
 def test_a_checkpoint_counts_in_the_step_it_started(tmp_path):
@@ -136,7 +167,7 @@ def test_a_real_jobs_timelines(tmp_path):
         ringleader.check_succeeded(c.wait(job_id))
     files = step_profile.timeline_files([str(timeline_dir)], job_id)
     assert len(files) == 2
-    profiles = [step_profile.profile_rank(f) for f in files]
+    profiles = step_profile.profile_job(files)
     assert sorted(p.rank for p in profiles) == [0, 1]
     for p in profiles:
         # 64 steps per rank: 63 between forwards, 5 skipped.
@@ -146,5 +177,6 @@ def test_a_real_jobs_timelines(tmp_path):
         assert p.parts_ms["clip_and_optimizer"] > 0
         assert p.allreduce_ms > 0  # Two ranks: gradients were all-reduced.
         assert p.parts_ms[OTHER] >= -1e-9
+        assert p.parts_ms["peer_wait"] >= 0 and p.parts_ms["exposed_allreduce"] >= 0
         assert p.step_ms_p50 <= 10 * p.step_ms
     assert "steps averaged" in step_profile.format_profiles(profiles)

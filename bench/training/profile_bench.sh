@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Where the step goes: for each example workload (mlp and cnn, the built-ins
+# on Fashion-MNIST; resnet and gpt, the examples/ TorchScript models with
+# their modern recipes) at 1 and 2 ranks in fp32 and bf16, side by side in
+# one run:
+#   - a real Ringleader job (coordinator, --threads=1 workers, shared memory)
+#     of one epoch with every rank's timeline (JobSpec.timeline_dir), its
+#     measured step from its progress reports (train_watch.py: the global
+#     batch over samples/s, steps 20 and later of the epoch), and its mean
+#     step split into parts by ringleader.step_profile (same steps);
+#   - the compute limit (ringleader-compute-limit: the worker's step with no
+#     communication) at the same per-rank batch, with its own timeline: one
+#     loop for 1 rank, two loops side by side for 2 ranks (the concurrent
+#     limit), quiet loops only, split the same way.
+# The gap between the job's step and the limit's is then attributed part by
+# part (bench/training/profile_summary.py prints the tables).
+#   bench/training/profile_bench.sh [MODELS] [WORLDS] [PRECISIONS]
+# Defaults: "mlp cnn resnet gpt", "1 2", "fp32 bf16"; REPEATS (default 3)
+# runs everything again, interleaved (the tables take medians); RECIPE (default 1) gives resnet and gpt their
+# recipes (example_job.py). WORKER_FLAGS reach every worker (run_job), so a
+# change behind a flag can be weighed: WORKER_FLAGS=--x=false with
+# IMPL=ringleader-x tags its lines. Writes $RESULTS (default
+# bench/results/profile.jsonl), then the tables.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+MODELS="${1:-${MODELS:-mlp cnn resnet gpt}}"
+WORLDS="${2:-${WORLDS:-1 2}}"
+PRECISIONS="${3:-${PRECISIONS:-fp32 bf16}}"
+REPEATS="${REPEATS:-3}"
+RECIPE="${RECIPE-1}"
+IMPL="${IMPL:-ringleader}"
+PY=/usr/bin/python3
+. bench/common/lib.sh
+build_opt //coordinator:ringleader-coordinator //cli:ringctl \
+  //worker:ringleader-worker //bench/training:ringleader-compute-limit
+OUT="${RESULTS:-bench/results/profile.jsonl}"
+TMP="$(mktemp -d)"
+trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$TMP"' EXIT
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+SKIP=20  # train_watch.py's first measured step
+# PIN_CPUS (default 1): rank r's worker and the r-th limit loop on CPU r-1, so that
+# job and limit meet the same cores (this machine's two run up to 20% apart).
+PIN=()
+if [[ ${PIN_CPUS-1} == 1 ]]; then
+  PIN=(taskset -c CPU)
+  export WORKER_CPUS="$(seq -s ' ' 0 $(($(getconf _NPROCESSORS_ONLN) - 1)))"
+fi
+
+# builtin_spec FILE ARCH WORLD BATCH PRECISION TIMELINE: the built-in model
+# on Fashion-MNIST as examples/fashion_mnist.textproto trains it, one epoch
+# (469 steps at 2 ranks), every step in the timeline.
+builtin_spec() {
+  local precision=PRECISION_FP32
+  [[ $5 == bf16 ]] && precision=PRECISION_BF16_MIXED
+  cat > "$1" <<SPEC
+name: "profile-bench"
+model { arch: $2 }
+dataset { format: DATASET_FORMAT_IDX path: "/usr/share/datasets/fashion-mnist" shuffle: true }
+optimizer { kind: OPTIMIZER_KIND_SGD learning_rate: 0.05 momentum: 0.9 }
+epochs: 1
+batch_size: $4
+min_workers: $3
+max_workers: $3
+seed: 42
+progress_every_steps: 10
+progress_min_interval_ms: 100
+precision: $precision
+timeline_dir: "$6"
+timeline_steps: 1000
+SPEC
+}
+
+# spec FILE WORLD TIMELINE: this configuration's job file.
+spec() {
+  case $M in
+    mlp) builtin_spec "$1" MODEL_ARCH_MLP "$2" 64 "$P" "$3" ;;
+    cnn) builtin_spec "$1" MODEL_ARCH_CNN "$2" 64 "$P" "$3" ;;
+    resnet|gpt)
+      local recipe=()
+      if [[ -n $RECIPE ]]; then
+        [[ $M == gpt ]] && recipe=(--recipe nanogpt) || recipe=(--recipe torchvision)
+      fi
+      "$PY" bench/common/example_job.py examples/$M/*.textproto "$1" --data "$TMP/$M" \
+        --world "$2" --batch "$B" --epochs 1 --precision "$P" --timeline "$3" "${recipe[@]}" ;;
+  esac
+}
+
+# profile IMPL MEASURED_STEP_MS FILES...: one JSON line per rank of one job.
+profile() {
+  local impl="$1" measured="$2"; shift 2
+  "$PY" -m ringleader.step_profile --skip "$SKIP" --json "$@" | "$PY" -c '
+import json, sys
+impl, m, p, w, rep, measured = sys.argv[1:7]
+for line in sys.stdin:
+    r = json.loads(line)
+    r.update(impl=impl, model=m, precision=p, world=int(w), repeat=int(rep),
+             measured_step_ms=float(measured) if measured else None)
+    print(json.dumps(r))' "$impl" "$M" "$P" "$W" "$REP" "$measured" >> "$OUT"
+}
+
+# run_ringleader: the job, its measured step and its profile.
+run_ringleader() {
+  local tl="$RUN/timeline" watch
+  spec "$RUN/job.textproto" "$W" "$tl"
+  run_job "$RUN/job.textproto" "$W" "$RUN/watch.jsonl" "$RUN/worker"
+  watch=$("$PY" bench/common/train_watch.py "$RUN/watch.jsonl" "$IMPL" "$M" "$W" $((B * W)))
+  local step_ms
+  step_ms=$("$PY" -c 'import json, sys
+r = json.loads(sys.argv[1]); gb = int(sys.argv[2])
+if r["final_state"] != "JOB_STATE_SUCCEEDED" or not r["samples_per_s"]:
+    sys.exit("the job ended " + r["final_state"])
+print(1000.0 * gb / r["samples_per_s"])' "$watch" $((B * W))) ||
+    { echo "$M $P x$W: the job failed (see $RUN)" >&2; return 0; }
+  profile "$IMPL" "$step_ms" "$tl/$JOB"-rank*.trace.json
+}
+
+# run_limit: the compute limit, W loops side by side, quiet loops only.
+run_limit() {
+  local pids=() i n="$W"
+  spec "$RUN/limit.textproto" 1 "$RUN/unused"
+  rm -f "$RUN"/ready-* "$RUN/go"
+  for i in $(seq "$n"); do
+    "$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$RUN/limit.textproto" >/dev/null
+  done
+  for i in $(seq "$n"); do
+    local sync=()
+    ((n > 1)) && sync=(--ready_file="$RUN/ready-$i" --go_file="$RUN/go")
+    "${PIN[@]/CPU/$((i - 1))}" "$BIN/bench/training/ringleader-compute-limit" --coordinator="$TARGET" --batch="$B" \
+      --warmup="$SKIP" --steps="$LIMIT_STEPS" --rounds=1 --report_loops=false \
+      --timeline="$RUN/limit-$i.trace.json" "${sync[@]}" \
+      >"$RUN/result-$i.json" 2>"$RUN/limit-$i.log" &
+    pids+=($!)
+  done
+  if ((n > 1)); then
+    for _ in $(seq 3000); do
+      (($(ls "$RUN"/ready-* 2>/dev/null | wc -l) == n)) && break
+      kill -0 "${pids[@]}" 2>/dev/null || break
+      sleep 0.1
+    done
+    touch "$RUN/go"
+  fi
+  wait "${pids[@]}" || { echo "$M $P x$W: a limit loop failed (see $RUN)" >&2; return 0; }
+  # Each loop is a job of its own (rank 0 of one), profiled alone, with its
+  # own measured step.
+  for i in $(seq "$n"); do
+    profile limit "$("$PY" -c 'import json, sys
+print(1000.0 * int(sys.argv[1]) / json.load(open(sys.argv[2]))["samples_per_s"])' \
+      "$B" "$RUN/result-$i.json")" "$RUN/limit-$i.trace.json"
+  done
+}
+
+for M in $MODELS; do
+  case $M in
+    mlp|cnn) ;;
+    resnet|gpt) prepare_example "$M" ;;
+    *) echo "unknown model $M (mlp, cnn, resnet, gpt)" >&2; exit 2 ;;
+  esac
+done
+[[ -n ${APPEND:-} ]] || : > "$OUT"
+for REP in $(seq "$REPEATS"); do
+  for M in $MODELS; do
+    case $M in
+      mlp|cnn) B=64 ;;
+      *) B=$(sed -n 's/^batch_size: *//p' examples/$M/*.textproto) ;;
+    esac
+    # The limit's loop: about as many steps as the job's measured ones.
+    LIMIT_STEPS=60
+    for P in $PRECISIONS; do
+      for W in $WORLDS; do
+        echo "[$(date +%T)] $M $P x$W (repeat $REP)" >&2
+        base="$TMP/$M-$P-$W-$REP"; mkdir -p "$base"
+        start_coordinator "$base"
+        RUN="$base"
+        run_ringleader
+        [[ -n ${NO_LIMIT:-} ]] || run_limit
+        kill "$COORD" 2>/dev/null; wait "$COORD" 2>/dev/null || true
+      done
+    done
+  done
+done
+"$PY" bench/training/profile_summary.py "$OUT"

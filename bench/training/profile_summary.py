@@ -1,0 +1,126 @@
+"""The tables of bench/training/profile_bench.sh: where each workload's step goes.
+
+From the JSON lines the benchmark wrote (one per rank of the job, one per
+limit loop: each a ringleader.step_profile result plus the step measured
+from throughput), for each configuration (model, precision, ranks), medians
+over the repeats (with the spread, min..max, of the shares):
+
+- step: the job's step measured from its progress reports (global batch over
+  samples/s); err: its ranks' mean timeline step over the same steps of the
+  epoch against it (the breakdown must add up within 2%);
+- conc: the concurrent compute limit's step (one loop per rank side by side,
+  their summed rate: the harmonic mean of the loops' steps) and conc/step;
+- sync: the synchronous limit, the slowest loop's step: what a step that
+  waits for every rank can reach where the cores run at different speeds,
+  and sync/step;
+- the gap, part by part: the job's mean part minus the limit loops' mean part
+  (ms per step); they add up to the job's timeline step minus the loops'.
+
+    profile_summary.py RESULTS.jsonl [--impl ringleader] [--json]
+"""
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+PARTS = ("data_wait", "forward", "backward", "peer_wait", "exposed_allreduce", "buffer_sync",
+         "clip_and_optimizer", "checkpoint_and_eval", "other")
+SHORT = ("data", "fwd", "bwd", "peer", "ar", "bufs", "clip+opt", "ckpt", "other")
+
+
+def load(path):
+    """{(model, precision, world): {repeat: {impl: [lines]}}}."""
+    runs = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                r = json.loads(line)
+                runs[(r["model"], r["precision"], r["world"])][r["repeat"]][r["impl"]].append(r)
+    return runs
+
+
+def mean_parts(lines):
+    return {p: statistics.mean(r["parts_ms"].get(p, 0.0) for r in lines) for p in PARTS}
+
+
+def repeat_figures(job, limit):
+    """One repeat's figures, or None when a side is missing."""
+    if not job or not limit:
+        return None
+    measured = job[0]["measured_step_ms"]
+    loops = [r["measured_step_ms"] for r in limit]
+    conc = len(loops) / sum(1.0 / s for s in loops)
+    sync = max(loops)
+    jp, lp = mean_parts(job), mean_parts(limit)
+    timeline = statistics.mean(r["step_ms"] for r in job)
+    return {"step": measured, "timeline": timeline, "err": timeline / measured - 1.0,
+            "conc": conc, "sync": sync, "conc_share": conc / measured,
+            "sync_share": sync / measured,
+            "gap": timeline - statistics.mean(r["step_ms"] for r in limit),
+            "parts": {p: jp[p] - lp[p] for p in PARTS},
+            "allreduce_ms": statistics.mean(r["allreduce_ms"] for r in job)}
+
+
+def summarize(repeats):
+    """Medians over the repeats' figures, the shares' spreads, the count."""
+    med = lambda k: statistics.median(f[k] for f in repeats)  # noqa: E731
+    out = {k: med(k) for k in ("step", "timeline", "conc", "sync", "conc_share",
+                               "sync_share", "gap", "allreduce_ms")}
+    out["err_max"] = max(abs(f["err"]) for f in repeats)
+    out["conc_spread"] = (min(f["conc_share"] for f in repeats),
+                          max(f["conc_share"] for f in repeats))
+    out["sync_spread"] = (min(f["sync_share"] for f in repeats),
+                          max(f["sync_share"] for f in repeats))
+    out["parts"] = {p: statistics.median(f["parts"][p] for f in repeats) for p in PARTS}
+    out["repeats"] = len(repeats)
+    return out
+
+
+def format_rows(rows):
+    head = (f"{'model':6} {'prec':4} {'W':>1} {'n':>1} {'step':>7} {'err':>5} {'conc':>7} "
+            f"{'conc/step':>16} {'sync':>7} {'sync/step':>16} {'gap':>6} |"
+            + "".join(f"{s:>7}" for s in SHORT))
+    out = [head]
+    for (model, prec, world), r in rows:
+        c, s = r["conc_spread"], r["sync_spread"]
+        out.append(
+            f"{model:6} {prec:4} {world:>1} {r['repeats']:>1} {r['step']:7.2f} "
+            f"{100 * r['err_max']:4.1f}% {r['conc']:7.2f} "
+            f"{r['conc_share']:5.3f} ({c[0]:.2f}..{c[1]:.2f}) {r['sync']:7.2f} "
+            f"{r['sync_share']:5.3f} ({s[0]:.2f}..{s[1]:.2f}) {r['gap']:+6.2f} |"
+            + "".join(f"{r['parts'][p]:+7.2f}" for p in PARTS))
+    return "\n".join(out)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results")
+    parser.add_argument("--impl", default="ringleader", help="the job lines' impl")
+    parser.add_argument("--json", action="store_true", help="one JSON object per configuration")
+    args = parser.parse_args(argv)
+    rows = []
+    for key, by_repeat in sorted(load(args.results).items()):
+        figures = [f for rep in sorted(by_repeat)
+                   if (f := repeat_figures(by_repeat[rep].get(args.impl),
+                                           by_repeat[rep].get("limit")))]
+        if figures:
+            rows.append((key, summarize(figures)))
+    if not rows:
+        print(f"no configuration has both {args.impl} and limit lines", file=sys.stderr)
+        return 1
+    if args.json:
+        for (model, prec, world), r in rows:
+            print(json.dumps({"model": model, "precision": prec, "world": world, **r}))
+        return 0
+    print("ms per step, medians of n repeats (spread min..max); err: the largest |timeline "
+          "step / measured step - 1|; gap: the job's timeline step minus the limit loops', "
+          "split by part (job part minus limit part)")
+    print(format_rows(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
