@@ -147,6 +147,26 @@ TEST(GlooCommunicatorTest, TwoThreadRanksSumAndBroadcast) {
   EXPECT_EQ(bytes[0], (std::vector<char>{'x', 'y'}));
 }
 
+// A broadcast launched before an all-reduce and waited for after it, on
+// three lanes: each collective meets its peer and keeps its own buffer.
+TEST(GlooCommunicatorTest, AsyncBroadcastBesideAllReduces) {
+  MemoryKvClient kv;
+  std::vector<Comm> comms = CreateAll(&kv, 2, Opts(absl::Seconds(30), 3));
+  ASSERT_TRUE(comms[0] && comms[1]);
+  std::vector<std::vector<char>> bytes = {{'a', 'b'}, {'x', 'y'}};
+  std::vector<std::vector<int64_t>> data = {{1, 2}, {10, 20}};
+  OnEveryRank(2, [&](int r) {
+    std::unique_ptr<Work> bw = comms[r]->BroadcastAsync(bytes[r].data(), 2, 1);
+    EXPECT_TRUE(
+        comms[r]->AllReduceSum(data[r].data(), 2, DataType::kInt64).ok());
+    EXPECT_TRUE(bw->Wait().ok());
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(bytes[r], (std::vector<char>{'x', 'y'}));
+    EXPECT_EQ(data[r], (std::vector<int64_t>{11, 22}));
+  }
+}
+
 // The completion callback (the timeline's all-reduce end) runs once, on the
 // communicator's thread, before Wait() returns; also for work that never ran.
 TEST(GlooCommunicatorTest, ThenRunsOnTheCommunicatorThreadBeforeWait) {

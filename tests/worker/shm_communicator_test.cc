@@ -158,6 +158,23 @@ TEST(ShmCommunicatorTest, AsyncWorkRunsInIssueOrder) {
   });
 }
 
+// What the training step does: a broadcast launched before the gradients'
+// all-reduces, waited for after them.
+TEST(ShmCommunicatorTest, AsyncBroadcastRunsInIssueOrderWithAllReduces) {
+  MemoryKvClient kv;
+  std::vector<Comm> comms = CreateAll(&kv, 2, Opts(4096));
+  OnEveryRank(2, [&](int r) {
+    std::vector<uint8_t> b(5000, uint8_t(r + 1));
+    std::unique_ptr<Work> bw = comms[r]->BroadcastAsync(b.data(), b.size(), 0);
+    std::vector<float> g(3000, float(r + 1));
+    ASSERT_TRUE(
+        comms[r]->AllReduceSum(g.data(), g.size(), DataType::kFloat32).ok());
+    ASSERT_TRUE(bw->Wait().ok());
+    for (uint8_t v : b) ASSERT_EQ(v, 1);
+    for (float v : g) ASSERT_EQ(v, 3.0f);
+  });
+}
+
 TEST(ShmCommunicatorTest, BootstrapWithoutPeersTimesOut) {
   MemoryKvClient kv;
   auto c = ShmCommunicator::Create(&kv, 0, 2, Opts(4096, absl::Seconds(1)));

@@ -60,6 +60,12 @@ class Communicator {
       void* data, size_t count, DataType type, std::function<void()> on_done);
   // Copies `bytes` at `data` from rank `root` to every rank.
   virtual absl::Status Broadcast(void* data, size_t bytes, int root) = 0;
+  // The same, issued in order with the other collectives; `data` must stay
+  // valid, and unread, until the work's Wait() has returned. The default
+  // runs Broadcast at once (a backend with no queue of its own; NCCL's
+  // broadcast returns once it is enqueued on the device anyway).
+  virtual std::unique_ptr<Work> BroadcastAsync(void* data, size_t bytes,
+                                               int root);
   // Fails pending and future operations; never blocks for peers, nor on the
   // backend's own teardown (NCCL's runs on a thread of its own). Survivors
   // call it when the coordinator ends their generation.
@@ -113,6 +119,10 @@ class ForwardingCommunicator : public Communicator {
   absl::Status Broadcast(void* data, size_t bytes, int root) override {
     return inner_->Broadcast(data, bytes, root);
   }
+  std::unique_ptr<Work> BroadcastAsync(void* data, size_t bytes,
+                                       int root) override {
+    return inner_->BroadcastAsync(data, bytes, root);
+  }
   void Abort() override { inner_->Abort(); }
   bool InterruptedAfterUse() const override {
     return inner_->InterruptedAfterUse();
@@ -151,12 +161,28 @@ class ThenWork final : public Work {
   std::unique_ptr<Work> inner_;
   std::function<void()> on_done_;
 };
+
+// An operation already over, with its outcome.
+class DoneWork final : public Work {
+ public:
+  explicit DoneWork(absl::Status s) : status_(std::move(s)) {}
+  absl::Status Wait() override { return status_; }
+
+ private:
+  const absl::Status status_;
+};
 }  // namespace internal
 
 inline std::unique_ptr<Work> Communicator::AllReduceSumAsyncThen(
     void* data, size_t count, DataType type, std::function<void()> on_done) {
   return std::make_unique<internal::ThenWork>(
       AllReduceSumAsync(data, count, type), std::move(on_done));
+}
+
+inline std::unique_ptr<Work> Communicator::BroadcastAsync(void* data,
+                                                          size_t bytes,
+                                                          int root) {
+  return std::make_unique<internal::DoneWork>(Broadcast(data, bytes, root));
 }
 
 inline size_t DataTypeSize(DataType type) {

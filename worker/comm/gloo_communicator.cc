@@ -256,31 +256,33 @@ std::unique_ptr<Work> GlooCommunicator::AllReduceSumAsyncThen(
       std::move(on_done));
 }
 
-// Round-robin like an all-reduce: a broadcast is synchronous, so nothing the
-// caller issues later can overtake it, and what it issued earlier uses other
-// buffers; which lane it takes only has to agree between ranks, and it does
-// (its sequence number).
 absl::Status GlooCommunicator::Broadcast(void* data, size_t bytes, int root) {
+  return BroadcastAsync(data, bytes, root)->Wait();
+}
+
+// Round-robin like an all-reduce: which lane it takes only has to agree
+// between ranks, and it does (its sequence number). On other lanes, later
+// collectives may overtake it; they use other buffers, and the caller reads
+// this one only after waiting for it.
+std::unique_ptr<Work> GlooCommunicator::BroadcastAsync(void* data, size_t bytes,
+                                                       int root) {
   if (std::optional<absl::Status> decided =
           BroadcastDecidedLocally(data, bytes, root, world_size_)) {
-    return *decided;
+    return ReadyWork(*std::move(decided));
   }
   const std::chrono::milliseconds timeout = ToMs(options_.timeout);
-  return queue_
-      .Enqueue(
-          [this, data, bytes, root, timeout](int lane, uint32_t tag) {
-            return RunCatching([&] {
-              ::gloo::BroadcastOptions opts(
-                  contexts_[static_cast<size_t>(lane)]);
-              opts.setOutput(static_cast<uint8_t*>(data), bytes);
-              opts.setRoot(root);
-              opts.setTag(tag);
-              opts.setTimeout(timeout);
-              ::gloo::broadcast(opts);
-            });
-          },
-          nullptr)
-      ->Wait();
+  return queue_.Enqueue(
+      [this, data, bytes, root, timeout](int lane, uint32_t tag) {
+        return RunCatching([&] {
+          ::gloo::BroadcastOptions opts(contexts_[static_cast<size_t>(lane)]);
+          opts.setOutput(static_cast<uint8_t*>(data), bytes);
+          opts.setRoot(root);
+          opts.setTag(tag);
+          opts.setTimeout(timeout);
+          ::gloo::broadcast(opts);
+        });
+      },
+      nullptr);
 }
 
 void GlooCommunicator::Abort() {

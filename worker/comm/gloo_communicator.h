@@ -86,6 +86,8 @@ class GlooCommunicator final : public Communicator {
       std::function<void()> on_done) override;
   // Numbered with the all-reduces (same order on every rank) and waited.
   absl::Status Broadcast(void* data, size_t bytes, int root) override;
+  std::unique_ptr<Work> BroadcastAsync(void* data, size_t bytes,
+                                       int root) override;
   void Abort() override;
 
  private:

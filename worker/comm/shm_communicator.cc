@@ -265,10 +265,10 @@ absl::StatusOr<std::unique_ptr<ShmCommunicator>> ShmCommunicator::Create(
     }
   } unlink{&name, rank == 0};
 
-  if (absl::Status s =
-          rank == 0 ? CreateSegment(bytes, &name, &mapping->fd)
-                    : OpenPublishedSegment(kv, name_key, options.timeout,
-                                           bytes, &mapping->fd);
+  if (absl::Status s = rank == 0
+                           ? CreateSegment(bytes, &name, &mapping->fd)
+                           : OpenPublishedSegment(kv, name_key, options.timeout,
+                                                  bytes, &mapping->fd);
       !s.ok()) {
     return s;
   }
@@ -511,17 +511,20 @@ void ShmCommunicator::ReduceSlice(size_t lo, size_t hi, DataType type) {
 }
 
 absl::Status ShmCommunicator::Broadcast(void* data, size_t bytes, int root) {
+  return BroadcastAsync(data, bytes, root)->Wait();
+}
+
+std::unique_ptr<Work> ShmCommunicator::BroadcastAsync(void* data, size_t bytes,
+                                                      int root) {
   if (std::optional<absl::Status> decided =
           BroadcastDecidedLocally(data, bytes, root, world_size_)) {
-    return *decided;
+    return ReadyWork(*std::move(decided));
   }
-  return queue_
-      .Enqueue(
-          [this, data, bytes, root](int, uint32_t) {
-            return BroadcastOnQueue(data, bytes, root);
-          },
-          nullptr)
-      ->Wait();
+  return queue_.Enqueue(
+      [this, data, bytes, root](int, uint32_t) {
+        return BroadcastOnQueue(data, bytes, root);
+      },
+      nullptr);
 }
 
 absl::Status ShmCommunicator::BroadcastOnQueue(void* data, size_t bytes,

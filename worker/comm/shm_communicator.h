@@ -80,6 +80,8 @@ class ShmCommunicator final : public Communicator {
       void* data, size_t count, DataType type,
       std::function<void()> on_done) override;
   absl::Status Broadcast(void* data, size_t bytes, int root) override;
+  std::unique_ptr<Work> BroadcastAsync(void* data, size_t bytes,
+                                       int root) override;
   void Abort() override;
 
   struct Segment;  // The shared layout (shm_communicator.cc).

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -39,32 +40,68 @@ absl::StatusOr<std::unique_ptr<BufferSync>> BufferSync::Create(
 
 BufferSync::BufferSync(Communicator* comm, std::vector<at::Tensor> buffers,
                        at::Tensor flat)
-    : comm_(comm), buffers_(std::move(buffers)), flat_(std::move(flat)) {}
-
-absl::Status BufferSync::Sync(int root) {
-  if (!flat_.defined() || comm_->world_size() < 2) return absl::OkStatus();
-  at::NoGradGuard no_grad;
-  const bool sending = comm_->rank() == root;
+    : comm_(comm), buffers_(std::move(buffers)), flat_(std::move(flat)) {
   int64_t offset = 0;
-  std::vector<std::pair<at::Tensor, at::Tensor>> slices;
   for (const at::Tensor& b : buffers_) {
     if (b.numel() == 0) continue;
     const int64_t n = b.numel() * b.element_size();
-    slices.emplace_back(flat_.narrow(0, offset, n), Bytes(b));
+    slices_.emplace_back(flat_.narrow(0, offset, n), Bytes(b));
     offset += n;
   }
-  if (sending) {
-    for (auto& [slice, bytes] : slices) slice.copy_(bytes);
+}
+
+BufferSync::~BufferSync() {
+  if (pending_ != nullptr) pending_->Wait().IgnoreError();
+}
+
+// On the CPU a plain memcpy per buffer: an ATen copy_ costs microseconds of
+// dispatch each, a ResNet's dozens of small buffers 0.1 ms a step.
+void BufferSync::Pack() {
+  if (flat_.is_cpu()) {
+    for (auto& [slice, bytes] : slices_) {
+      std::memcpy(slice.data_ptr(), bytes.data_ptr(), slice.numel());
+    }
+    return;
   }
+  for (auto& [slice, bytes] : slices_) slice.copy_(bytes);
+}
+
+void BufferSync::Unpack() {
+  at::NoGradGuard no_grad;
+  if (flat_.is_cpu()) {
+    for (auto& [slice, bytes] : slices_) {
+      std::memcpy(bytes.data_ptr(), slice.data_ptr(), slice.numel());
+    }
+    return;
+  }
+  for (auto& [slice, bytes] : slices_) bytes.copy_(slice);
+}
+
+absl::Status BufferSync::Sync(int root) {
+  if (absl::Status s = Launch(root); !s.ok()) return s;
+  return Finish();
+}
+
+absl::Status BufferSync::Launch(int root) {
+  if (!flat_.defined() || comm_->world_size() < 2) return absl::OkStatus();
+  if (pending_ != nullptr) {
+    return absl::FailedPreconditionError("a buffer broadcast is in flight");
+  }
+  at::NoGradGuard no_grad;
+  receiving_ = comm_->rank() != root;
+  if (!receiving_) Pack();
   RecordForCollective(flat_, *comm_);
-  if (absl::Status s = comm_->Broadcast(
-          flat_.data_ptr(), static_cast<size_t>(flat_.numel()), root);
-      !s.ok()) {
-    return s;
-  }
-  if (!sending) {
-    for (auto& [slice, bytes] : slices) bytes.copy_(slice);
-  }
+  pending_ = comm_->BroadcastAsync(flat_.data_ptr(),
+                                   static_cast<size_t>(flat_.numel()), root);
+  return absl::OkStatus();
+}
+
+absl::Status BufferSync::Finish() {
+  if (pending_ == nullptr) return absl::OkStatus();
+  const absl::Status s = pending_->Wait();
+  pending_ = nullptr;
+  if (!s.ok()) return s;
+  if (receiving_) Unpack();
   return absl::OkStatus();
 }
 

@@ -7,6 +7,12 @@
 // normalizes its own micro-batch. Coalesced as DDP's _sync_buffers does:
 // one broadcast of all buffers packed into one flat byte tensor, not one
 // collective per buffer (a ResNet has three per BatchNorm layer).
+//
+// Launch and Finish split the broadcast so that it runs under other work:
+// the training step launches it once the step's last forward has updated
+// the buffers and finishes it after backward (which does not touch them),
+// so that it costs the step no wait of its own (DDP broadcasts before each
+// forward and waits there).
 
 #include <ATen/core/Tensor.h>
 
@@ -31,13 +37,30 @@ class BufferSync {
   // with one rank.
   absl::Status Sync(int root = 0);
 
+  // Sync in two halves: Launch takes rank `root`'s buffers as they are now
+  // and starts sending them; Finish waits and writes them into this rank's
+  // buffers. Between the two the caller must not write the buffers on rank
+  // `root` (the others' are overwritten by Finish). Launch with a broadcast
+  // in flight is FailedPrecondition; Finish with none is OK.
+  absl::Status Launch(int root = 0);
+  absl::Status Finish();
+
+  // Waits for a broadcast still in flight: it writes into this object.
+  ~BufferSync();
+
  private:
   BufferSync(Communicator* comm, std::vector<at::Tensor> buffers,
              at::Tensor flat);
+  void Pack();    // The buffers into flat_.
+  void Unpack();  // flat_ into the buffers.
 
   Communicator* const comm_;
   const std::vector<at::Tensor> buffers_;
   at::Tensor flat_;  // uint8, all buffers' bytes back to back.
+  // Each buffer's bytes beside its place in flat_ (empty buffers left out).
+  std::vector<std::pair<at::Tensor, at::Tensor>> slices_;
+  std::unique_ptr<Work> pending_;  // The launched broadcast.
+  bool receiving_ = false;         // Whether Finish unpacks.
 };
 
 }  // namespace ringleader

@@ -42,6 +42,36 @@ TEST(BufferSyncTest, EveryRankTakesRootsBuffersExactly) {
   }
 }
 
+// Launched, the broadcast carries the root's buffers as they were at the
+// launch; a receiving rank's buffers change only at Finish.
+TEST(BufferSyncTest, LaunchTakesTheRootsBuffersAndFinishWritesThem) {
+  constexpr int kWorld = 2;
+  InProcessGroup group(kWorld);
+  std::vector<std::vector<at::Tensor>> buffers;
+  for (int r = 0; r < kWorld; ++r) buffers.push_back(Buffers(r));
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < kWorld; ++r) {
+    ranks.emplace_back([&, r] {
+      InProcessCommunicator comm(&group, r);
+      auto sync = BufferSync::Create(&comm, buffers[r]);
+      ASSERT_TRUE(sync.ok()) << sync.status();
+      ASSERT_TRUE((*sync)->Launch().ok());
+      EXPECT_EQ((*sync)->Launch().code(),
+                absl::StatusCode::kFailedPrecondition);
+      if (r == 1) {
+        EXPECT_TRUE(torch::equal(buffers[1][0], Buffers(1)[0]));
+      }
+      EXPECT_TRUE((*sync)->Finish().ok());
+      EXPECT_TRUE((*sync)->Finish().ok());  // Nothing in flight: a no-op.
+    });
+  }
+  for (auto& t : ranks) t.join();
+  const std::vector<at::Tensor> want = Buffers(0);
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(torch::equal(buffers[1][i], want[i])) << i;
+  }
+}
+
 TEST(BufferSyncTest, NoBuffersOrOneRankIsANoOp) {
   InProcessGroup group(1);
   InProcessCommunicator comm(&group, 0);

@@ -103,6 +103,15 @@ absl::StatusOr<TrainStep::MicroResult> TrainStep::Micro(
                                        : absl::StrCat("training on the ",
                                                       parts_.data->Describe()));
   }
+  if (sync) {
+    // This step's last forward is done, and with it every change the step
+    // makes to the buffers: rank 0's go out now, under backward, which
+    // reads none of them, and every rank takes them after the all-reduce.
+    TimelineSpan span(parts_.timeline, "buffer_sync", Phase::kBufferSync);
+    if (absl::Status s = buffers_->Launch(); !s.ok()) {
+      return CollectiveFailed(s);
+    }
+  }
   try {
     TimelineSpan span(parts_.timeline, "backward", Phase::kBackward);
     (*loss / recipe_.accumulate).backward();
@@ -118,9 +127,12 @@ absl::StatusOr<TrainStep::MicroResult> TrainStep::Micro(
     }
   }
   if (sync) {
-    // This step's last forward is done: rank 0's buffers as the next step
-    // will use them, on every rank before the step is applied.
-    if (absl::Status s = SyncBuffers(); !s.ok()) return s;
+    // Rank 0's buffers as the next step will use them, on every rank before
+    // the step is applied.
+    TimelineSpan span(parts_.timeline, "buffer_sync", Phase::kBufferSync);
+    if (absl::Status s = buffers_->Finish(); !s.ok()) {
+      return CollectiveFailed(s);
+    }
     micro_in_step_ = 0;
     ready_ = true;
   }
