@@ -19,7 +19,9 @@
 # runs everything again, interleaved (the tables take medians); RECIPE (default 1) gives resnet and gpt their
 # recipes (example_job.py). WORKER_FLAGS reach every worker (run_job), so a
 # change behind a flag can be weighed: WORKER_FLAGS=--x=false with
-# IMPL=ringleader-x tags its lines. Writes $RESULTS (default
+# IMPL=ringleader-x tags its lines; COMPARE_WORKER=PATH runs that worker
+# binary's job too in each configuration (COMPARE_IMPL names it, default
+# "other"), alternating which goes first. Writes $RESULTS (default
 # bench/results/profile.jsonl), then the tables.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -49,7 +51,9 @@ fi
 
 # builtin_spec FILE ARCH WORLD BATCH PRECISION TIMELINE: the built-in model
 # on Fashion-MNIST as examples/fashion_mnist.textproto trains it, one epoch
-# (469 steps at 2 ranks), every step in the timeline.
+# (469 steps at 2 ranks), every step in the timeline, a report every 10
+# steps whatever the time (the MLP's epoch is under a second: at most one
+# report per 100 ms measured its step 4% off).
 builtin_spec() {
   local precision=PRECISION_FP32
   [[ $5 == bf16 ]] && precision=PRECISION_BF16_MIXED
@@ -64,7 +68,7 @@ min_workers: $3
 max_workers: $3
 seed: 42
 progress_every_steps: 10
-progress_min_interval_ms: 100
+progress_min_interval_ms: 0
 precision: $precision
 timeline_dir: "$6"
 timeline_steps: 1000
@@ -172,7 +176,21 @@ for REP in $(seq "$REPEATS"); do
         base="$TMP/$M-$P-$W-$REP"; mkdir -p "$base"
         start_coordinator "$base"
         RUN="$base"
-        run_ringleader
+        if [[ -n ${COMPARE_WORKER:-} ]]; then
+          # The other worker too, first on odd repeats, second on even ones.
+          local_order=(this other); ((REP % 2)) || local_order=(other this)
+          for which in "${local_order[@]}"; do
+            if [[ $which == other ]]; then
+              RUN="$base/other"; mkdir -p "$RUN"
+              WORKER_BIN="$COMPARE_WORKER" IMPL="${COMPARE_IMPL:-other}" run_ringleader
+              RUN="$base"
+            else
+              run_ringleader
+            fi
+          done
+        else
+          run_ringleader
+        fi
         [[ -n ${NO_LIMIT:-} ]] || run_limit
         kill "$COORD" 2>/dev/null; wait "$COORD" 2>/dev/null || true
       done

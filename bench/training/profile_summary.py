@@ -16,7 +16,11 @@ over the repeats (with the spread, min..max, of the shares):
 - the gap, part by part: the job's mean part minus the limit loops' mean part
   (ms per step); they add up to the job's timeline step minus the loops'.
 
-    profile_summary.py RESULTS.jsonl [--impl ringleader] [--json]
+With --compare OTHER, instead: per configuration, the median over the
+repeats of this impl's step over OTHER's (both measured in the same repeat)
+and the medians of their parts' differences.
+
+    profile_summary.py RESULTS.jsonl [--impl ringleader] [--json] [--compare OTHER]
 """
 import argparse
 import json
@@ -94,13 +98,36 @@ def format_rows(rows):
     return "\n".join(out)
 
 
+def compare(runs, impl, other):
+    """Lines of impl against other, configuration by configuration."""
+    out = [f"{impl} against {other}: step ratio (median, min..max over repeats), "
+           "then the parts' differences (ms, medians)",
+           f"{'model':6} {'prec':4} {'W':>1} {'n':>1} {'ratio':>18} |"
+           + "".join(f"{s:>7}" for s in SHORT)]
+    for (model, prec, world), by_repeat in sorted(runs.items()):
+        pairs = [(by_repeat[r][impl], by_repeat[r][other]) for r in sorted(by_repeat)
+                 if by_repeat[r].get(impl) and by_repeat[r].get(other)]
+        if not pairs:
+            continue
+        ratios = [a[0]["measured_step_ms"] / b[0]["measured_step_ms"] for a, b in pairs]
+        diffs = [{p: mean_parts(a)[p] - mean_parts(b)[p] for p in PARTS} for a, b in pairs]
+        out.append(f"{model:6} {prec:4} {world:>1} {len(pairs):>1} {statistics.median(ratios):6.3f} "
+                   f"({min(ratios):.3f}..{max(ratios):.3f}) |"
+                   + "".join(f"{statistics.median(d[p] for d in diffs):+7.2f}" for p in PARTS))
+    return "\n".join(out)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results")
     parser.add_argument("--impl", default="ringleader", help="the job lines' impl")
     parser.add_argument("--json", action="store_true", help="one JSON object per configuration")
+    parser.add_argument("--compare", metavar="OTHER", help="the impl to compare --impl with")
     args = parser.parse_args(argv)
+    if args.compare:
+        print(compare(load(args.results), args.impl, args.compare))
+        return 0
     rows = []
     for key, by_repeat in sorted(load(args.results).items()):
         figures = [f for rep in sorted(by_repeat)
