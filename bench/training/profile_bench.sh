@@ -90,24 +90,38 @@ spec() {
   esac
 }
 
-# profile IMPL MEASURED_STEP_MS FILES...: one JSON line per rank of one job.
+# cpu_ticks PID: the process's user and system CPU so far, in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# profile IMPL MEASURED_STEP_MS FILES...: one JSON line per rank of one job
+# (with $COORD_SHARE, the coordinator's share of the host during it).
 profile() {
   local impl="$1" measured="$2"; shift 2
   "$PY" -m ringleader.step_profile --skip "$SKIP" --json "$@" | "$PY" -c '
 import json, sys
-impl, m, p, w, rep, measured = sys.argv[1:7]
+impl, m, p, w, rep, measured, share = sys.argv[1:8]
 for line in sys.stdin:
     r = json.loads(line)
     r.update(impl=impl, model=m, precision=p, world=int(w), repeat=int(rep),
              measured_step_ms=float(measured) if measured else None)
-    print(json.dumps(r))' "$impl" "$M" "$P" "$W" "$REP" "$measured" >> "$OUT"
+    if share:
+        r["coordinator_cpu_share"] = float(share)
+    print(json.dumps(r))' "$impl" "$M" "$P" "$W" "$REP" "$measured" "${COORD_SHARE:-}" >> "$OUT"
 }
 
 # run_ringleader: the job, its measured step and its profile.
 run_ringleader() {
   local tl="$RUN/timeline" watch
   spec "$RUN/job.textproto" "$W" "$tl"
+  local cpu0 t0
+  cpu0=$(cpu_ticks "$COORD"); t0=$(date +%s%N)
   run_job "$RUN/job.textproto" "$W" "$RUN/watch.jsonl" "$RUN/worker"
+  # The coordinator's share of the host while the job ran: CPU the ranks
+  # could not use, which the limit's loops did not lose.
+  COORD_SHARE=$("$PY" -c 'import os, sys
+ticks, ns, cores = int(sys.argv[1]), int(sys.argv[2]), os.cpu_count()
+print(ticks / os.sysconf("SC_CLK_TCK") / (ns / 1e9) / cores)' \
+    $(($(cpu_ticks "$COORD") - cpu0)) $(($(date +%s%N) - t0)))
   watch=$("$PY" bench/common/train_watch.py "$RUN/watch.jsonl" "$IMPL" "$M" "$W" $((B * W)))
   local step_ms
   step_ms=$("$PY" -c 'import json, sys
@@ -147,6 +161,7 @@ run_limit() {
   wait "${pids[@]}" || { echo "$M $P x$W: a limit loop failed (see $RUN)" >&2; return 0; }
   # Each loop is a job of its own (rank 0 of one), profiled alone, with its
   # own measured step.
+  COORD_SHARE=
   for i in $(seq "$n"); do
     profile limit "$("$PY" -c 'import json, sys
 print(1000.0 * int(sys.argv[1]) / json.load(open(sys.argv[2]))["samples_per_s"])' \

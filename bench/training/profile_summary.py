@@ -14,7 +14,9 @@ over the repeats (with the spread, min..max, of the shares):
   waits for every rank can reach where the cores run at different speeds,
   and sync/step;
 - the gap, part by part: the job's mean part minus the limit loops' mean part
-  (ms per step); they add up to the job's timeline step minus the loops'.
+  (ms per step); they add up to the job's timeline step minus the loops';
+- coord: the coordinator's CPU while the job ran, as a share of the host's
+  CPUs (taken from the ranks; the limit's loops ran beside an idle one).
 
 With --compare OTHER, instead: per configuration, the median over the
 repeats of this impl's step over OTHER's (both measured in the same repeat)
@@ -64,14 +66,15 @@ def repeat_figures(job, limit):
             "sync_share": sync / measured,
             "gap": timeline - statistics.mean(r["step_ms"] for r in limit),
             "parts": {p: jp[p] - lp[p] for p in PARTS},
-            "allreduce_ms": statistics.mean(r["allreduce_ms"] for r in job)}
+            "allreduce_ms": statistics.mean(r["allreduce_ms"] for r in job),
+            "coordinator": job[0].get("coordinator_cpu_share", 0.0)}
 
 
 def summarize(repeats):
     """Medians over the repeats' figures, the shares' spreads, the count."""
     med = lambda k: statistics.median(f[k] for f in repeats)  # noqa: E731
     out = {k: med(k) for k in ("step", "timeline", "conc", "sync", "conc_share",
-                               "sync_share", "gap", "allreduce_ms")}
+                               "sync_share", "gap", "allreduce_ms", "coordinator")}
     out["err_max"] = max(abs(f["err"]) for f in repeats)
     out["conc_spread"] = (min(f["conc_share"] for f in repeats),
                           max(f["conc_share"] for f in repeats))
@@ -85,7 +88,7 @@ def summarize(repeats):
 def format_rows(rows):
     head = (f"{'model':6} {'prec':4} {'W':>1} {'n':>1} {'step':>7} {'err':>5} {'conc':>7} "
             f"{'conc/step':>16} {'sync':>7} {'sync/step':>16} {'gap':>6} |"
-            + "".join(f"{s:>7}" for s in SHORT))
+            + "".join(f"{s:>7}" for s in SHORT) + f"{'coord':>7}")
     out = [head]
     for (model, prec, world), r in rows:
         c, s = r["conc_spread"], r["sync_spread"]
@@ -94,7 +97,8 @@ def format_rows(rows):
             f"{100 * r['err_max']:4.1f}% {r['conc']:7.2f} "
             f"{r['conc_share']:5.3f} ({c[0]:.2f}..{c[1]:.2f}) {r['sync']:7.2f} "
             f"{r['sync_share']:5.3f} ({s[0]:.2f}..{s[1]:.2f}) {r['gap']:+6.2f} |"
-            + "".join(f"{r['parts'][p]:+7.2f}" for p in PARTS))
+            + "".join(f"{r['parts'][p]:+7.2f}" for p in PARTS)
+            + f"{100 * r['coordinator']:6.1f}%")
     return "\n".join(out)
 
 
