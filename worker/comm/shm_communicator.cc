@@ -453,33 +453,46 @@ absl::Status ShmCommunicator::AllReduceOnQueue(void* data, size_t count,
   const size_t elem = DataTypeSize(type);
   const size_t per_chunk = seg_->slot_bytes / elem;
   char* const bytes = static_cast<char*>(data);
+  // Rank r reduces slice r of each chunk, reading its own slice from its
+  // data, not a copy. Memory traffic per rank at N=2, in chunks: the other
+  // slice into the slot (1), the own slice summed (1.5) and copied into the
+  // data from cache (1), the other sum copied back (1): 4.5, where copying
+  // the whole chunk in and out was 5.5 (issue 37).
   for (size_t off = 0; off < count; off += per_chunk, ++chunk_) {
     const size_t n = std::min(per_chunk, count - off);
-    std::memcpy(Slot(chunk_, rank_), bytes + off * elem, n * elem);
+    char* const chunk = bytes + off * elem;
+    const size_t lo = n * rank_ / world_size_;
+    const size_t hi = n * (rank_ + 1) / world_size_;
+    // The own slice of the slot is not read by anyone before this rank
+    // writes its sum there.
+    std::memcpy(Slot(chunk_, rank_), chunk, lo * elem);
+    std::memcpy(Slot(chunk_, rank_) + hi * elem, chunk + hi * elem,
+                (n - hi) * elem);
     if (absl::Status s = Step(); !s.ok()) return s;
-    // This rank sums slice [lo, hi) of every rank's chunk into its own slot;
-    // nobody else reads that slice of this slot.
-    ReduceSlice(n * rank_ / world_size_, n * (rank_ + 1) / world_size_, type);
+    ReduceSlice(lo, hi, type, chunk);
     if (absl::Status s = Step(); !s.ok()) return s;
-    // Every slice from the rank that reduced it. The next chunk uses the
-    // other set of slots, so no rank overwrites these before everyone has
-    // copied them (it would have to pass this rank's next post first).
+    // Every other slice from the rank that reduced it. The next chunk uses
+    // the other set of slots, so no rank overwrites these before everyone
+    // has copied them (it would have to pass this rank's next post first).
     for (int r = 0; r < world_size_; ++r) {
+      if (r == rank_) continue;
       const size_t rlo = n * r / world_size_;
       const size_t rhi = n * (r + 1) / world_size_;
-      std::memcpy(bytes + (off + rlo) * elem, Slot(chunk_, r) + rlo * elem,
+      std::memcpy(chunk + rlo * elem, Slot(chunk_, r) + rlo * elem,
                   (rhi - rlo) * elem);
     }
   }
   return absl::OkStatus();
 }
 
-void ShmCommunicator::ReduceSlice(size_t lo, size_t hi, DataType type) {
+void ShmCommunicator::ReduceSlice(size_t lo, size_t hi, DataType type,
+                                  char* own) {
   if (hi == lo) return;
   const size_t elem = DataTypeSize(type);
   char* const out = Slot(chunk_, rank_) + lo * elem;
   for (int r = 0; r < world_size_; ++r) {
-    slice_inputs_[r] = Slot(chunk_, r) + lo * elem;
+    slice_inputs_[r] =
+        r == rank_ ? own + lo * elem : Slot(chunk_, r) + lo * elem;
   }
   // All ranks' values summed in rank order (16-bit ones in float32, rounded
   // once): every element is the same function of the ranks' values whichever
@@ -508,6 +521,8 @@ void ShmCommunicator::ReduceSlice(size_t lo, size_t hi, DataType type) {
       break;
     }
   }
+  // The sum into this rank's own data too: it need not come back.
+  std::memcpy(own + lo * elem, out, (hi - lo) * elem);
 }
 
 absl::Status ShmCommunicator::Broadcast(void* data, size_t bytes, int root) {

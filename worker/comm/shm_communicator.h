@@ -109,7 +109,10 @@ class ShmCommunicator final : public Communicator {
   absl::Status BroadcastOnQueue(void* data, size_t bytes, int root);
   // Sums elements [lo, hi) of every rank's slot of the current chunk into
   // this rank's slot.
-  void ReduceSlice(size_t lo, size_t hi, DataType type);
+  // Sums slice [lo, hi) of the current chunk over the ranks (this rank's
+  // from `own`, its data; the others' from their slots) into this rank's
+  // slot, for the others to copy, and into `own`.
+  void ReduceSlice(size_t lo, size_t hi, DataType type, char* own);
   // The first dead peer's rank, or -1.
   int DeadPeer() const;
   char* Slot(uint64_t chunk, int rank) const;
