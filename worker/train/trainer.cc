@@ -147,9 +147,11 @@ absl::Status Trainer::SetUpReplicas() {
   }
   if (absl::Status s = CreateStep(resumed_); !s.ok()) return s;
   if (absl::Status s = step_->BroadcastFromRoot(); !s.ok()) return Broken(s);
+  std::vector<at::Tensor> buffers;
   for (const NamedTensor& b : replica_.model->NamedBuffers()) {
-    boundary_buffers_.push_back(b.tensor.clone());
+    buffers.push_back(b.tensor);
   }
+  boundary_buffers_ = std::make_unique<BufferSnapshot>(std::move(buffers));
   // The replicas agree from here: a generation that ends now keeps this.
   boundary_.emplace();
   boundary_->job_id = job_id_;
@@ -376,10 +378,7 @@ void Trainer::MarkBoundary(const Boundary& at) {
   boundary_->epoch_sample_offset = at.epoch_sample_offset;
   // Rank 0's buffers on every rank: the step's end broadcast them
   // (TrainStep), so any rank's copy is the job's.
-  const std::vector<NamedTensor> buffers = replica_.model->NamedBuffers();
-  for (size_t i = 0; i < buffers.size() && i < boundary_buffers_.size(); ++i) {
-    boundary_buffers_[i].copy_(buffers[i].tensor);
-  }
+  boundary_buffers_->Take();
 }
 
 void Trainer::NoteFirstStep() {
@@ -425,11 +424,7 @@ void Trainer::Keep() {
 }
 
 void Trainer::RestoreBoundaryBuffers() {
-  torch::NoGradGuard no_grad;
-  const std::vector<NamedTensor> buffers = replica_.model->NamedBuffers();
-  for (size_t i = 0; i < buffers.size() && i < boundary_buffers_.size(); ++i) {
-    buffers[i].tensor.copy_(boundary_buffers_[i]);
-  }
+  if (boundary_buffers_ != nullptr) boundary_buffers_->Restore();
 }
 
 absl::StatusOr<MetricSums> Trainer::EvaluateTestSplit() {

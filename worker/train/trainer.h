@@ -22,6 +22,7 @@
 #include "worker/data/job_data.h"
 #include "worker/timeline/phase.h"
 #include "worker/train/batch_source.h"
+#include "worker/train/buffer_snapshot.h"
 #include "worker/train/checkpoint/checkpointer.h"
 #include "worker/train/checkpoint/kept_state.h"
 #include "worker/train/coordinator_link.h"
@@ -225,7 +226,8 @@ class Trainer {
   std::optional<KeptState> boundary_;
   // The model's buffers at the last step boundary: the next step's forward
   // changes them before its all-reduces can fail.
-  std::vector<at::Tensor> boundary_buffers_;
+  // Set with boundary_.
+  std::unique_ptr<BufferSnapshot> boundary_buffers_;
   absl::Time step_started_;
 };
 
