@@ -51,8 +51,6 @@ class BufferSync {
  private:
   BufferSync(Communicator* comm, std::vector<at::Tensor> buffers,
              at::Tensor flat);
-  void Pack();    // The buffers into flat_.
-  void Unpack();  // flat_ into the buffers.
 
   Communicator* const comm_;
   const std::vector<at::Tensor> buffers_;
