@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -19,21 +20,35 @@ std::vector<at::Tensor> Buffers(int rank) {
           torch::empty({0})};
 }
 
-TEST(BufferSyncTest, EveryRankTakesRootsBuffersExactly) {
-  constexpr int kWorld = 3;
-  InProcessGroup group(kWorld);
+// Runs `body(sync, rank, buffers)` on a thread per rank, each rank's
+// BufferSync over its own `buffers`, Buffers(rank) at the start; returns
+// every rank's buffers afterwards.
+using RankBody =
+    std::function<void(BufferSync&, int, const std::vector<at::Tensor>&)>;
+std::vector<std::vector<at::Tensor>> OnEveryRank(int world,
+                                                 const RankBody& body) {
+  InProcessGroup group(world);
   std::vector<std::vector<at::Tensor>> buffers;
-  for (int r = 0; r < kWorld; ++r) buffers.push_back(Buffers(r));
+  for (int r = 0; r < world; ++r) buffers.push_back(Buffers(r));
   std::vector<std::thread> ranks;
-  for (int r = 0; r < kWorld; ++r) {
+  for (int r = 0; r < world; ++r) {
     ranks.emplace_back([&, r] {
       InProcessCommunicator comm(&group, r);
       auto sync = BufferSync::Create(&comm, buffers[r]);
       ASSERT_TRUE(sync.ok()) << sync.status();
-      EXPECT_TRUE((*sync)->Sync().ok());
+      body(**sync, r, buffers[r]);
     });
   }
   for (auto& t : ranks) t.join();
+  return buffers;
+}
+
+TEST(BufferSyncTest, EveryRankTakesRootsBuffersExactly) {
+  constexpr int kWorld = 3;
+  const std::vector<std::vector<at::Tensor>> buffers =
+      OnEveryRank(kWorld, [](BufferSync& sync, int, const auto&) {
+        EXPECT_TRUE(sync.Sync().ok());
+      });
   const std::vector<at::Tensor> want = Buffers(0);
   for (int r = 1; r < kWorld; ++r) {
     for (size_t i = 0; i < want.size(); ++i) {
@@ -45,27 +60,16 @@ TEST(BufferSyncTest, EveryRankTakesRootsBuffersExactly) {
 // Launched, the broadcast carries the root's buffers as they were at the
 // launch; a receiving rank's buffers change only at Finish.
 TEST(BufferSyncTest, LaunchTakesTheRootsBuffersAndFinishWritesThem) {
-  constexpr int kWorld = 2;
-  InProcessGroup group(kWorld);
-  std::vector<std::vector<at::Tensor>> buffers;
-  for (int r = 0; r < kWorld; ++r) buffers.push_back(Buffers(r));
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < kWorld; ++r) {
-    ranks.emplace_back([&, r] {
-      InProcessCommunicator comm(&group, r);
-      auto sync = BufferSync::Create(&comm, buffers[r]);
-      ASSERT_TRUE(sync.ok()) << sync.status();
-      ASSERT_TRUE((*sync)->Launch().ok());
-      EXPECT_EQ((*sync)->Launch().code(),
-                absl::StatusCode::kFailedPrecondition);
-      if (r == 1) {
-        EXPECT_TRUE(torch::equal(buffers[1][0], Buffers(1)[0]));
-      }
-      EXPECT_TRUE((*sync)->Finish().ok());
-      EXPECT_TRUE((*sync)->Finish().ok());  // Nothing in flight: a no-op.
-    });
-  }
-  for (auto& t : ranks) t.join();
+  const std::vector<std::vector<at::Tensor>> buffers = OnEveryRank(
+      2, [](BufferSync& sync, int r, const std::vector<at::Tensor>& mine) {
+        ASSERT_TRUE(sync.Launch().ok());
+        EXPECT_EQ(sync.Launch().code(), absl::StatusCode::kFailedPrecondition);
+        if (r == 1) {
+          EXPECT_TRUE(torch::equal(mine[0], Buffers(1)[0]));
+        }
+        EXPECT_TRUE(sync.Finish().ok());
+        EXPECT_TRUE(sync.Finish().ok());  // Nothing in flight: a no-op.
+      });
   const std::vector<at::Tensor> want = Buffers(0);
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_TRUE(torch::equal(buffers[1][i], want[i])) << i;
