@@ -182,8 +182,6 @@ def profile_rank(path: str, skip: int = 5,
     ``skip + 2`` steps (too few to average after the warm-up).
     ``last_arrival`` splits ``peer_wait`` out (see ``profile_job``).
     """
-    if skip < 0:
-        raise ValueError(f"skip must be >= 0, got {skip}")
     rank, spans = load_spans(path)
     return _profile_spans(path, rank, spans, skip, last_arrival)
 
