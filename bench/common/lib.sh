@@ -49,6 +49,40 @@ run_job() {
   wait "${pids[@]}" 2>/dev/null || true
 }
 
+# limit_loops N JOBFILE OUT [FLAGS...]: N ringleader-compute-limit processes
+# side by side (batch $B), each in a 1-rank job of its own submitted from
+# JOBFILE to $TARGET, their measured loops started together once all warmed
+# up (ready and go files in $RUN); loop i writes OUT-i.json and OUT-i.log,
+# "{i}" in FLAGS becomes i, and loop i is pinned to the i-th CPU of
+# $WORKER_CPUS when set (as run_job pins worker i). Returns non-zero when a
+# loop failed.
+limit_loops() {
+  local n="$1" job="$2" out="$3" pids=() i
+  shift 3
+  local cpus=(${WORKER_CPUS:-})
+  rm -f "$RUN"/ready-* "$RUN/go"
+  for i in $(seq "$n"); do
+    "$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$job" >/dev/null
+  done
+  for i in $(seq "$n"); do
+    local sync=() pin=()
+    ((n > 1)) && sync=(--ready_file="$RUN/ready-$i" --go_file="$RUN/go")
+    ((${#cpus[@]})) && pin=(taskset -c "${cpus[(i - 1) % ${#cpus[@]}]}")
+    "${pin[@]}" "$BIN/bench/training/ringleader-compute-limit" --coordinator="$TARGET" \
+      --batch="$B" "${@//\{i\}/$i}" "${sync[@]}" >"$out-$i.json" 2>"$out-$i.log" &
+    pids+=($!)
+  done
+  if ((n > 1)); then
+    for _ in $(seq 3000); do
+      (($(ls "$RUN"/ready-* 2>/dev/null | wc -l) == n)) && break
+      kill -0 "${pids[@]}" 2>/dev/null || break
+      sleep 0.1
+    done
+    touch "$RUN/go"
+  fi
+  wait "${pids[@]}"
+}
+
 # The example workloads (examples/resnet, examples/gpt) for the benchmarks
 # that train them; need $PY, $TMP and the subset sizes $RESNET_TRAIN,
 # $RESNET_TEST, $GPT_TRAIN_TOKENS, $GPT_TEST_TOKENS (and for mlp

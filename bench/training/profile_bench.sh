@@ -43,9 +43,7 @@ export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 SKIP=20  # train_watch.py's first measured step
 # PIN_CPUS (default 1): rank r's worker and the r-th limit loop on CPU r-1, so that
 # job and limit meet the same cores (this machine's two run up to 20% apart).
-PIN=()
 if [[ ${PIN_CPUS-1} == 1 ]]; then
-  PIN=(taskset -c CPU)
   export WORKER_CPUS="$(seq -s ' ' 0 $(($(getconf _NPROCESSORS_ONLN) - 1)))"
 fi
 
@@ -133,39 +131,22 @@ print(1000.0 * gb / r["samples_per_s"])' "$watch" $((B * W))) ||
   profile "$IMPL" "$step_ms" "$tl/$JOB"-rank*.trace.json
 }
 
-# run_limit: the compute limit, W loops side by side, quiet loops only.
+# run_limit: the compute limit, W loops side by side, quiet loops only, on
+# the CPUs the job's ranks had.
 run_limit() {
-  local pids=() i n="$W"
+  local i
   spec "$RUN/limit.textproto" 1 "$RUN/unused"
-  rm -f "$RUN"/ready-* "$RUN/go"
-  for i in $(seq "$n"); do
-    "$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$RUN/limit.textproto" >/dev/null
-  done
-  for i in $(seq "$n"); do
-    local sync=()
-    ((n > 1)) && sync=(--ready_file="$RUN/ready-$i" --go_file="$RUN/go")
-    "${PIN[@]/CPU/$((i - 1))}" "$BIN/bench/training/ringleader-compute-limit" --coordinator="$TARGET" --batch="$B" \
-      --warmup="$SKIP" --steps="$LIMIT_STEPS" --rounds=1 --report_loops=false \
-      --timeline="$RUN/limit-$i.trace.json" "${sync[@]}" \
-      >"$RUN/result-$i.json" 2>"$RUN/limit-$i.log" &
-    pids+=($!)
-  done
-  if ((n > 1)); then
-    for _ in $(seq 3000); do
-      (($(ls "$RUN"/ready-* 2>/dev/null | wc -l) == n)) && break
-      kill -0 "${pids[@]}" 2>/dev/null || break
-      sleep 0.1
-    done
-    touch "$RUN/go"
-  fi
-  wait "${pids[@]}" || { echo "$M $P x$W: a limit loop failed (see $RUN)" >&2; return 0; }
+  limit_loops "$W" "$RUN/limit.textproto" "$RUN/limit" --warmup="$SKIP" \
+    --steps="$LIMIT_STEPS" --rounds=1 --report_loops=false \
+    --timeline="$RUN/limit-{i}.trace.json" ||
+    { echo "$M $P x$W: a limit loop failed (see $RUN)" >&2; return 0; }
   # Each loop is a job of its own (rank 0 of one), profiled alone, with its
   # own measured step.
   COORD_SHARE=
-  for i in $(seq "$n"); do
+  for i in $(seq "$W"); do
     profile limit "$("$PY" -c 'import json, sys
 print(1000.0 * int(sys.argv[1]) / json.load(open(sys.argv[2]))["samples_per_s"])' \
-      "$B" "$RUN/result-$i.json")" "$RUN/limit-$i.trace.json"
+      "$B" "$RUN/limit-$i.json")" "$RUN/limit-$i.trace.json"
   done
 }
 

@@ -128,27 +128,8 @@ precision_arg() { [[ $P == default ]] || echo "$P"; }
 # rate (one process: its rate times min(ranks, cores), the ideal of W ranks
 # on W free cores).
 compute_limit() {
-  local impl="$1" job="$2" n="$3" pids=() i
-  rm -f "$RUN"/ready-* "$RUN/go"
-  for i in $(seq "$n"); do
-    "$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$job" >/dev/null
-  done
-  for i in $(seq "$n"); do
-    local sync=()
-    ((n > 1)) && sync=(--ready_file="$RUN/ready-$i" --go_file="$RUN/go")
-    "$BIN/bench/training/ringleader-compute-limit" --coordinator="$TARGET" --batch="$B" \
-      "${LIMIT[@]}" "${sync[@]}" >"$RUN/$impl-$i.json" 2>"$RUN/$impl-$i.log" &
-    pids+=($!)
-  done
-  if ((n > 1)); then
-    for _ in $(seq 3000); do
-      (($(ls "$RUN"/ready-* 2>/dev/null | wc -l) == n)) && break
-      kill -0 "${pids[@]}" 2>/dev/null || break
-      sleep 0.1
-    done
-    touch "$RUN/go"
-  fi
-  wait "${pids[@]}" || true
+  local impl="$1" job="$2" n="$3"
+  limit_loops "$n" "$job" "$RUN/$impl" "${LIMIT[@]}" || true
   "$PY" -c 'import json,sys
 impl, model, gb, w, cores, n, rep = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
 rs = []
