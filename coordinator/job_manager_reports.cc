@@ -71,7 +71,8 @@ absl::Status JobManager::ReportProgress(const v1::ReportProgressRequest& r,
                            " is not running generation ", r.generation()));
         }
         const int64_t now_ms = absl::ToUnixMillis(clock_->Now());
-        e.progress.Add(r, worker_id, now_ms);
+        // A stale report is answered as received: its sender moved on.
+        if (!e.progress.Add(r, worker_id, now_ms)) return false;
         const bool evaluated = e.progress.Combine(
             e.job.world_size(), e.job.spec().task(), e.job.mutable_progress());
         point = e.progress.Point(r, e.job.progress(), r.generation(), now_ms);

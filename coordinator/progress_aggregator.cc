@@ -7,8 +7,15 @@
 
 namespace ringleader {
 
-void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
+bool ProgressAggregator::Add(const v1::ReportProgressRequest& report,
                              const std::string& worker, int64_t now_ms) {
+  if (auto it = ranks_.find(report.rank()); it != ranks_.end()) {
+    const v1::RankProgress& last = it->second;
+    if (report.step() < last.step() ||
+        (last.finished() && !report.finished())) {
+      return false;
+    }
+  }
   v1::RankProgress& p = ranks_[report.rank()];
   p.set_rank(report.rank());
   p.set_worker_id(worker);
@@ -45,6 +52,7 @@ void ProgressAggregator::Add(const v1::ReportProgressRequest& report,
     p.set_test_samples(report.test_samples());
     *p.mutable_test_metrics() = report.test_metrics();
   }
+  return true;
 }
 
 void ProgressAggregator::MarkGone(int32_t rank, const std::string& worker,

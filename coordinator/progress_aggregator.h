@@ -27,7 +27,13 @@ class ProgressAggregator {
     grad_norms_.clear();
     data_wait_.clear();
   }
-  void Add(const v1::ReportProgressRequest& report, const std::string& worker,
+  // Records `report` of `worker`; false (nothing changes) for a stale
+  // one: a report of a lower step than the rank's last, or a non-final one
+  // after the rank's final report. A partition can hold a report back and
+  // deliver it after newer ones (gRPC judges a request's deadline from its
+  // arrival), and the worker has moved on: it never undoes what came after
+  // it (docs/design-notes.md, "Verdicts after a heal").
+  bool Add(const v1::ReportProgressRequest& report, const std::string& worker,
            int64_t now_ms);
   // Rank `rank` (worker `worker`) left a generation that trained to its
   // last step without its final report, for `reason`: the job finishes

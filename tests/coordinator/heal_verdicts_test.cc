@@ -5,7 +5,8 @@
 // partition replaced its channel, and a heartbeat held back on the old one
 // can arrive after one on the new), the old connection's watch stream
 // closing, leases lapsing, the same process registering again, final
-// reports before and after the heal, and a finished rank's stale join.
+// reports before and after the heal, reports held back by the cut that
+// arrive after newer ones, and a finished rank's stale join.
 // Each case failed on the code before these rules (the job restarted, or
 // was lost), except where a comment says it guards what held already.
 #include <string>
@@ -303,6 +304,29 @@ TEST_F(HealVerdictsTest, ARankGoneAfterTrainingLeavesASucceededJob) {
   // Its report, late after all, is answered as settled, not counted.
   EXPECT_TRUE(Final(2).ok()) << Final(2);
   EXPECT_DOUBLE_EQ(Job(job_).progress().test_accuracy(), (80 + 81) / 200.0);
+}
+
+// A report each rank sent during the cut (its step 17) was held back by the
+// partition and arrives after the heal, after newer ones (gRPC judges a
+// request's deadline from its arrival): ranks 1 and 2 after their final
+// reports, rank 0 before its own. The reproduced CoordinatorCutOff10sServing
+// failure at 952d2c2: the stale reports cleared two ranks' final reports,
+// and the job stayed RUNNING at step 17 until its workers were stopped.
+TEST_F(HealVerdictsTest, ReportsHeldBackByTheCutUndoNoFinalReport) {
+  for (int rank = 0; rank < kWorld; ++rank) Beat(rank, "new", kTotalSteps);
+  ASSERT_TRUE(Final(1).ok());
+  ASSERT_TRUE(Final(2).ok());
+  for (int rank : {1, 2, 0}) {
+    EXPECT_TRUE(Progress(rank, 17).ok()) << "a stale report is answered";
+  }
+  const v1::Job after = Job(job_);
+  EXPECT_EQ(after.state(), v1::JOB_STATE_RUNNING) << after.message();
+  for (const v1::RankProgress& p : after.progress().ranks()) {
+    EXPECT_EQ(p.step(), p.rank() == 0 ? 17 : kTotalSteps) << p.rank();
+    EXPECT_EQ(p.finished(), p.rank() != 0) << p.rank();
+  }
+  ASSERT_TRUE(Final(0).ok());
+  ExpectSucceededWithEveryRank();
 }
 
 // Rank 1's daemon heartbeats idle before its final report is in (it was

@@ -93,6 +93,33 @@ TEST(ProgressAggregatorTest, TestMetricsArePooledOnceEveryRankFinished) {
   EXPECT_EQ(p.test_metrics_size(), 2);
 }
 
+// A report held back by a partition arrives after newer ones: it changes
+// nothing, and a rank's final report is never undone.
+TEST(ProgressAggregatorTest, AStaleReportChangesNothing) {
+  ProgressAggregator agg;
+  const v1::TaskSpec task = Task(v1::TASK_KIND_CLASSIFICATION);
+  EXPECT_TRUE(agg.Add(Evaluated(0, 1, 40, 10), "w0", 1000));  // Step 5.
+  v1::ReportProgressRequest older = Evaluated(0, 1, 30, 10);
+  older.set_step(4);
+  EXPECT_FALSE(agg.Add(older, "w0", 2000));
+  v1::JobProgress p;
+  agg.Combine(1, task, &p);
+  ASSERT_EQ(p.ranks_size(), 1);
+  EXPECT_EQ(p.ranks(0).step(), 5);
+  EXPECT_EQ(p.ranks(0).eval_correct(), 40);
+  EXPECT_EQ(p.ranks(0).report_time_ms(), 1000);
+
+  EXPECT_TRUE(agg.Add(Final(0, 40, 10), "w0", 3000));  // Step 10.
+  v1::ReportProgressRequest same_step = Final(0, 40, 10);
+  same_step.set_finished(false);
+  EXPECT_FALSE(agg.Add(same_step, "w0", 4000));
+  EXPECT_TRUE(agg.WorkerFinished("w0"));
+  EXPECT_TRUE(agg.AllFinished(1));
+  // The final report sent again (its answer was lost) is the same report.
+  EXPECT_TRUE(agg.Add(Final(0, 40, 10), "w0", 5000));
+  EXPECT_TRUE(agg.AllFinished(1));
+}
+
 TEST(ProgressAggregatorTest, CountsPastInt64MaxSaturateInsteadOfWrapping) {
   // The coordinator refuses such reports (job_manager); a restored or old
   // state could still hold them: the pooled sums saturate, so the accuracy
