@@ -194,8 +194,6 @@ std::string WorkerStateName(v1::WorkerState state) {
   return absl::AsciiStrToUpper(EnumValueName(state));
 }
 
-bool IsFinalState(v1::JobState state) { return IsJobOver(state); }
-
 absl::StatusOr<std::vector<v1::JobState>> ParseJobStates(
     absl::string_view text) {
   std::vector<v1::JobState> states;

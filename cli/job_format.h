@@ -22,8 +22,6 @@ std::string JobStateName(v1::JobState state);
 // "IDLE" for WORKER_STATE_IDLE.
 std::string WorkerStateName(v1::WorkerState state);
 
-bool IsFinalState(v1::JobState state);
-
 // A comma-separated list of states, case-insensitive, with or without the
 // JOB_STATE_ prefix: "running,pending". InvalidArgument names the bad item
 // and the valid names.

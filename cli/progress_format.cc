@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/job_format.h"
+#include "common/job_over.h"
 
 namespace ringleader::cli {
 
@@ -113,11 +114,11 @@ std::string FormatWatchLine(const v1::Job& job,
     parts.push_back(
         absl::StrCat(FormatSamplesPerSec(p.samples_per_sec()), " samples/s"));
   }
-  if (eta.has_value() && !IsFinalState(job.state())) {
+  if (eta.has_value() && !IsJobOver(job.state())) {
     parts.push_back(absl::StrCat("ETA ", HumanDuration(*eta)));
   }
   // Why it restarts, or waits for workers after a preemption.
-  if (!IsFinalState(job.state()) && !job.message().empty() &&
+  if (!IsJobOver(job.state()) && !job.message().empty() &&
       (job.state() == v1::JOB_STATE_RESTARTING ||
        job.state() == v1::JOB_STATE_PREEMPTED)) {
     parts.push_back(absl::StrCat("(", FormatJobMessage(job.message()), ")"));

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cli/job_format.h"
+#include "common/job_over.h"
 #include "common/job_spec_io.h"
 #include "common/waiting_for_line.h"
 #include "nlohmann/json.hpp"
@@ -20,7 +21,7 @@ constexpr char kClearToEndOfLine[] = "\x1b[K";
 std::string EvaluationMessages(const v1::Job& job, int* shown) {
   const v1::JobProgress& p = job.progress();
   int end = p.evaluations_size();
-  if (IsFinalState(job.state()) && p.has_final_metrics() && end > 0) --end;
+  if (IsJobOver(job.state()) && p.has_final_metrics() && end > 0) --end;
   std::string out;
   for (int i = *shown; i < end; ++i) {
     absl::StrAppend(&out, "evaluated ", FormatEvaluation(p.evaluations(i)),
@@ -130,7 +131,7 @@ CommandStatus WatchPrinter::Finish(const std::string& job_id,
     return CommandStatus::Operational(absl::StrCat(
         "watch of job ", job_id, " broke off: ", stream_status.message()));
   }
-  if (!last_.has_value() || !IsFinalState(last_->state())) {
+  if (!last_.has_value() || !IsJobOver(last_->state())) {
     return CommandStatus::Operational(absl::StrCat(
         "watch of job ", job_id, " ended before the job finished",
         last_.has_value()

@@ -426,7 +426,7 @@ void Coordinator::OnRankGone(const std::string& job_id, int64_t generation,
 
 void Coordinator::ShowWaitingFor(v1::Job& job) const {
   job.clear_waiting_for();
-  if (IsTerminal(job.state())) return;
+  if (IsJobOver(job.state())) return;
   std::optional<v1::WaitingFor> w = stalls_.Judge(job.job_id(), clock_->Now());
   if (w.has_value()) *job.mutable_waiting_for() = *std::move(w);
 }

@@ -1,6 +1,7 @@
 #include "coordinator/job_assigner.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/job_over.h"
 #include "common/quote_for_error.h"
 #include "glog/logging.h"
 
@@ -48,7 +49,7 @@ v1::HeartbeatResponse JobAssigner::AssignedDirective(
   const std::string& job_id = worker.job_id();
   const std::string& worker_id = worker.worker_id();
   absl::StatusOr<JobManager::Outline> job = jobs_.OutlineOf(job_id);
-  if (!job.ok() || IsTerminal(job->state)) return Release(worker, r, job);
+  if (!job.ok() || IsJobOver(job->state)) return Release(worker, r, job);
   v1::HeartbeatResponse out;
   if (r.job_id() != job_id || r.generation() == 0) {
     // Not joined yet (or the first answer was lost): say it again. Not to
@@ -121,7 +122,7 @@ void JobAssigner::AssignAgain(const std::string& worker_id,
                               const std::string& job_id) {
   absl::StatusOr<v1::Job> job = jobs_.Get(job_id);
   // A job that is over or gone: the worker finds out when it joins.
-  if (!job.ok() || IsTerminal(job->state())) return;
+  if (!job.ok() || IsJobOver(job->state())) return;
   if (!rendezvous_.IsLiveMember(job_id, worker_id)) {
     TakeWorker(worker_id, *job);
     return;

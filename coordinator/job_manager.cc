@@ -14,7 +14,7 @@ namespace {
 
 bool Allowed(v1::JobState from, v1::JobState to) {
   using S = v1::JobState;
-  if (IsTerminal(from)) return false;
+  if (IsJobOver(from)) return false;
   switch (to) {
     case S::JOB_STATE_RENDEZVOUS:
       return from == S::JOB_STATE_PENDING || from == S::JOB_STATE_RESTARTING ||
@@ -40,8 +40,6 @@ bool Allowed(v1::JobState from, v1::JobState to) {
 
 }  // namespace
 
-bool IsTerminal(v1::JobState state) { return IsJobOver(state); }
-
 JobManager::JobManager(StateStore* store, Clock* clock, JobRetention retention)
     : store_(store), clock_(clock), retention_(retention) {}
 
@@ -55,7 +53,7 @@ absl::StatusOr<std::vector<v1::Job>> JobManager::Recover(
     Entry& e = jobs_[job.job_id()];
     e.job = std::move(job);
     order_.insert(JobKey::Of(e.job));
-    if (IsTerminal(e.job.state())) continue;
+    if (IsJobOver(e.job.state())) continue;
     auto adopt = adoptable.find(e.job.job_id());
     if (e.job.state() == v1::JOB_STATE_RUNNING && adopt != adoptable.end() &&
         adopt->second == e.job.generation()) {
@@ -144,7 +142,7 @@ absl::Status JobManager::Delete(const std::string& job_id) {
     absl::StatusOr<Entry*> e = FindLocked(job_id);
     if (!e.ok()) return e.status();
     const v1::JobState state = (*e)->job.state();
-    if (!IsTerminal(state)) {
+    if (!IsJobOver(state)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "job ", job_id, " is ", v1::JobState_Name(state),
           "; only a finished job can be deleted (cancel it first)"));
@@ -197,7 +195,7 @@ absl::StatusOr<int> JobManager::PruneLocked() {
   std::vector<std::pair<int64_t, JobKey>> finished;
   for (const JobKey& key : order_) {
     const v1::Job& job = jobs_.at(key.job_id).job;
-    if (IsTerminal(job.state()))
+    if (IsJobOver(job.state()))
       finished.emplace_back(job.update_time_ms(), key);
   }
   std::sort(finished.begin(), finished.end());
@@ -235,7 +233,7 @@ absl::Status JobManager::SetWaitingFor(const std::string& job_id,
                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
                       // A finished job has none (NoticeLocked), and its
                       // watchers must not see it finish twice.
-                      if (IsTerminal(e.job.state())) return false;
+                      if (IsJobOver(e.job.state())) return false;
                       if (waiting_for == nullptr) {
                         if (!e.job.has_waiting_for()) return false;
                         e.job.clear_waiting_for();
@@ -266,12 +264,12 @@ absl::Status JobManager::TransitionLocked(Entry& e, v1::JobState to,
 
 JobManager::Notice JobManager::NoticeLocked(Entry& e) {
   // Nothing waits in a finished job.
-  if (IsTerminal(e.job.state())) e.job.clear_waiting_for();
+  if (IsJobOver(e.job.state())) e.job.clear_waiting_for();
   Notice n;
   n.snapshot = e.job;
   n.version = ++e.version;
   for (const auto& [token, w] : e.watchers) n.watchers.push_back(w);
-  n.finished = IsTerminal(e.job.state());
+  n.finished = IsJobOver(e.job.state());
   return n;
 }
 
@@ -312,7 +310,7 @@ absl::StatusOr<v1::Job> JobManager::Cancel(const std::string& job_id) {
           job_id,
           [&](Entry& e)
               ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
-                if (IsTerminal(e.job.state())) {
+                if (IsJobOver(e.job.state())) {
                   return absl::FailedPreconditionError(absl::StrCat(
                       "job ", QuoteForError(job_id), " is already ",
                       v1::JobState_Name(e.job.state())));
@@ -332,7 +330,7 @@ absl::Status JobManager::Fail(const std::string& job_id,
   return Update(
       job_id,
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
-        if (IsTerminal(e.job.state())) return false;
+        if (IsJobOver(e.job.state())) return false;
         return Changed(TransitionLocked(e, v1::JOB_STATE_FAILED, message));
       });
 }
@@ -342,7 +340,7 @@ absl::Status JobManager::OnJoin(const std::string& job_id) {
       job_id,
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
         const v1::JobState state = e.job.state();
-        if (IsTerminal(state)) {
+        if (IsJobOver(state)) {
           return absl::FailedPreconditionError(absl::StrCat(
               "job ", QuoteForError(job_id), " is ", v1::JobState_Name(state)));
         }
@@ -388,7 +386,7 @@ absl::Status JobManager::OnGenerationEnded(const std::string& job_id,
   return Update(
       job_id,
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
-        if (IsTerminal(e.job.state())) return false;
+        if (IsJobOver(e.job.state())) return false;
         // The failure happened whatever the order the hooks ran in: it
         // counts against the budget even when it arrives late.
         e.job.set_restarts(e.job.restarts() + 1);
@@ -417,7 +415,7 @@ absl::Status JobManager::OnGenerationResized(const std::string& job_id,
       job_id,
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
         // As for an end: a newer generation already runs.
-        if (IsTerminal(e.job.state()) || generation < e.job.generation()) {
+        if (IsJobOver(e.job.state()) || generation < e.job.generation()) {
           return false;
         }
         e.ended_through = std::max(e.ended_through, generation);
@@ -437,7 +435,7 @@ absl::Status JobManager::OnGenerationPreempted(const std::string& job_id,
         // No restart is counted either way: the scheduler took the
         // workers, the job did not fail. A newer generation already runs:
         // nothing to change.
-        if (IsTerminal(e.job.state()) || generation < e.job.generation()) {
+        if (IsJobOver(e.job.state()) || generation < e.job.generation()) {
           return false;
         }
         e.ended_through = std::max(e.ended_through, generation);

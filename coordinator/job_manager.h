@@ -25,8 +25,6 @@
 
 namespace ringleader {
 
-bool IsTerminal(v1::JobState state);
-
 // How many finished jobs the coordinator keeps; the oldest finished (by the
 // time they finished) go first. Live jobs are never pruned.
 struct JobRetention {

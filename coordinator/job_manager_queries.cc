@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/job_over.h"
 #include "common/quote_for_error.h"
 #include "coordinator/job_manager.h"
 
@@ -62,7 +63,7 @@ std::vector<v1::Job> JobManager::Active() const {
   std::vector<v1::Job> out;
   for (const JobKey& key : order_) {
     const v1::Job& job = jobs_.at(key.job_id).job;
-    if (!IsTerminal(job.state())) out.push_back(job);
+    if (!IsJobOver(job.state())) out.push_back(job);
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/eval_metrics.h"
+#include "common/job_over.h"
 #include "common/quote_for_error.h"
 #include "coordinator/job_manager.h"
 
@@ -177,7 +178,7 @@ absl::StatusOr<v1::CheckpointRecord> JobManager::CommitCheckpoint(
   absl::Status s = Update(
       job_id,
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
-        if (IsTerminal(e.job.state())) {
+        if (IsJobOver(e.job.state())) {
           return absl::FailedPreconditionError(
               absl::StrCat("job ", QuoteForError(job_id), " is finished"));
         }
@@ -242,7 +243,7 @@ absl::Status JobManager::ResumedFrom(
   return Update(
       job_id,
       [&](Entry& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<bool> {
-        if (IsTerminal(e.job.state()) ||
+        if (IsJobOver(e.job.state()) ||
             e.job.last_checkpoint().checkpoint_id() == chosen.checkpoint_id()) {
           return false;
         }

@@ -23,7 +23,7 @@ absl::StatusOr<v1::WorkerInfo> JoinCalls::CheckJoin(
   if (!job.ok()) return job.status();
   // First: a worker counted out of a job that ended meanwhile was let go of
   // it too, and what it needs to hear is how the job ended.
-  if (IsTerminal(job->state())) {
+  if (IsJobOver(job->state())) {
     return JobOverError(QuoteForError(r.job_id()), job->state());
   }
   if (worker->job_id() != r.job_id()) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/enum_names.h"
+#include "common/job_over.h"
 
 namespace ringleader {
 namespace {
@@ -47,7 +48,7 @@ void RegisterJobMetrics(Coordinator* coordinator, metrics::Registry* registry) {
       metrics::Type::kGauge, {"job_id", "job_name"}, [coordinator] {
         std::vector<CallbackFamily::Sample> out;
         for (const v1::Job& job : coordinator->jobs().List({})) {
-          if (IsTerminal(job.state())) continue;
+          if (IsJobOver(job.state())) continue;
           out.push_back({{job.job_id(), job.spec().name()},
                          static_cast<double>(job.restarts())});
         }

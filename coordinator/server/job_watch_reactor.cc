@@ -8,6 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc_status.h"
+#include "common/job_over.h"
 
 namespace ringleader {
 namespace {
@@ -87,7 +88,7 @@ class JobWatchReactor final : public grpc::ServerWriteReactor<v1::Job> {
       StartWrite(&out_);
       return;
     }
-    if (have_version_ && IsTerminal(out_.state())) {
+    if (have_version_ && IsJobOver(out_.state())) {
       FinishLocked(grpc::Status::OK);
     }
   }

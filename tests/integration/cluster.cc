@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/grpc_status.h"
+#include "common/job_over.h"
 
 namespace ringleader::testing {
 namespace {
@@ -31,11 +32,6 @@ ProcessOptions LogTo(
 }
 
 }  // namespace
-
-bool IsFinal(v1::JobState s) {
-  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
-         s == v1::JOB_STATE_CANCELLED;
-}
 
 std::string FreshDir(const std::string& name) {
   const std::string dir = absl::StrCat(TestTempDir(), "/", name);
@@ -181,7 +177,7 @@ absl::StatusOr<v1::Job> Cluster::WaitUntil(
   while (stream->Read(&job)) {
     last = job;
     any = true;
-    if (until(job) || IsFinal(job.state())) {
+    if (until(job) || IsJobOver(job.state())) {
       reached = true;
       ctx->TryCancel();
       break;
@@ -201,7 +197,7 @@ absl::StatusOr<v1::Job> Cluster::WaitForEnd(const std::string& job_id,
   absl::StatusOr<v1::Job> last = WaitUntil(
       job_id, [](const v1::Job&) { return false; }, timeout);
   if (!last.ok()) return last.status();
-  if (!IsFinal(last->state())) {
+  if (!IsJobOver(last->state())) {
     return absl::DeadlineExceededError(
         absl::StrCat("job ", job_id, " not finished; last state ",
                      v1::JobState_Name(last->state()), " ", last->message()));

@@ -14,9 +14,6 @@
 
 namespace ringleader::testing {
 
-// SUCCEEDED, FAILED or CANCELLED.
-bool IsFinal(v1::JobState s);
-
 // A fresh, empty directory `name` under the test's temporary directory.
 std::string FreshDir(const std::string& name);
 

@@ -29,6 +29,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/job_over.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
@@ -60,7 +61,7 @@ std::optional<v1::Job> Poll(Cluster& cluster, const std::string& job_id,
   for (int i = 0; i < 100000 && absl::Now() < deadline; ++i) {
     absl::StatusOr<v1::Job> job = cluster.Get(job_id);
     if (job.ok() && until(*job)) return *job;
-    if (job.ok() && IsFinal(job->state())) return std::nullopt;
+    if (job.ok() && IsJobOver(job->state())) return std::nullopt;
     absl::SleepFor(absl::Milliseconds(50));  // A poll's pace, not a sync.
   }
   return std::nullopt;

@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
+#include "common/job_over.h"
 #include "tests/integration/cluster.h"
 
 namespace ringleader::testing {
@@ -37,7 +38,7 @@ void JobRecorder::Follow(v1::UserService::Stub* users, std::string job_id,
   v1::Job job;
   // Bounded by the context's deadline (or the destructor's cancel).
   while (stream->Read(&job)) {
-    const bool final = IsFinal(job.state());
+    const bool final = IsJobOver(job.state());
     const std::string change = absl::StrCat(
         v1::JobState_Name(job.state()), " generation ", job.generation(),
         " world ", job.world_size(), " restarts ", job.restarts(),
@@ -86,7 +87,7 @@ absl::StatusOr<v1::Job> JobRecorder::WaitFor(
 }
 
 absl::StatusOr<v1::Job> JobRecorder::WaitForEnd(absl::Duration timeout) {
-  return WaitFor([](const v1::Job& j) { return IsFinal(j.state()); }, timeout);
+  return WaitFor([](const v1::Job& j) { return IsJobOver(j.state()); }, timeout);
 }
 
 std::vector<JobRecorder::Change> JobRecorder::Changes() const {
