@@ -186,6 +186,9 @@ constexpr SpecFlag kSpecFlags[] = {
      "bytes; default none)"},
     {"--buckets_in_flight", "ddp.buckets_in_flight", kDdp,
      "Gloo: gradient all-reduces in flight at once, 1..8 (default 2)"},
+    {"--balance_batches", "ddp.balance_batches", kDdp,
+     "CPU ranks share each global batch by measured speed, so none waits "
+     "for a slower one (same samples a step; not bit-reproducible)"},
     {"--timeline_dir", "timeline_dir", kTimeline,
      "Absolute directory where each rank writes <job>-rank<R>.trace.json "
      "(Chrome trace format)"},

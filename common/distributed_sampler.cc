@@ -93,30 +93,42 @@ std::vector<int64_t> EpochPermutation(uint64_t seed, int64_t epoch,
   return perm;
 }
 
-std::vector<int64_t> ShardIndices(const v1::ShardAssignment& a) {
+namespace {
+
+// Positions first, first + stride, ... (`count` of them) of the remaining
+// sequence of `a`, as sample indices.
+std::vector<int64_t> SequenceSlice(const v1::ShardAssignment& a, int64_t first,
+                                   int64_t stride, int64_t count) {
   const absl::Status valid = ValidateShardAssignment(a);
   CHECK(valid.ok()) << valid;
-  const int64_t world = a.world_size();
   const int64_t offset = a.start_offset();
   const int64_t remaining = a.dataset_size() - offset;
-  const int64_t size = ShardSizeOf(remaining, world, a.drop_last());
-
   // Without shuffling perm[p] == p: skip materializing the identity.
   std::vector<int64_t> perm;
   if (a.shuffle()) {
     perm = EpochPermutation(a.seed(), a.epoch(), a.dataset_size(), true);
   }
   std::vector<int64_t> out;
-  out.reserve(static_cast<size_t>(size));
-  for (int64_t i = 0; i < size; ++i) {
+  out.reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
     // Position in the (possibly padded) remaining sequence; positions past
-    // its end wrap to its start, which is torch's padding. size > 0 implies
-    // remaining > 0, so the modulo is safe.
-    const int64_t pos = (a.rank() + i * world) % remaining;
+    // its end wrap to its start, which is torch's padding. count > 0
+    // implies remaining > 0, so the modulo is safe.
+    const int64_t pos = (first + i * stride) % remaining;
     const int64_t p = offset + pos;
     out.push_back(a.shuffle() ? perm[p] : p);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> ShardIndices(const v1::ShardAssignment& a) {
+  return SequenceSlice(a, a.rank(), a.world_size(), ShardSize(a));
+}
+
+std::vector<int64_t> EpochSequence(const v1::ShardAssignment& a) {
+  return SequenceSlice(a, 0, 1, ShardSize(a) * a.world_size());
 }
 
 absl::StatusOr<std::vector<int64_t>> CheckedShardIndices(

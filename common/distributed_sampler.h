@@ -54,6 +54,13 @@ std::vector<int64_t> EpochPermutation(uint64_t seed, int64_t epoch,
 // CHECK-fails. Returns exactly ShardSize(a) indices.
 std::vector<int64_t> ShardIndices(const v1::ShardAssignment& a);
 
+// Every rank's samples of the epoch `a` describes, in position order: the
+// (padded or truncated) remaining sequence, ShardSize(a) * world_size
+// indices, whose elements r, r + W, r + 2W, ... are rank r's ShardIndices.
+// The rank in `a` is ignored. Ranks that share each global batch unevenly
+// (DdpSpec.balance_batches) cut their batches from it. `a` must be valid.
+std::vector<int64_t> EpochSequence(const v1::ShardAssignment& a);
+
 // ShardIndices for untrusted input: the validation error instead of a crash.
 absl::StatusOr<std::vector<int64_t>> CheckedShardIndices(
     const v1::ShardAssignment& a);

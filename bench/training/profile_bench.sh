@@ -19,9 +19,11 @@
 # runs everything again, interleaved (the tables take medians); RECIPE (default 1) gives resnet and gpt their
 # recipes (example_job.py). WORKER_FLAGS reach every worker (run_job), so a
 # change behind a flag can be weighed: WORKER_FLAGS=--x=false with
-# IMPL=ringleader-x tags its lines; COMPARE_WORKER=PATH runs that worker
-# binary's job too in each configuration (COMPARE_IMPL names it, default
-# "other"), alternating which goes first. Writes $RESULTS (default
+# IMPL=ringleader-x tags its lines; SUBMIT_FLAGS reach `ringctl submit` (a
+# job setting: SUBMIT_FLAGS=--balance_batches); COMPARE_WORKER=PATH runs
+# that worker binary's job too in each configuration, COMPARE_SUBMIT_FLAGS
+# a job with those submit flags (COMPARE_IMPL names it, default "other"),
+# alternating which goes first. Writes $RESULTS (default
 # bench/results/profile.jsonl), then the tables.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -113,7 +115,8 @@ run_ringleader() {
   spec "$RUN/job.textproto" "$W" "$tl"
   local cpu0 t0
   cpu0=$(cpu_ticks "$COORD"); t0=$(date +%s%N)
-  run_job "$RUN/job.textproto" "$W" "$RUN/watch.jsonl" "$RUN/worker"
+  # shellcheck disable=SC2086 # $SUBMIT_FLAGS: words, none with spaces.
+  run_job "$RUN/job.textproto" "$W" "$RUN/watch.jsonl" "$RUN/worker" ${SUBMIT_FLAGS:-}
   # The coordinator's share of the host while the job ran: CPU the ranks
   # could not use, which the limit's loops did not lose.
   COORD_SHARE=$("$PY" -c 'import os, sys
@@ -172,13 +175,14 @@ for REP in $(seq "$REPEATS"); do
         base="$TMP/$M-$P-$W-$REP"; mkdir -p "$base"
         start_coordinator "$base"
         RUN="$base"
-        if [[ -n ${COMPARE_WORKER:-} ]]; then
+        if [[ -n ${COMPARE_WORKER:-}${COMPARE_SUBMIT_FLAGS:-} ]]; then
           # The other worker too, first on odd repeats, second on even ones.
           local_order=(this other); ((REP % 2)) || local_order=(other this)
           for which in "${local_order[@]}"; do
             if [[ $which == other ]]; then
               RUN="$base/other"; mkdir -p "$RUN"
-              WORKER_BIN="$COMPARE_WORKER" IMPL="${COMPARE_IMPL:-other}" run_ringleader
+              WORKER_BIN="${COMPARE_WORKER:-${WORKER_BIN:-}}" IMPL="${COMPARE_IMPL:-other}" \
+                SUBMIT_FLAGS="${COMPARE_SUBMIT_FLAGS:-${SUBMIT_FLAGS:-}}" run_ringleader
               RUN="$base"
             else
               run_ringleader

@@ -103,17 +103,27 @@ BatchLoader::~BatchLoader() {
   for (std::thread& t : threads_) t.join();
 }
 
-int64_t BatchLoader::BatchSize(int64_t b) const {
-  return std::min<int64_t>(
+std::vector<int64_t> BatchLoader::BatchIds(int64_t b) const {
+  if (options_.batch_ids) return options_.batch_ids(b);
+  const int64_t n = std::min<int64_t>(
       batch_size_, static_cast<int64_t>(indices_.size()) - b * batch_size_);
+  return std::vector<int64_t>(indices_.begin() + b * batch_size_,
+                              indices_.begin() + b * batch_size_ + n);
 }
 
 absl::StatusOr<BatchLoader::Pending> BatchLoader::Allocate(int64_t b) const {
-  const int64_t n = BatchSize(b);
   Pending p;
   p.batch.index = b;
-  p.batch.sample_ids.assign(indices_.begin() + b * batch_size_,
-                            indices_.begin() + b * batch_size_ + n);
+  p.batch.sample_ids = BatchIds(b);
+  const int64_t n = static_cast<int64_t>(p.batch.sample_ids.size());
+  if (n < 1) {
+    return absl::InternalError(absl::StrCat("batch ", b, " has no samples"));
+  }
+  if (absl::Status s = CheckIndices(p.batch.sample_ids.data(),
+                                    p.batch.sample_ids.size(), dataset_.size());
+      !s.ok()) {
+    return s;
+  }
   p.chunks = (n + chunk_size_ - 1) / chunk_size_;
   try {
     for (const FieldShape& field : dataset_.input_fields()) {
@@ -146,9 +156,11 @@ std::optional<BatchLoader::Chunk> BatchLoader::Claim() {
     }
     pending_.emplace(b, *std::move(p));
   }
-  Chunk c{b, next_begin_, std::min(next_begin_ + chunk_size_, BatchSize(b))};
+  const int64_t size =
+      static_cast<int64_t>(pending_.at(b).batch.sample_ids.size());
+  Chunk c{b, next_begin_, std::min(next_begin_ + chunk_size_, size)};
   next_begin_ = c.end;
-  if (next_begin_ == BatchSize(b)) {
+  if (next_begin_ == size) {
     ++next_batch_;
     next_begin_ = 0;
   }
@@ -164,7 +176,7 @@ absl::Status BatchLoader::Gather(const Chunk& c, Pending& p) const {
   }
   void* targets = static_cast<char*>(p.batch.targets.data_ptr()) +
                   c.begin * dataset_.target_field().bytes();
-  const int64_t* ids = indices_.data() + c.batch * batch_size_ + c.begin;
+  const int64_t* ids = p.batch.sample_ids.data() + c.begin;
   const size_t n = static_cast<size_t>(c.end - c.begin);
   absl::Status s =
       options_.epoch.has_value()

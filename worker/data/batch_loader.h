@@ -61,6 +61,11 @@ struct BatchLoaderOptions {
   // Gathers into page-locked memory (DataLoader's pin_memory), so that the
   // copy to a GPU is asynchronous; needs a CUDA LibTorch.
   bool pin_memory = false;
+  // Batch b's samples, asked once, by a loader thread, when it starts on
+  // the batch (ranks that share each global batch by speed: their batches
+  // vary in size). Unset: indices[bB, (b+1)B), as Create says. The index
+  // vector still gives the number of batches.
+  std::function<std::vector<int64_t>(int64_t b)> batch_ids;
 };
 
 // Thread-safety: Next() is for one consumer thread; status(), data_wait()
@@ -133,7 +138,8 @@ class BatchLoader {
   std::optional<Chunk> Claim() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Gather(const Chunk& c, Pending& p) const;
   absl::StatusOr<Pending> Allocate(int64_t b) const;
-  int64_t BatchSize(int64_t b) const;
+  // Batch b's samples (options_.batch_ids or the index vector's slice).
+  std::vector<int64_t> BatchIds(int64_t b) const;
 
   bool CanClaim() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return stop_ || failed_batch_ >= 0 || next_batch_ >= num_batches_ ||

@@ -1,6 +1,8 @@
 #include "worker/train/batch_source.h"
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -48,12 +50,46 @@ v1::ShardAssignment BatchSource::TestShard() const {
   return PlanShard(spec_, in);
 }
 
-absl::StatusOr<BatchSource::Epoch> BatchSource::Train(int64_t epoch) const {
+namespace {
+
+// Batch b of a rank whose ranks share each global batch by `split`: its
+// positions in the batch's run of the epoch's sequence.
+std::function<std::vector<int64_t>(int64_t)> BalancedBatchIds(
+    const v1::ShardAssignment& shard, int64_t batch_size,
+    const BatchSplitSchedule* split) {
+  auto sequence =
+      std::make_shared<const std::vector<int64_t>>(EpochSequence(shard));
+  const int world = shard.world_size();
+  const int rank = shard.rank();
+  return [sequence, batch_size, split, world, rank](int64_t b) {
+    const int64_t global = batch_size * world;
+    const int64_t begin = b * global;
+    const int64_t size = std::min<int64_t>(
+        global, static_cast<int64_t>(sequence->size()) - begin);
+    // A short last batch holds a multiple of W positions: even.
+    const std::vector<int64_t> counts =
+        size == global ? split->CountsFor(b)
+                       : std::vector<int64_t>(world, size / world);
+    std::vector<int64_t> ids;
+    for (int64_t p : RankPositions(counts, rank)) {
+      ids.push_back((*sequence)[begin + p]);
+    }
+    return ids;
+  };
+}
+
+}  // namespace
+
+absl::StatusOr<BatchSource::Epoch> BatchSource::Train(
+    int64_t epoch, const BatchSplitSchedule* split) const {
   v1::ShardAssignment shard = TrainShard(epoch);
   absl::StatusOr<std::vector<int64_t>> indices = CheckedShardIndices(shard);
   if (!indices.ok()) return indices.status();
   BatchLoaderOptions options = LoaderOptions();
   options.epoch = epoch;
+  if (split != nullptr) {
+    options.batch_ids = BalancedBatchIds(shard, spec_.batch_size(), split);
+  }
   if (data_->augment.has_value()) {
     options.augment = [aug = &*data_->augment, seed = spec_.seed(),
                        epoch](Batch& b) {
@@ -87,6 +123,15 @@ int64_t BatchSource::ConsumedAfter(const Epoch& epoch, int64_t b) const {
   return std::min<int64_t>(
       epoch.shard.start_offset() + (b + 1) * spec_.batch_size() * world_size_,
       data_->train->size());
+}
+
+double BatchSource::LossWeight(const Epoch& epoch, int64_t b,
+                               int64_t samples) const {
+  const int64_t even = std::min<int64_t>(
+      spec_.batch_size(), epoch.loader->num_samples() - b * spec_.batch_size());
+  return even == samples
+             ? 1.0
+             : static_cast<double>(samples) / static_cast<double>(even);
 }
 
 }  // namespace ringleader

@@ -18,6 +18,7 @@
 #include "worker/data/dataset.h"
 #include "worker/data/job_data.h"
 #include "worker/data/loader_settings.h"
+#include "worker/train/batch_split.h"
 
 namespace ringleader {
 
@@ -40,8 +41,11 @@ class BatchSource {
   v1::ShardAssignment TestShard() const;
 
   // This rank's batches of training epoch `epoch`, augmented when the job
-  // asks for it.
-  absl::StatusOr<Epoch> Train(int64_t epoch) const;
+  // asks for it. With `split` (not owned, must outlive the epoch's loader),
+  // each full global batch is shared by its counts (batch_split.h) instead
+  // of evenly; a short last batch is shared evenly.
+  absl::StatusOr<Epoch> Train(int64_t epoch,
+                              const BatchSplitSchedule* split = nullptr) const;
   // This rank's part of the test split, padding excluded, so that pooled
   // metrics count every test sample exactly once. Null when the test split
   // is empty.
@@ -54,10 +58,16 @@ class BatchSource {
   // is done (a prefix of the permutation): where a checkpoint or a kept
   // state taken after it resumes.
   int64_t ConsumedAfter(const Epoch& epoch, int64_t b) const;
+  // What a rank's loss on batch `b` of `samples` weighs so that the ranks'
+  // averaged gradient is the global batch's mean: its share of the batch
+  // against the even share (1 when the split is even).
+  double LossWeight(const Epoch& epoch, int64_t b, int64_t samples) const;
 
   const Dataset& train_data() const { return *data_->train; }
   const Dataset& test_data() const { return *data_->test; }
   int64_t batch_size() const { return spec_.batch_size(); }
+  // Batches this rank's training loaders read ahead.
+  int prefetch() const { return loader_.prefetch; }
 
  private:
   const JobData* const data_;

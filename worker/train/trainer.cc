@@ -88,6 +88,15 @@ absl::Status Trainer::Train() {
   }
   source_ = std::make_unique<BatchSource>(env_.data, gen_, shard_resume_,
                                           /*pin_memory=*/device_.is_cuda());
+  // A GPU's step is timed by its stream, not by the host's clock; the
+  // GPUs of a job are alike.
+  if (gen_.spec().ddp().balance_batches() && gen_.world_size() > 1 &&
+      !device_.is_cuda()) {
+    BatchBalancer::Options o;
+    o.per_rank_batch = gen_.spec().batch_size();
+    o.prefetch = source_->prefetch();
+    balancer_ = std::make_unique<BatchBalancer>(env_.comm, device_, o);
+  }
   if (absl::Status s = StartSenders(); !s.ok()) return s;
   for (int64_t epoch = resumed_.position.epoch; epoch < gen_.spec().epochs();
        ++epoch) {
@@ -248,7 +257,12 @@ absl::Status Trainer::StartSenders() {
 }
 
 absl::Status Trainer::RunEpoch(int64_t epoch) {
-  absl::StatusOr<BatchSource::Epoch> e = source_->Train(epoch);
+  // Every rank starts the epoch with the split last agreed.
+  split_.reset();
+  if (balancer_ != nullptr) {
+    split_ = std::make_unique<BatchSplitSchedule>(balancer_->counts());
+  }
+  absl::StatusOr<BatchSource::Epoch> e = source_->Train(epoch, split_.get());
   if (!e.ok()) return e.status();
   if (env_.metrics != nullptr) {
     env_.metrics->epoch->Set(static_cast<double>(epoch));
@@ -259,6 +273,7 @@ absl::Status Trainer::RunEpoch(int64_t epoch) {
     if (absl::Status s = Interrupted(); !s.ok()) return s;
     absl::StatusOr<bool> completes_step = RunMicroBatch(epoch, *e, b);
     if (!completes_step.ok()) return completes_step.status();
+    if (absl::Status s = Rebalance(*e, b); !s.ok()) return s;
     if (!*completes_step) continue;
     // Every rank that gets past here holds the job's state after the step
     // (step boundary): where training may stop or be saved.
@@ -300,10 +315,12 @@ absl::StatusOr<bool> Trainer::RunMicroBatch(int64_t epoch,
   place.epoch = epoch;
   place.position = source_->SamplePosition(e, b);
   place.last_of_epoch = b + 1 == e.loader->num_batches();
+  place.loss_weight = source_->LossWeight(e, b, batch->size());
   absl::StatusOr<TrainStep::MicroResult> micro = step_->Micro(*batch, place);
   if (!micro.ok()) {
     return IsJobError(micro.status()) ? micro.status() : Broken(micro.status());
   }
+  if (balancer_ != nullptr) balancer_->Add(batch->size(), micro->busy);
   window_->AddBatch(batch->size());
   if (absl::Status s =
           losses_->Add(micro->loss, step, epoch, batch->sample_ids.front());
@@ -311,6 +328,19 @@ absl::StatusOr<bool> Trainer::RunMicroBatch(int64_t epoch,
     return s;
   }
   return micro->completes_step;
+}
+
+absl::Status Trainer::Rebalance(const BatchSource::Epoch& e, int64_t b) {
+  if (balancer_ == nullptr) return absl::OkStatus();
+  absl::StatusOr<std::optional<BatchBalancer::Change>> change =
+      balancer_->AfterMicroBatch(b);
+  if (!change.ok()) return Broken(change.status());
+  // A change past the epoch's end takes effect with the next epoch's
+  // schedule, made from balancer_->counts().
+  if (change->has_value() && (*change)->from_batch < e.loader->num_batches()) {
+    split_->Set((*change)->from_batch, (*change)->counts);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Trainer::FinishStep(int64_t epoch, const BatchSource::Epoch& e,

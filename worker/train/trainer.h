@@ -21,7 +21,9 @@
 #include "worker/comm/communicator.h"
 #include "worker/data/job_data.h"
 #include "worker/timeline/phase.h"
+#include "worker/train/batch_balancer.h"
 #include "worker/train/batch_source.h"
+#include "worker/train/batch_split.h"
 #include "worker/train/buffer_snapshot.h"
 #include "worker/train/checkpoint/checkpointer.h"
 #include "worker/train/checkpoint/kept_state.h"
@@ -145,6 +147,9 @@ class Trainer {
   // optimizer step.
   absl::StatusOr<bool> RunMicroBatch(int64_t epoch, const BatchSource::Epoch& e,
                                      int64_t b);
+  // With balanced batches: the ranks' agreement after micro-batch `b`, and
+  // a new split into this epoch's schedule.
+  absl::Status Rebalance(const BatchSource::Epoch& e, int64_t b);
   // Applies the step micro-batch `b` completed, and what follows a step:
   // the boundary marked, the step counted and reported, a checkpoint.
   absl::Status FinishStep(int64_t epoch, const BatchSource::Epoch& e,
@@ -214,6 +219,10 @@ class Trainer {
   std::unique_ptr<MeteredCommunicator> metered_;
   std::unique_ptr<TrainStep> step_;
   std::unique_ptr<BatchSource> source_;
+  // DdpSpec.balance_batches on CPU ranks, world > 1: the split of each
+  // global batch, and this epoch's schedule of it (which its loader reads).
+  std::unique_ptr<BatchBalancer> balancer_;
+  std::unique_ptr<BatchSplitSchedule> split_;
   std::unique_ptr<Checkpointer> checkpointer_;
   // Before the reporter, whose thread writes to it: destroyed after it.
   std::unique_ptr<TensorBoardWriter> tensorboard_;

@@ -81,6 +81,16 @@ class InProcessGroup {
                           world_, count);
       return out;
     }
+    if (type == DataType::kInt64) {  // The trainer's small agreements.
+      std::vector<int64_t> sum(count, 0);
+      for (void* b : buffers) {
+        for (size_t i = 0; i < count; ++i) {
+          sum[i] += static_cast<int64_t*>(b)[i];
+        }
+      }
+      std::memcpy(out.data(), sum.data(), out.size());
+      return out;
+    }
     std::vector<float> sum(count, 0.f);  // Float32 otherwise.
     for (void* b : buffers) {
       for (size_t i = 0; i < count; ++i) sum[i] += static_cast<float*>(b)[i];

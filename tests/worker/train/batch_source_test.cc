@@ -5,7 +5,9 @@
 // is not needed on the training path.
 #include "worker/train/batch_source.h"
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -199,6 +201,72 @@ TEST(BatchSourceTest, TheLocalPlanIsTheCoordinatorsGetShardAnswer) {
           << source.TestShard().ShortDebugString() << " vs "
           << test->ShortDebugString();
     }
+  }
+}
+
+// All of rank `rank`'s training batches of `epoch`, cut by `split` (null:
+// evenly).
+std::vector<Batch> AllBatches(const BatchSource& source, int64_t epoch,
+                              const BatchSplitSchedule* split) {
+  absl::StatusOr<BatchSource::Epoch> e = source.Train(epoch, split);
+  EXPECT_TRUE(e.ok()) << e.status();
+  std::vector<Batch> out;
+  if (!e.ok()) return out;
+  while (std::optional<Batch> b = e->loader->Next()) out.push_back(*b);
+  EXPECT_TRUE(e->loader->status().ok()) << e->loader->status();
+  return out;
+}
+
+std::vector<int64_t> Sorted(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// Balanced batches (DdpSpec.balance_batches): ranks that share each global
+// batch by a schedule's counts train, step by step, on the same samples as
+// the even split, a short last batch shared evenly; each loss weighs its
+// share against the even one.
+TEST(BatchSourceTest, ABalancedSplitTrainsEachStepOnTheEvenSplitsSamples) {
+  Case c;
+  c.seed = 7;
+  c.world = 2;
+  c.size = 1001;  // From offset 3: 499 a rank, 49 batches of 10, then 9.
+  c.shuffle = true;
+  c.resume = ShardResume{0, 3};
+  Cluster cluster(c);
+  v1::JoinRendezvousResponse g = cluster.Generation(0);
+  ASSERT_EQ(g.spec().batch_size(), 10);
+  absl::StatusOr<JobData> data =
+      LoadJobData(g.spec().dataset(), g.spec().seed());
+  ASSERT_TRUE(data.ok()) << data.status();
+  std::vector<std::vector<Batch>> even(2), balanced(2);
+  for (int32_t rank = 0; rank < 2; ++rank) {
+    BatchSource source(&*data, cluster.Generation(rank), c.resume);
+    BatchSplitSchedule split({13, 7});
+    split.Set(5, {8, 12});
+    even[rank] = AllBatches(source, 0, nullptr);
+    balanced[rank] = AllBatches(source, 0, &split);
+    ASSERT_EQ(balanced[rank].size(), even[rank].size());
+    absl::StatusOr<BatchSource::Epoch> e = source.Train(0);
+    ASSERT_TRUE(e.ok());
+    EXPECT_DOUBLE_EQ(source.LossWeight(*e, 0, rank == 0 ? 13 : 7),
+                     rank == 0 ? 1.3 : 0.7);
+    EXPECT_DOUBLE_EQ(source.LossWeight(*e, 49, 9), 1.0);
+  }
+  const size_t batches = even[0].size();
+  for (size_t b = 0; b < batches; ++b) {
+    SCOPED_TRACE(absl::StrCat("batch ", b));
+    const bool last = b + 1 == batches;
+    const size_t want0 = last ? 9 : b < 5 ? 13 : 8;
+    EXPECT_EQ(balanced[0][b].size(), want0);
+    EXPECT_EQ(balanced[1][b].size(), last ? 9 : 20 - want0);
+    std::vector<int64_t> want = even[0][b].sample_ids;
+    want.insert(want.end(), even[1][b].sample_ids.begin(),
+                even[1][b].sample_ids.end());
+    std::vector<int64_t> got = balanced[0][b].sample_ids;
+    got.insert(got.end(), balanced[1][b].sample_ids.begin(),
+               balanced[1][b].sample_ids.end());
+    EXPECT_EQ(Sorted(got), Sorted(want));
   }
 }
 

@@ -90,6 +90,7 @@ absl::StatusOr<TrainStep::MicroResult> TrainStep::Micro(
   if (micro_in_step_ > 0) {
     if (absl::Status s = SyncBuffers(); !s.ok()) return s;
   }
+  const absl::Time started = absl::Now();
   ++micro_in_step_;
   reducer_->PrepareForBackward(sync);
   absl::StatusOr<at::Tensor> loss;
@@ -114,11 +115,18 @@ absl::StatusOr<TrainStep::MicroResult> TrainStep::Micro(
   }
   try {
     TimelineSpan span(parts_.timeline, "backward", Phase::kBackward);
-    (*loss / recipe_.accumulate).backward();
+    // Weighted, the ranks' sum of gradients divided by W is the global
+    // batch's mean whatever its split.
+    const at::Tensor scaled =
+        place.loss_weight == 1.0
+            ? *loss / recipe_.accumulate
+            : *loss * (place.loss_weight / recipe_.accumulate);
+    scaled.backward();
   } catch (const std::exception& e) {
     return JobError(TorchErrorToStatus(absl::StatusCode::kInvalidArgument,
                                        "backward failed", e));
   }
+  const absl::Duration busy = absl::Now() - started;
   {
     TimelineSpan span(sync ? parts_.timeline : nullptr, "allreduce_wait",
                       Phase::kAllReduceWait);
@@ -136,7 +144,7 @@ absl::StatusOr<TrainStep::MicroResult> TrainStep::Micro(
     micro_in_step_ = 0;
     ready_ = true;
   }
-  return MicroResult{loss->detach(), sync};
+  return MicroResult{loss->detach(), sync, busy};
 }
 
 std::optional<double> TrainStep::ClipGradients(bool measure) {

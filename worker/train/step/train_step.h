@@ -33,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "ringleader/v1/job.pb.h"
 #include "worker/comm/communicator.h"
 #include "worker/data/batch_loader.h"
@@ -86,6 +87,9 @@ struct MicroBatchPlace {
   int64_t position = 0;
   // The epoch's last micro-batch ends a step, whatever the accumulation.
   bool last_of_epoch = false;
+  // What its loss weighs in the ranks' average (BatchSource::LossWeight):
+  // its share of the global batch against the even share, 1 when even.
+  double loss_weight = 1.0;
 };
 
 // Not thread-safe: the training thread's.
@@ -98,6 +102,9 @@ class TrainStep {
     // It was the step's last: the gradients are averaged over the ranks
     // and Apply is next.
     bool completes_step = false;
+    // The host's time in forward and backward, without the waits for the
+    // ranks' all-reduces and buffers: what the balancer compares.
+    absl::Duration busy;
   };
 
   // `steps_done`: the optimizer steps the job made before (a resume).

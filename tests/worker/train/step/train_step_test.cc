@@ -132,6 +132,43 @@ TEST(TrainStepTest, TwoRanksEqualOneProcessOnTheUnionOfTheirBatches) {
   }
 }
 
+// Balanced batches (DdpSpec.balance_batches): ranks that share the global
+// batch 6 to 2 and weigh their losses by their share (1.5 and 0.5 of the
+// even 4) step as one process on the union.
+TEST(TrainStepTest, UnequalSharesWeightedEqualOneProcessOnTheUnion) {
+  auto data = SyntheticDataset::Create(16, 1).value();
+  const std::vector<std::vector<int64_t>> ids = {{0, 1, 2, 3, 4, 5}, {6, 7}};
+  InProcessGroup group(2);
+  std::vector<std::vector<torch::Tensor>> after(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      InProcessCommunicator comm(&group, r);
+      Rank rank(&comm, Recipe(1, 0.5));
+      MicroBatchPlace place;
+      place.loss_weight = ids[r].size() / 4.0;
+      ASSERT_TRUE(rank.step->Micro(BatchOf(*data, ids[r]), place).ok());
+      ASSERT_TRUE(rank.step->Apply(false).ok());
+      after[r] = Params(*rank.model);
+    });
+  }
+  for (auto& t : threads) t.join();
+
+  InProcessGroup solo_group(1);
+  InProcessCommunicator solo_comm(&solo_group, 0);
+  Rank solo(&solo_comm, Recipe(1, 0.5));
+  ASSERT_TRUE(solo.Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7})).ok());
+  ASSERT_TRUE(solo.step->Apply(false).ok());
+  const std::vector<torch::Tensor> want = Params(*solo.model);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(after[r].size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(after[r][i], want[i], 1e-5, 1e-6))
+          << r << " " << i;
+    }
+  }
+}
+
 // Clipping after the all-reduce: both ranks measure the same norm, the one
 // process's on the union, and end with its clipped step at the scheduled
 // learning rate.

@@ -1,0 +1,105 @@
+#include "worker/train/batch_split.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "glog/logging.h"
+
+namespace ringleader {
+
+std::vector<int64_t> SplitByRates(int64_t total,
+                                  const std::vector<double>& rates) {
+  const int64_t world = static_cast<int64_t>(rates.size());
+  CHECK_GE(world, 1);
+  CHECK_GE(total, 0);
+  double least = std::numeric_limits<double>::infinity();
+  for (double r : rates) {
+    if (r > 0) least = std::min(least, r);
+  }
+  if (!std::isfinite(least)) least = 1;  // No rate known: even.
+  std::vector<double> weight(rates.size());
+  for (size_t r = 0; r < rates.size(); ++r) {
+    weight[r] = rates[r] > 0 ? rates[r] : least;
+  }
+  const double sum = std::accumulate(weight.begin(), weight.end(), 0.0);
+  std::vector<int64_t> counts(rates.size(), 0);
+  std::vector<double> remainder(rates.size());
+  int64_t given = 0;
+  for (size_t r = 0; r < rates.size(); ++r) {
+    const double share = static_cast<double>(total) * weight[r] / sum;
+    counts[r] = std::min<int64_t>(total, static_cast<int64_t>(share));
+    given += counts[r];
+    remainder[r] = share - static_cast<double>(counts[r]);
+  }
+  std::vector<size_t> order(rates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return remainder[a] > remainder[b];
+  });
+  for (size_t k = 0; given < total; ++k, ++given) {
+    ++counts[order[k % order.size()]];
+  }
+  // No rank idles while another has samples to spare: one each, from the
+  // largest share.
+  if (total >= world) {
+    for (int64_t& c : counts) {
+      if (c > 0) continue;
+      --*std::max_element(counts.begin(), counts.end());
+      c = 1;
+    }
+  }
+  return counts;
+}
+
+std::vector<int64_t> RankPositions(const std::vector<int64_t>& counts,
+                                   int rank) {
+  const int64_t world = static_cast<int64_t>(counts.size());
+  CHECK(rank >= 0 && rank < world);
+  const int64_t least = *std::min_element(counts.begin(), counts.end());
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(counts[rank]));
+  for (int64_t i = 0; i < least; ++i) out.push_back(rank + i * world);
+  int64_t tail = least * world;
+  for (int r = 0; r < rank; ++r) tail += counts[r] - least;
+  for (int64_t i = 0; i < counts[rank] - least; ++i) out.push_back(tail + i);
+  return out;
+}
+
+double SlowestRankTime(const std::vector<int64_t>& counts,
+                       const std::vector<double>& rates) {
+  CHECK_EQ(counts.size(), rates.size());
+  double slowest = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    if (rates[r] <= 0) return std::numeric_limits<double>::infinity();
+    slowest = std::max(slowest, static_cast<double>(counts[r]) / rates[r]);
+  }
+  return slowest;
+}
+
+BatchSplitSchedule::BatchSplitSchedule(std::vector<int64_t> counts) {
+  changes_.emplace_back(0, std::move(counts));
+}
+
+void BatchSplitSchedule::Set(int64_t from, std::vector<int64_t> counts) {
+  absl::MutexLock lock(&mu_);
+  CHECK_GT(from, last_read_) << "a batch split changed under a batch a "
+                                "loader thread already cut";
+  CHECK_GT(from, changes_.back().first);
+  changes_.emplace_back(from, std::move(counts));
+}
+
+std::vector<int64_t> BatchSplitSchedule::CountsFor(int64_t b) const {
+  absl::MutexLock lock(&mu_);
+  last_read_ = std::max(last_read_, b);
+  auto it = std::upper_bound(
+      changes_.begin(), changes_.end(), b,
+      [](int64_t v, const auto& change) { return v < change.first; });
+  return std::prev(it)->second;
+}
+
+}  // namespace ringleader
