@@ -24,7 +24,8 @@ start_coordinator() {
 }
 
 # run_job FILE WORKERS WATCH LOGS [SUBMIT FLAGS...]: submits FILE (plus any
-# `ringctl submit` flags) to $TARGET, starts WORKERS real workers
+# `ringctl submit` flags, and those in $SUBMIT_FLAGS, e.g.
+# --balance_batches) to $TARGET, starts WORKERS real workers
 # (--threads=1, one job each, plus the flags in $WORKER_FLAGS; worker r
 # pinned to the r-th CPU of $WORKER_CPUS when set, e.g. "0 1"; $WORKER_BIN
 # in place of this tree's worker when set, e.g. another commit's; logs
@@ -34,7 +35,8 @@ start_coordinator() {
 run_job() {
   local file="$1" workers="$2" watch="$3" logs="$4" pids=() r
   shift 4
-  JOB=$("$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$file" "$@")
+  # shellcheck disable=SC2086 # $SUBMIT_FLAGS: words, none with spaces.
+  JOB=$("$BIN/cli/ringctl" --coordinator="$TARGET" submit --file="$file" "$@" ${SUBMIT_FLAGS:-})
   local cpus=(${WORKER_CPUS:-})
   for r in $(seq "$workers"); do
     local pin=()

@@ -115,8 +115,7 @@ run_ringleader() {
   spec "$RUN/job.textproto" "$W" "$tl"
   local cpu0 t0
   cpu0=$(cpu_ticks "$COORD"); t0=$(date +%s%N)
-  # shellcheck disable=SC2086 # $SUBMIT_FLAGS: words, none with spaces.
-  run_job "$RUN/job.textproto" "$W" "$RUN/watch.jsonl" "$RUN/worker" ${SUBMIT_FLAGS:-}
+  run_job "$RUN/job.textproto" "$W" "$RUN/watch.jsonl" "$RUN/worker"
   # The coordinator's share of the host while the job ran: CPU the ranks
   # could not use, which the limit's loops did not lose.
   COORD_SHARE=$("$PY" -c 'import os, sys

@@ -68,8 +68,11 @@ absl::StatusOr<std::optional<BatchBalancer::Change>> BatchBalancer::Agree(
     rates_[r] =
         rates_[r] > 0 ? kNewest * rate + (1 - kNewest) * rates_[r] : rate;
   }
+  // Half the even share at least: a model with BatchNorm keeps a batch to
+  // take statistics of, and the split stays near DDP's (3 to 1 at most).
   std::vector<int64_t> proposed =
-      SplitByRates(options_.per_rank_batch * world, rates_);
+      SplitByRates(options_.per_rank_batch * world, rates_,
+                   (options_.per_rank_batch + 1) / 2);
   if (proposed == counts_ ||
       SlowestRankTime(proposed, rates_) >
           kWorthChanging * SlowestRankTime(counts_, rates_)) {

@@ -12,46 +12,85 @@
 
 namespace ringleader {
 
-std::vector<int64_t> SplitByRates(int64_t total,
-                                  const std::vector<double>& rates) {
-  const int64_t world = static_cast<int64_t>(rates.size());
-  CHECK_GE(world, 1);
-  CHECK_GE(total, 0);
-  double least = std::numeric_limits<double>::infinity();
+namespace {
+
+// Each rate as a positive weight: one not measured counts as the slowest.
+std::vector<double> Weights(const std::vector<double>& rates) {
+  double slowest = std::numeric_limits<double>::infinity();
   for (double r : rates) {
-    if (r > 0) least = std::min(least, r);
+    if (r > 0) slowest = std::min(slowest, r);
   }
-  if (!std::isfinite(least)) least = 1;  // No rate known: even.
+  if (!std::isfinite(slowest)) slowest = 1;  // No rate known: even.
   std::vector<double> weight(rates.size());
   for (size_t r = 0; r < rates.size(); ++r) {
-    weight[r] = rates[r] > 0 ? rates[r] : least;
+    weight[r] = rates[r] > 0 ? rates[r] : slowest;
   }
-  const double sum = std::accumulate(weight.begin(), weight.end(), 0.0);
-  std::vector<int64_t> counts(rates.size(), 0);
-  std::vector<double> remainder(rates.size());
+  return weight;
+}
+
+// `total` over the ranks not `fixed`, in proportion to `weight`: whole
+// parts, then the leftover samples to the largest remainders, ties to the
+// lower rank.
+void ShareOut(int64_t total, const std::vector<double>& weight,
+              const std::vector<bool>& fixed, std::vector<int64_t>& counts) {
+  double sum = 0;
+  for (size_t r = 0; r < weight.size(); ++r) {
+    if (!fixed[r]) sum += weight[r];
+  }
+  std::vector<double> remainder(weight.size(), -1);
   int64_t given = 0;
-  for (size_t r = 0; r < rates.size(); ++r) {
+  for (size_t r = 0; r < weight.size(); ++r) {
+    if (fixed[r]) continue;
     const double share = static_cast<double>(total) * weight[r] / sum;
     counts[r] = std::min<int64_t>(total, static_cast<int64_t>(share));
     given += counts[r];
     remainder[r] = share - static_cast<double>(counts[r]);
   }
-  std::vector<size_t> order(rates.size());
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<size_t> order;
+  for (size_t r = 0; r < weight.size(); ++r) {
+    if (!fixed[r]) order.push_back(r);
+  }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return remainder[a] > remainder[b];
   });
   for (size_t k = 0; given < total; ++k, ++given) {
     ++counts[order[k % order.size()]];
   }
-  // No rank idles while another has samples to spare: one each, from the
-  // largest share.
-  if (total >= world) {
-    for (int64_t& c : counts) {
-      if (c > 0) continue;
-      --*std::max_element(counts.begin(), counts.end());
-      c = 1;
+}
+
+}  // namespace
+
+std::vector<int64_t> SplitByRates(int64_t total,
+                                  const std::vector<double>& rates,
+                                  int64_t least) {
+  const int64_t world = static_cast<int64_t>(rates.size());
+  CHECK_GE(world, 1);
+  CHECK_GE(total, 0);
+  least = std::clamp<int64_t>(least, 0, total / world);
+  const std::vector<double> weight = Weights(rates);
+  // Water-filling: a rank whose share falls under `least` gets `least`, and
+  // the others share the rest; at most W rounds, as each fixes a rank.
+  std::vector<bool> fixed(rates.size(), false);
+  std::vector<int64_t> counts(rates.size(), least);
+  for (int64_t round = 0; round < world; ++round) {
+    int64_t free_total = total;
+    double sum = 0;
+    for (size_t r = 0; r < rates.size(); ++r) {
+      if (fixed[r]) {
+        free_total -= least;
+      } else {
+        sum += weight[r];
+      }
     }
+    bool more = false;
+    for (size_t r = 0; r < rates.size(); ++r) {
+      if (!fixed[r] && free_total * weight[r] / sum < least) {
+        fixed[r] = more = true;
+      }
+    }
+    if (more) continue;
+    ShareOut(free_total, weight, fixed, counts);
+    break;
   }
   return counts;
 }

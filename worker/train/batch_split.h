@@ -18,11 +18,12 @@
 namespace ringleader {
 
 // `total` samples split over the ranks in proportion to `rates` (samples a
-// second, one per rank; a rate <= 0 counts as the smallest positive one),
-// each rank at least one sample when total >= the rank count: largest
-// remainders, ties to the lower rank. Sums to `total`.
+// second, one per rank; a rate <= 0 counts as the slowest one), each rank
+// at least `least` (capped at total / ranks): largest remainders, ties to
+// the lower rank. Sums to `total`.
 std::vector<int64_t> SplitByRates(int64_t total,
-                                  const std::vector<double>& rates);
+                                  const std::vector<double>& rates,
+                                  int64_t least = 1);
 
 // The positions in [0, sum(counts)) of `rank`'s samples: with m the least
 // count, the even split's r, r + W, ..., r + (m - 1) W, then the rank's

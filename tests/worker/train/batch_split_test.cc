@@ -45,6 +45,14 @@ TEST(SplitByRatesTest, LeftoverSamplesGoToTheLargestRemaindersThenLowRanks) {
   EXPECT_THAT(SplitByRates(10, {1, 1.4}), ElementsAre(4, 6));
 }
 
+TEST(SplitByRatesTest, NoRankGetsUnderTheLeastAndTheOthersShareTheRest) {
+  EXPECT_THAT(SplitByRates(64, {100, 1}, 16), ElementsAre(48, 16));
+  // Rank 2 is held at 10; ranks 0 and 1 share 50 as 3 to 1.
+  EXPECT_THAT(SplitByRates(60, {300, 100, 1}, 10), ElementsAre(38, 12, 10));
+  // The least is capped at an even split.
+  EXPECT_THAT(SplitByRates(8, {100, 1}, 6), ElementsAre(4, 4));
+}
+
 TEST(SplitByRatesTest, AnUnknownRateCountsAsTheSlowest) {
   // Weights 1, 1, 3: 1.6, 1.6, 4.8; the two left by remainder.
   EXPECT_THAT(SplitByRates(8, {0, 1, 3}), ElementsAre(2, 1, 5));
