@@ -90,6 +90,22 @@ struct Rank {
   }
 };
 
+// Two ranks of `group`, built one after the other on this thread: a
+// built-in model seeds torch's global generator, so ranks built on threads
+// of their own could start from different weights when one thread's step
+// reseeds it (each step seeds its dropout stream) while the other builds.
+std::vector<std::unique_ptr<Rank>> TwoRanks(
+    InProcessGroup& group,
+    std::vector<std::unique_ptr<InProcessCommunicator>>& comms,
+    const StepRecipe& recipe) {
+  std::vector<std::unique_ptr<Rank>> ranks;
+  for (int r = 0; r < 2; ++r) {
+    comms.push_back(std::make_unique<InProcessCommunicator>(&group, r));
+    ranks.push_back(std::make_unique<Rank>(comms.back().get(), recipe));
+  }
+  return ranks;
+}
+
 std::vector<torch::Tensor> Params(const Model& m) {
   std::vector<torch::Tensor> out;
   for (const auto& p : m.Parameters()) out.push_back(p.detach().clone());
@@ -101,11 +117,13 @@ TEST(TrainStepTest, TwoRanksEqualOneProcessOnTheUnionOfTheirBatches) {
   const std::vector<std::vector<int64_t>> ids = {{0, 1, 2, 3}, {4, 5, 6, 7}};
   InProcessGroup group(2);
   std::vector<std::vector<torch::Tensor>> after(2);
+  std::vector<std::unique_ptr<InProcessCommunicator>> comms;
+  std::vector<std::unique_ptr<Rank>> ranks =
+      TwoRanks(group, comms, Recipe(1, 0.5));
   std::vector<std::thread> threads;
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
-      InProcessCommunicator comm(&group, r);
-      Rank rank(&comm, Recipe(1, 0.5));
+      Rank& rank = *ranks[r];
       absl::StatusOr<TrainStep::MicroResult> micro =
           rank.Micro(BatchOf(*data, ids[r]));
       ASSERT_TRUE(micro.ok()) << micro.status();
@@ -139,17 +157,16 @@ TEST(TrainStepTest, UnequalSharesWeightedEqualOneProcessOnTheUnion) {
   auto data = SyntheticDataset::Create(16, 1).value();
   const std::vector<std::vector<int64_t>> ids = {{0, 1, 2, 3, 4, 5}, {6, 7}};
   InProcessGroup group(2);
-  std::vector<std::vector<torch::Tensor>> after(2);
+  std::vector<std::unique_ptr<InProcessCommunicator>> comms;
+  std::vector<std::unique_ptr<Rank>> ranks =
+      TwoRanks(group, comms, Recipe(1, 0.5));
   std::vector<std::thread> threads;
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
-      InProcessCommunicator comm(&group, r);
-      Rank rank(&comm, Recipe(1, 0.5));
       MicroBatchPlace place;
       place.loss_weight = ids[r].size() / 4.0;
-      ASSERT_TRUE(rank.step->Micro(BatchOf(*data, ids[r]), place).ok());
-      ASSERT_TRUE(rank.step->Apply(false).ok());
-      after[r] = Params(*rank.model);
+      ASSERT_TRUE(ranks[r]->step->Micro(BatchOf(*data, ids[r]), place).ok());
+      ASSERT_TRUE(ranks[r]->step->Apply(false).ok());
     });
   }
   for (auto& t : threads) t.join();
@@ -161,10 +178,12 @@ TEST(TrainStepTest, UnequalSharesWeightedEqualOneProcessOnTheUnion) {
   ASSERT_TRUE(solo.step->Apply(false).ok());
   const std::vector<torch::Tensor> want = Params(*solo.model);
   for (int r = 0; r < 2; ++r) {
-    ASSERT_EQ(after[r].size(), want.size());
+    const std::vector<torch::Tensor> got = Params(*ranks[r]->model);
+    ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {
-      EXPECT_TRUE(torch::allclose(after[r][i], want[i], 1e-5, 1e-6))
-          << r << " " << i;
+      EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-5, 1e-6))
+          << "rank " << r << " parameter " << i << ": max difference "
+          << (got[i] - want[i]).abs().max().item<float>();
     }
   }
 }
@@ -180,11 +199,13 @@ TEST(TrainStepTest, RanksClipTheAveragedGradientsAlike) {
   InProcessGroup group(2);
   std::vector<std::vector<torch::Tensor>> after(2);
   std::vector<std::optional<double>> norms(2);
+  std::vector<std::unique_ptr<InProcessCommunicator>> comms;
+  std::vector<std::unique_ptr<Rank>> ranks =
+      TwoRanks(group, comms, Recipe(1, kLr, kClip));
   std::vector<std::thread> threads;
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
-      InProcessCommunicator comm(&group, r);
-      Rank rank(&comm, Recipe(1, kLr, kClip));
+      Rank& rank = *ranks[r];
       ASSERT_TRUE(rank.Micro(BatchOf(*data, ids[r])).ok());
       absl::StatusOr<std::optional<double>> norm =
           rank.step->Apply(/*measure_norm=*/false);
