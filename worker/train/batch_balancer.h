@@ -7,7 +7,7 @@
 // times and sample counts in one small all-reduce. From the same sums every
 // rank computes the same split of the global batch, in proportion to the
 // measured rates; it is taken only when it shortens the slowest rank's
-// step by 1% or more, so noise does not churn the batch shapes. A change
+// step by 3% or more, so noise does not churn the batch shapes. A change
 // applies from the first batch that no rank's loader can have cut yet: one
 // past the largest prefetch of any rank.
 
