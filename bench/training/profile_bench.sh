@@ -23,7 +23,8 @@
 # job setting: SUBMIT_FLAGS=--balance_batches); COMPARE_WORKER=PATH runs
 # that worker binary's job too in each configuration, COMPARE_SUBMIT_FLAGS
 # a job with those submit flags (COMPARE_IMPL names it, default "other"),
-# alternating which goes first. Writes $RESULTS (default
+# alternating which goes first. NEIGHBOUR_CPU=N runs a busy loop on CPU N
+# beside every job and limit loop (a straggler rank). Writes $RESULTS (default
 # bench/results/profile.jsonl), then the tables.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -173,6 +174,14 @@ for REP in $(seq "$REPEATS"); do
         echo "[$(date +%T)] $M $P x$W (repeat $REP)" >&2
         base="$TMP/$M-$P-$W-$REP"; mkdir -p "$base"
         start_coordinator "$base"
+        # NEIGHBOUR_CPU=N: a busy loop pinned to CPU N through the whole
+        # configuration (jobs and limit loops alike), a noisy neighbour
+        # that makes the rank there a straggler.
+        NEIGHBOUR=
+        if [[ -n ${NEIGHBOUR_CPU:-} ]]; then
+          taskset -c "$NEIGHBOUR_CPU" sh -c 'while :; do :; done' &
+          NEIGHBOUR=$!
+        fi
         RUN="$base"
         if [[ -n ${COMPARE_WORKER:-}${COMPARE_SUBMIT_FLAGS:-} ]]; then
           # The other worker too, first on odd repeats, second on even ones.
@@ -191,6 +200,7 @@ for REP in $(seq "$REPEATS"); do
           run_ringleader
         fi
         [[ -n ${NO_LIMIT:-} ]] || run_limit
+        [[ -z $NEIGHBOUR ]] || { kill "$NEIGHBOUR"; wait "$NEIGHBOUR" 2>/dev/null || true; }
         kill "$COORD" 2>/dev/null; wait "$COORD" 2>/dev/null || true
       done
     done
