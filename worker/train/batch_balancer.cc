@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
-#include "glog/logging.h"
+#include "common/logging.h"
 #include "worker/train/batch_split.h"
 #include "worker/train/int64_all_reduce.h"
 
