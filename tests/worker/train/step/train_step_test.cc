@@ -112,6 +112,29 @@ std::vector<torch::Tensor> Params(const Model& m) {
   return out;
 }
 
+// One process's step (SGD at 0.5) on samples 0..7, the union of the two
+// ranks' batches: each rank's parameters after its step, `ranks`, must be
+// these.
+void ExpectOneProcessOnTheUnion(
+    const SyntheticDataset& data,
+    const std::vector<std::vector<torch::Tensor>>& ranks) {
+  InProcessGroup solo_group(1);
+  InProcessCommunicator solo_comm(&solo_group, 0);
+  Rank solo(&solo_comm, Recipe(1, 0.5));
+  ASSERT_TRUE(solo.Micro(BatchOf(data, {0, 1, 2, 3, 4, 5, 6, 7})).ok());
+  ASSERT_TRUE(solo.step->Apply(false).ok());
+  EXPECT_EQ(solo.step->done(), 1);
+  const std::vector<torch::Tensor> want = Params(*solo.model);
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    ASSERT_EQ(ranks[r].size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(ranks[r][i], want[i], 1e-5, 1e-6))
+          << "rank " << r << " parameter " << i << ": max difference "
+          << (ranks[r][i] - want[i]).abs().max().item<float>();
+    }
+  }
+}
+
 TEST(TrainStepTest, TwoRanksEqualOneProcessOnTheUnionOfTheirBatches) {
   auto data = SyntheticDataset::Create(16, 1).value();
   const std::vector<std::vector<int64_t>> ids = {{0, 1, 2, 3}, {4, 5, 6, 7}};
@@ -134,20 +157,7 @@ TEST(TrainStepTest, TwoRanksEqualOneProcessOnTheUnionOfTheirBatches) {
   }
   for (auto& t : threads) t.join();
 
-  InProcessGroup solo_group(1);
-  InProcessCommunicator solo_comm(&solo_group, 0);
-  Rank solo(&solo_comm, Recipe(1, 0.5));
-  ASSERT_TRUE(solo.Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7})).ok());
-  ASSERT_TRUE(solo.step->Apply(false).ok());
-  EXPECT_EQ(solo.step->done(), 1);
-  const std::vector<torch::Tensor> want = Params(*solo.model);
-  for (int r = 0; r < 2; ++r) {
-    ASSERT_EQ(after[r].size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) {
-      EXPECT_TRUE(torch::allclose(after[r][i], want[i], 1e-5, 1e-6))
-          << r << " " << i;
-    }
-  }
+  ExpectOneProcessOnTheUnion(*data, after);
 }
 
 // Balanced batches (DdpSpec.balance_batches): ranks that share the global
@@ -171,21 +181,8 @@ TEST(TrainStepTest, UnequalSharesWeightedEqualOneProcessOnTheUnion) {
   }
   for (auto& t : threads) t.join();
 
-  InProcessGroup solo_group(1);
-  InProcessCommunicator solo_comm(&solo_group, 0);
-  Rank solo(&solo_comm, Recipe(1, 0.5));
-  ASSERT_TRUE(solo.Micro(BatchOf(*data, {0, 1, 2, 3, 4, 5, 6, 7})).ok());
-  ASSERT_TRUE(solo.step->Apply(false).ok());
-  const std::vector<torch::Tensor> want = Params(*solo.model);
-  for (int r = 0; r < 2; ++r) {
-    const std::vector<torch::Tensor> got = Params(*ranks[r]->model);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < want.size(); ++i) {
-      EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-5, 1e-6))
-          << "rank " << r << " parameter " << i << ": max difference "
-          << (got[i] - want[i]).abs().max().item<float>();
-    }
-  }
+  ExpectOneProcessOnTheUnion(
+      *data, {Params(*ranks[0]->model), Params(*ranks[1]->model)});
 }
 
 // Clipping after the all-reduce: both ranks measure the same norm, the one
