@@ -2,8 +2,10 @@
 #define RINGLEADER_WORKER_TRAIN_INT64_ALL_REDUCE_H_
 
 // The small agreements a generation makes when it sets up (which checkpoint
-// every rank loaded, which dataset sizes every rank sees) are sums of int64
-// counters over the ranks, through the generation's communicator.
+// every rank loaded, which dataset sizes every rank sees), and the batch
+// balancer's every few steps (each rank's compute time and samples), are
+// sums of int64 counters over the ranks, through the generation's
+// communicator: exact, so every rank derives the same from them.
 
 #include <c10/core/Device.h>
 
