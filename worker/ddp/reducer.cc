@@ -56,8 +56,7 @@ struct Reducer::State {
       if (!wire.empty()) {
         // The cast runs here, as soon as the bucket is complete, so it
         // overlaps backward like the all-reduce it feeds.
-        CompressBucket(buffers[next_launch],
-                       options.predivide ? 1 : comm->world_size(),
+        CompressBucket(buffers[next_launch], comm->world_size(),
                        wire[next_launch]);
         sent = &wire[next_launch];
       }
@@ -236,14 +235,9 @@ absl::Status Reducer::FinishBackward() {
     }
     return absl::OkStatus();
   }
-  if (state_->options.predivide) return absl::OkStatus();
   const double world = state_->comm->world_size();
   for (at::Tensor& b : state_->buffers) b.div_(world);
   return absl::OkStatus();
-}
-
-double Reducer::loss_scale() const {
-  return state_->options.predivide ? 1.0 / state_->comm->world_size() : 1.0;
 }
 
 const BucketPlan& Reducer::plan() const { return state_->plan; }

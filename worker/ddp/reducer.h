@@ -52,14 +52,6 @@ class Reducer {
     // widened back once its all-reduce is done. A world of one rank
     // communicates nothing and rounds nothing.
     BucketCompression compression = BucketCompression::kNone;
-    // The caller multiplies its loss by loss_scale() (1 / world size)
-    // before each backward, so gradients arrive already divided and the
-    // all-reduce's sum is the average: FinishBackward makes no pass over
-    // the gradients after the last bucket's wait, which is the step's
-    // critical path (DDP's gradient predivide factor taken whole; Horovod's
-    // prescale). Off, FinishBackward divides the sum. Equal up to float
-    // rounding (exact for a power-of-two world).
-    bool predivide = false;
     // When set and enabled, each bucket's all-reduce is recorded on its
     // communication track, from launch to completion (on the communicator's
     // thread), for the timeline's current step. Must outlive the reducer.
@@ -87,13 +79,9 @@ class Reducer {
   // Call before each backward; `sync` false inside no_sync.
   void PrepareForBackward(bool sync);
   // Call after each backward. On a synchronizing step, returns once every
-  // gradient is the average over ranks (with predivide, once the loss was
-  // scaled by loss_scale()).
+  // gradient is the average over ranks.
   absl::Status FinishBackward();
 
-  // What the caller multiplies its loss by (Options::predivide): 1 / world
-  // size, or 1 when the reducer divides itself.
-  double loss_scale() const;
   const BucketPlan& plan() const;
   Stats stats() const;
 

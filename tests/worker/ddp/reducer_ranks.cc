@@ -92,8 +92,7 @@ std::vector<RankResult> RunRanks(int world, Reducer::Options options,
       for (int m = 0; m < micro_steps && s.ok(); ++m) {
         const bool sync = m + 1 == micro_steps;
         (*reducer)->PrepareForBackward(sync);
-        // 1 unless the reducer predivides (Options::predivide).
-        (Loss(net, r, m) * (*reducer)->loss_scale()).backward();
+        Loss(net, r, m).backward();
         s = (*reducer)->FinishBackward();
       }
       results[r].status = s;

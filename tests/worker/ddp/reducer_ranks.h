@@ -34,10 +34,9 @@ struct RankResult {
 };
 
 // Every rank, a thread, broadcasts rank 0's parameters (rank 1 and up start
-// from `init_seed_rank1`'s), then runs `micro_steps` backwards of its loss
-// times the reducer's loss_scale(), the last one synchronizing, through a
-// Reducer with `options`, over communicators that complete collectives in
-// `order`.
+// from `init_seed_rank1`'s), then runs `micro_steps` backwards, the last one
+// synchronizing, through a Reducer with `options`, over communicators that
+// complete collectives in `order`.
 std::vector<RankResult> RunRanks(
     int world, Reducer::Options options, int micro_steps,
     int init_seed_rank1 = 7, CompletionOrder order = CompletionOrder::kIssue);

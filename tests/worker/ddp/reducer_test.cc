@@ -79,55 +79,6 @@ TEST(ReducerTest, BucketsCompletingInReverseGiveTheSameGradients) {
   }
 }
 
-// Predivided, each rank's loss is scaled by 1/W and the sum is the average
-// with no division after the all-reduce: the same gradients, overlapped or
-// not, through accumulated micro-steps, at a world that is not a power of
-// two (where 1/W rounds).
-TEST(ReducerTest, PredividedLossesGiveTheAverageWithoutADivision) {
-  for (bool overlap : {true, false}) {
-    SCOPED_TRACE(overlap);
-    Reducer::Options options;
-    options.first_bucket_bytes = 256;
-    options.bucket_cap_bytes = 2048;
-    options.overlap = overlap;
-    options.predivide = true;
-    for (int micro : {1, 3}) {
-      auto results = RunRanks(3, options, micro);
-      for (const auto& r : results) {
-        ASSERT_TRUE(r.status.ok()) << r.status;
-        ASSERT_GE(r.buckets, 3u);
-        ExpectGradsNear(r.grads, ReferenceGrads(3, micro));
-      }
-    }
-  }
-  Reducer::Options alone;
-  alone.predivide = true;
-  auto one = RunRanks(1, alone, 1);
-  ASSERT_TRUE(one[0].status.ok());
-  ExpectGradsNear(one[0].grads, ReferenceGrads(1, 1));
-}
-
-// Compressed and predivided, the 16-bit wire carries the float32 quotient
-// rounded once (PyTorch's hook rounds the gradient, then the quotient): the
-// average within bf16's rounding of the float32 one.
-TEST(ReducerTest, PredividedCompressedBucketsCarryTheMean) {
-  Reducer::Options options;
-  options.compression = BucketCompression::kBf16;
-  options.predivide = true;
-  auto results = RunRanks(2, options, 1);
-  const auto ref = ReferenceGrads(2, 1);
-  for (const auto& r : results) {
-    ASSERT_TRUE(r.status.ok()) << r.status;
-    ASSERT_EQ(r.grads.size(), ref.size());
-    for (size_t i = 0; i < ref.size(); ++i) {
-      const float scale = ref[i].abs().max().item<float>();
-      EXPECT_LE((r.grads[i] - ref[i]).abs().max().item<float>(),
-                scale * 1e-2f + 1e-7f)
-          << "param " << i;
-    }
-  }
-}
-
 TEST(ReducerTest, NoSyncAccumulatesMicroStepsThenSyncsOnce) {
   auto results = RunRanks(2, Reducer::Options(), 3);
   ASSERT_TRUE(results[0].status.ok());

@@ -38,8 +38,6 @@ absl::StatusOr<std::unique_ptr<TrainStep>> TrainStep::Create(
     StepParts parts, StepRecipe recipe, int64_t steps_done) {
   recipe.accumulate = std::max(1, recipe.accumulate);
   recipe.reducer.timeline = parts.timeline;
-  // Micro scales each loss by the reducer's loss_scale().
-  recipe.reducer.predivide = true;
   absl::StatusOr<std::unique_ptr<Reducer>> reducer =
       Reducer::Create(parts.comm, parts.model->Parameters(), recipe.reducer);
   if (!reducer.ok()) return reducer.status();
@@ -118,11 +116,11 @@ absl::StatusOr<TrainStep::MicroResult> TrainStep::Micro(
   try {
     TimelineSpan span(parts_.timeline, "backward", Phase::kBackward);
     // Weighted, the ranks' sum of gradients divided by W is the global
-    // batch's mean whatever its split; the 1/W is the reducer's loss scale
-    // (it predivides), so the all-reduced sum already is that mean.
+    // batch's mean whatever its split.
     const at::Tensor scaled =
-        *loss *
-        (place.loss_weight * reducer_->loss_scale() / recipe_.accumulate);
+        place.loss_weight == 1.0
+            ? *loss / recipe_.accumulate
+            : *loss * (place.loss_weight / recipe_.accumulate);
     scaled.backward();
   } catch (const std::exception& e) {
     return JobError(TorchErrorToStatus(absl::StatusCode::kInvalidArgument,
