@@ -95,19 +95,23 @@ spec() {
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # profile IMPL MEASURED_STEP_MS FILES...: one JSON line per rank of one job
-# (with $COORD_SHARE, the coordinator's share of the host during it).
+# (with $COORD_SHARE, the coordinator's share of the host during it, and
+# $LOCKSTEP_MS, the limit loops' lockstep step).
 profile() {
   local impl="$1" measured="$2"; shift 2
   "$PY" -m ringleader.step_profile --skip "$SKIP" --json "$@" | "$PY" -c '
 import json, sys
-impl, m, p, w, rep, measured, share = sys.argv[1:8]
+impl, m, p, w, rep, measured, share, lock = sys.argv[1:9]
 for line in sys.stdin:
     r = json.loads(line)
     r.update(impl=impl, model=m, precision=p, world=int(w), repeat=int(rep),
              measured_step_ms=float(measured) if measured else None)
     if share:
         r["coordinator_cpu_share"] = float(share)
-    print(json.dumps(r))' "$impl" "$M" "$P" "$W" "$REP" "$measured" "${COORD_SHARE:-}" >> "$OUT"
+    if lock:
+        r["lockstep_ms"] = float(lock)
+    print(json.dumps(r))' "$impl" "$M" "$P" "$W" "$REP" "$measured" "${COORD_SHARE:-}" \
+    "${LOCKSTEP_MS:-}" >> "$OUT"
 }
 
 # run_ringleader: the job, its measured step and its profile.
@@ -144,13 +148,18 @@ run_limit() {
     --timeline="$RUN/limit-{i}.trace.json" ||
     { echo "$M $P x$W: a limit loop failed (see $RUN)" >&2; return 0; }
   # Each loop is a job of its own (rank 0 of one), profiled alone, with its
-  # own measured step.
+  # own measured step; and the loops together as if they waited for one
+  # another every step (step_profile.lockstep_ms: each step's slowest).
   COORD_SHARE=
+  LOCKSTEP_MS=$("$PY" -c 'import sys
+from ringleader.step_profile import lockstep_ms
+print(lockstep_ms(sys.argv[2:], int(sys.argv[1])))' "$SKIP" "$RUN"/limit-*.trace.json)
   for i in $(seq "$W"); do
     profile limit "$("$PY" -c 'import json, sys
 print(1000.0 * int(sys.argv[1]) / json.load(open(sys.argv[2]))["samples_per_s"])' \
       "$B" "$RUN/limit-$i.json")" "$RUN/limit-$i.trace.json"
   done
+  LOCKSTEP_MS=
 }
 
 for M in $MODELS; do

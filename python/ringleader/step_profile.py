@@ -232,6 +232,38 @@ def _profile_spans(path: str, rank: int, spans: List[Span], skip: int,
                        allreduce_ms=_allreduce_per_step(spans, starts[skip], starts[-1], n))
 
 
+def step_durations_ms(path: str, skip: int = 5) -> List[float]:
+    """Each step's duration (ms) in timeline ``path``, in order, after the
+    first ``skip`` (the last step, which has no next forward, left out).
+    Raises ValueError as ``profile_rank``."""
+    _, spans = load_spans(path)
+    starts = _step_starts(spans)
+    if skip < 0 or len(starts) < skip + 2:
+        raise ValueError(f"{path}: {len(starts)} steps recorded; at least {skip + 2} "
+                         f"are needed to skip {skip} (and skip must be >= 0)")
+    return [(starts[i + 1] - starts[i]) / 1000.0 for i in range(skip, len(starts) - 1)]
+
+
+def lockstep_ms(paths: Sequence[str], skip: int = 5) -> float:
+    """The mean step of loops made to wait for one another at every step.
+
+    ``paths``: the timelines of loops that ran side by side without
+    communicating (the compute limit's, one per rank). A synchronous job
+    steps at its slowest rank's pace *each step*, not at the slowest loop's
+    mean: step i costs the longest of the loops' i-th steps, so the
+    step-to-step variation of each CPU is paid too. Pairing the loops' steps
+    by index takes each loop's variation as independent of the others' (what
+    a real barrier would meet where the CPUs' stalls are); the mean over the
+    steps all loops have is what no communication could beat. Raises
+    ValueError as ``step_durations_ms``, and for no paths.
+    """
+    if not paths:
+        raise ValueError("no timelines")
+    loops = [step_durations_ms(p, skip) for p in paths]
+    n = min(len(d) for d in loops)
+    return sum(max(d[i] for d in loops) for i in range(n)) / n
+
+
 def timeline_files(paths: Sequence[str], job: Optional[str] = None) -> List[str]:
     """The timeline files named by ``paths`` (files, or directories to search)."""
     out: List[str] = []

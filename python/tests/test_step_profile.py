@@ -119,6 +119,32 @@ def test_a_checkpoint_counts_in_the_step_it_started(tmp_path):
      ' "pid": 0}]}', "negative duration"),
     ('{"traceEvents": []}', "no rank"),
 ])
+def write_steps(path: pathlib.Path, rank: int, durations_us: List[int]) -> None:
+    """A timeline whose forwards start ``durations_us`` apart."""
+    events, at = [], 1_000_000
+    for k, d in enumerate(durations_us + [100]):
+        events.append({"name": "forward", "ph": "X", "ts": at, "dur": 50, "pid": rank,
+                       "tid": 1, "args": {"step": k + 1}})
+        at += d
+    path.write_text(json.dumps({"traceEvents": events, "otherData": {"rank": rank}}))
+
+
+def test_lockstep_pays_each_steps_slowest_loop(tmp_path):
+    a, b = tmp_path / "a.trace.json", tmp_path / "b.trace.json"
+    # Same mean (1.5 ms) on both, slow on alternate steps: lockstep pays 2 ms
+    # every step; the warm-up step (9 ms) is skipped.
+    write_steps(a, 0, [9000, 1000, 2000, 1000, 2000])
+    write_steps(b, 1, [9000, 2000, 1000, 2000, 1000, 1000, 1000])
+    assert step_profile.step_durations_ms(str(a), skip=1) == [1.0, 2.0, 1.0, 2.0]
+    # The steps both loops have: the first four after the skip.
+    assert step_profile.lockstep_ms([str(a), str(b)], skip=1) == pytest.approx(2.0)
+    assert step_profile.lockstep_ms([str(a)], skip=1) == pytest.approx(1.5)
+    with pytest.raises(ValueError, match="no timelines"):
+        step_profile.lockstep_ms([])
+    with pytest.raises(ValueError, match="at least 12"):
+        step_profile.lockstep_ms([str(a)], skip=10)
+
+
 def test_bad_files_say_why(tmp_path, content, why):
     f = tmp_path / "bad.trace.json"
     f.write_text(content)
