@@ -13,6 +13,7 @@
 #include "worker/train/checkpoint/checkpoint.h"
 #include "worker/train/step/grad_clip.h"
 #include "worker/train/step/lr_schedule.h"
+#include "worker/train/step/model_probe.h"
 #include "worker/train/step/task.h"
 
 namespace ringleader::testing {
@@ -221,6 +222,9 @@ std::vector<torch::Tensor> TrainSingleProcess(
   if (model == nullptr) return {};
   model->Train(true);
   const Task task(spec.task());
+  // The input layout the trainer's probe chooses (channels-last images for a
+  // convolutional model), so each rank's gradient is the same bits.
+  EXPECT_TRUE(ProbeModel(*model, task, train, torch::kCPU).ok());
   auto optimizer = BuildOptimizer(spec.optimizer(), model->Parameters());
   EXPECT_TRUE(optimizer.ok()) << optimizer.status();
   if (!optimizer.ok()) return {};

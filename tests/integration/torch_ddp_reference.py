@@ -89,11 +89,15 @@ def make_data(args) -> None:
 
 def transform(x: np.ndarray, t: dict) -> torch.Tensor:
     """The worker's InputTransform for uint8 inputs: (x * scale - mean[c]) / std[c] in
-    double, rounded to float32 once (its per-byte lookup table does the same)."""
+    double, rounded to float32 once (its per-byte lookup table does the same), handed
+    to the model channels-last as the worker hands a convolutional model its images
+    on the CPU (worker/train/step/model_probe.h), so that both sides run the same
+    convolution kernels, as a CPU training script that sets channels_last does."""
     x = x.astype(np.float64) * (t.get("scale") or 1.0)
     mean = np.asarray(t.get("mean") or [0.0] * x.shape[1]).reshape(1, -1, 1, 1)
     std = np.asarray(t.get("std") or [1.0] * x.shape[1]).reshape(1, -1, 1, 1)
-    return torch.from_numpy(((x - mean) / std).astype(np.float32))
+    return torch.from_numpy(((x - mean) / std).astype(np.float32)).contiguous(
+        memory_format=torch.channels_last)
 
 
 def rank_main(rank: int, cfg: dict) -> None:

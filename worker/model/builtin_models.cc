@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "worker/model/channels_last.h"
 #include "worker/model/model.h"
 #include "worker/model/script_module.h"
 #include "worker/model/torch_status.h"
@@ -237,22 +238,6 @@ absl::StatusOr<std::unique_ptr<Model>> Build(uint64_t seed,
                               absl::StrCat("building ", description), e);
   }
 }
-
-}  // namespace
-
-// The whole CNN step is 1.3-1.7x faster this way at batch 42..512 on one
-// thread (bench/README.md): LibTorch 1.13's NCHW max_pool2d is a scalar
-// loop. GPUs keep NCHW, cuDNN's fp32 layout.
-at::Tensor ChannelsLastOnCpu(const at::Tensor& images) {
-  if (!images.is_cpu() || images.dim() != 4) return images;
-  if (images.size(1) == 1 && images.is_contiguous()) {
-    const int64_t h = images.size(2), w = images.size(3);
-    return images.as_strided(images.sizes(), {h * w, 1, w, 1});
-  }
-  return images.contiguous(at::MemoryFormat::ChannelsLast);
-}
-
-namespace {
 
 absl::Status CheckShape(const char* what, const ModelShape& shape) {
   if (shape.num_classes < 1 || shape.num_classes > kMaxBuiltinParameters) {

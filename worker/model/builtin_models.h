@@ -42,17 +42,9 @@ absl::StatusOr<std::unique_ptr<Model>> MakeMlp(
 // CPU core). InvalidArgument unless the input is [C, H, W] with H and W of at
 // least 16 (two 5x5 convolutions and poolings).
 // On CPU it runs channels-last, with ReLU after each pooling (the same
-// values and gradients; see ChannelsLastOnCpu).
+// values and gradients; see worker/model/channels_last.h).
 absl::StatusOr<std::unique_ptr<Model>> MakeCnn(uint64_t seed,
                                                const ModelShape& shape = {});
-
-// A CPU NCHW image batch as channels-last (NHWC), which oneDNN's convolutions
-// and pooling run much faster, and which each layer then keeps. A
-// contiguous 1-channel batch is NHWC in memory already: it becomes a view
-// with NHWC strides (contiguous(ChannelsLast) would return it unchanged).
-// Anything else is copied; tensors not on the CPU or not 4-D are returned
-// as they are.
-at::Tensor ChannelsLastOnCpu(const at::Tensor& images);
 
 }  // namespace ringleader
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "worker/model/autocast.h"
+#include "worker/model/channels_last.h"
 #include "worker/model/torch_status.h"
 
 namespace ringleader {
@@ -144,7 +145,15 @@ absl::StatusOr<ModelOutput> Model::ForwardMaybeAutocast(
 absl::StatusOr<ModelOutput> Model::Forward(
     const std::vector<at::Tensor>& inputs, const at::Tensor& targets) {
   try {
-    absl::StatusOr<ModelOutput> out = ForwardMaybeAutocast(inputs, targets);
+    absl::StatusOr<ModelOutput> out;
+    if (channels_last_inputs_) {
+      std::vector<at::Tensor> nhwc;
+      nhwc.reserve(inputs.size());
+      for (const at::Tensor& x : inputs) nhwc.push_back(ChannelsLastOnCpu(x));
+      out = ForwardMaybeAutocast(nhwc, targets);
+    } else {
+      out = ForwardMaybeAutocast(inputs, targets);
+    }
     if (!out.ok()) return out.status();
     if (!out->output.defined() && !out->loss.defined()) {
       return absl::InvalidArgumentError(

@@ -71,6 +71,13 @@ class Model {
   // and the metrics are computed in float32. Off by default.
   void SetBf16Autocast(bool on) { bf16_autocast_ = on; }
   bool bf16_autocast() const { return bf16_autocast_; }
+  // With `on`, Forward hands the model its 4-D floating CPU inputs (image
+  // batches) channels-last (worker/model/channels_last.h): the same values
+  // in the layout oneDNN's convolutions run fastest, which each layer then
+  // keeps. Off by default; the model probe turns it on where the model
+  // computes the same with it (model_probe.h).
+  void SetChannelsLastInputs(bool on) { channels_last_inputs_ = on; }
+  bool channels_last_inputs() const { return channels_last_inputs_; }
 
   // The one-input form for models that return their output: forward(x).
   absl::StatusOr<at::Tensor> Forward(const at::Tensor& x);
@@ -121,6 +128,7 @@ class Model {
       const std::vector<at::Tensor>& inputs, const at::Tensor& targets);
 
   bool bf16_autocast_ = false;
+  bool channels_last_inputs_ = false;
 };
 
 }  // namespace ringleader

@@ -104,22 +104,6 @@ TEST(BuiltinModelsTest, CnnShapesAndParameterOrder) {
   EXPECT_EQ(out->sizes().vec(), (std::vector<int64_t>{3, 10}));
 }
 
-TEST(BuiltinModelsTest, ChannelsLastOnCpuIsAViewForOneChannel) {
-  const at::Tensor batch = Images(6);
-  for (const at::Tensor& images : {batch, batch.narrow(0, 2, 3)}) {
-    const at::Tensor nhwc = ChannelsLastOnCpu(images);
-    EXPECT_EQ(nhwc.suggest_memory_format(), at::MemoryFormat::ChannelsLast);
-    EXPECT_EQ(nhwc.data_ptr(), images.data_ptr());  // No copy.
-    EXPECT_TRUE(torch::equal(nhwc, images));
-  }
-  const at::Tensor rgb = torch::randn({2, 3, 4, 4});
-  const at::Tensor nhwc = ChannelsLastOnCpu(rgb);
-  EXPECT_TRUE(nhwc.is_contiguous(at::MemoryFormat::ChannelsLast));
-  EXPECT_TRUE(torch::equal(nhwc, rgb));
-  const at::Tensor flat = torch::randn({2, 784});
-  EXPECT_TRUE(ChannelsLastOnCpu(flat).is_same(flat));
-}
-
 // The CNN runs channels-last with ReLU after pooling (for speed); its
 // outputs and gradients are those of the textbook NCHW conv-relu-pool.
 TEST(BuiltinModelsTest, CnnComputesTheTextbookConvReluPool) {

@@ -3,6 +3,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/logging.h"
 #include "worker/data/batch_loader.h"
 #include "worker/train/step/batch_forward.h"
 
@@ -25,7 +27,58 @@ std::string FieldsString(const Dataset& data) {
                       data.target_field().ToString());
 }
 
+bool HasImageInput(const Batch& batch) {
+  for (const at::Tensor& x : batch.inputs) {
+    if (x.dim() == 4 && x.is_floating_point()) return true;
+  }
+  return false;
+}
+
+bool HasConvolutionKernel(const Model& model) {
+  for (const at::Tensor& p : model.Parameters()) {
+    if (p.dim() == 4) return true;
+  }
+  return false;
+}
+
+// The batch's loss as a double, with the model's current input layout.
+absl::StatusOr<double> LossValue(Model& model, const Task& task,
+                                 const Batch& batch,
+                                 const c10::Device& device) {
+  absl::StatusOr<at::Tensor> loss = BatchLoss(model, task, batch, device);
+  if (!loss.ok()) return loss.status();
+  return loss->item<double>();
+}
+
 }  // namespace
+
+bool ChooseChannelsLastInputs(Model& model, const Task& task,
+                              const Batch& batch, const c10::Device& device) {
+  model.SetChannelsLastInputs(false);
+  if (!device.is_cpu() || !HasImageInput(batch) ||
+      !HasConvolutionKernel(model)) {
+    return false;
+  }
+  model.Train(false);
+  absl::StatusOr<double> nchw, nhwc;
+  {
+    at::NoGradGuard no_grad;
+    nchw = LossValue(model, task, batch, device);
+    model.SetChannelsLastInputs(true);
+    nhwc = LossValue(model, task, batch, device);
+  }
+  model.Train(true);
+  const bool same =
+      nchw.ok() && nhwc.ok() && std::isfinite(*nchw) &&
+      std::abs(*nhwc - *nchw) <= 1e-5 * std::max(1.0, std::abs(*nchw));
+  model.SetChannelsLastInputs(same);
+  if (same) {
+    LOG(INFO) << model.Describe()
+              << ": image inputs channels-last on the CPU (the same loss on "
+                 "a probe batch; oneDNN's faster layout)";
+  }
+  return same;
+}
 
 absl::StatusOr<ModelShape> ModelShapeFor(const v1::JobSpec& spec,
                                          const Dataset& train) {
@@ -77,6 +130,7 @@ absl::Status ProbeModel(Model& model, const Task& task, const Dataset& data,
         absl::StrCat("the model does not fit the ", data.Describe(),
                      " (inputs ", FieldsString(data), "): ", s.message()));
   }
+  ChooseChannelsLastInputs(model, task, *batch, device);
   return absl::OkStatus();
 }
 

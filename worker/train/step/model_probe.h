@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ringleader/v1/job.pb.h"
+#include "worker/data/batch_loader.h"
 #include "worker/data/dataset.h"
 #include "worker/model/model.h"
 #include "worker/train/step/task.h"
@@ -29,8 +30,21 @@ absl::StatusOr<ModelShape> ModelShapeFor(const v1::JobSpec& spec,
 // `data`, in eval mode without gradients, so nothing changes (BatchNorm's
 // running statistics included); the model is back in training mode after.
 // OK for an empty dataset; otherwise the error names the dataset.
+// Then, on the same batch, chooses the model's input layout
+// (ChooseChannelsLastInputs).
 absl::Status ProbeModel(Model& model, const Task& task, const Dataset& data,
                         const c10::Device& device);
+
+// Whether `model` gets its image inputs channels-last on the CPU
+// (Model::SetChannelsLastInputs), and sets it so: yes where the device is
+// the CPU, `batch` has a 4-D floating input, the model has a 4-D parameter
+// (a 2-D convolution's kernel; without one NHWC only adds a copy), and the
+// batch's loss is the same either way (within 1e-5, relative). A model that
+// reads its input's memory as laid out (view, as_strided) fails or computes
+// something else channels-last, and keeps NCHW. Runs in eval mode without
+// gradients, like ProbeModel; the model is back in training mode after.
+bool ChooseChannelsLastInputs(Model& model, const Task& task,
+                              const Batch& batch, const c10::Device& device);
 
 }  // namespace ringleader
 

@@ -12,6 +12,7 @@
 #include "worker/data/empty_dataset.h"
 #include "worker/data/synthetic_dataset.h"
 #include "worker/model/torchscript_model.h"
+#include "worker/train/step/batch_forward.h"
 
 namespace ringleader {
 namespace {
@@ -141,6 +142,79 @@ TEST(ModelShapeForTest, TorchScriptBringsItsOwn) {
       ModelShapeFor(Spec(v1::MODEL_ARCH_TORCHSCRIPT), tokens);
   ASSERT_TRUE(shape.ok()) << shape.status();
   EXPECT_EQ(shape->input_dims, ModelShape().input_dims);
+}
+
+// A batch of four 3-channel 8x8 images of 10 classes: what the layout
+// choice looks at (a channels-last copy of 3 channels differs in memory).
+Batch RgbBatch() {
+  Batch b;
+  torch::manual_seed(3);
+  b.inputs = {torch::randn({4, 3, 8, 8})};
+  b.targets = torch::tensor({1, 2, 3, 4}, torch::kLong);
+  b.sample_ids = {0, 1, 2, 3};
+  return b;
+}
+
+TEST(ModelProbeTest, AConvolutionGetsItsImagesChannelsLast) {
+  auto model = Script("conv", {10, 3, 3, 3},
+                      "    return torch.mean(torch.conv2d(x, self.weight), "
+                      "[2, 3])");
+  ASSERT_NE(model, nullptr);
+  const Batch batch = RgbBatch();
+  const Task task(v1::TaskSpec{});
+  absl::StatusOr<at::Tensor> nchw = BatchLoss(*model, task, batch, torch::kCPU);
+  ASSERT_TRUE(nchw.ok()) << nchw.status();
+  EXPECT_TRUE(ChooseChannelsLastInputs(*model, task, batch, torch::kCPU));
+  EXPECT_TRUE(model->channels_last_inputs());
+  EXPECT_TRUE(model->is_training());
+  absl::StatusOr<at::Tensor> nhwc = BatchLoss(*model, task, batch, torch::kCPU);
+  ASSERT_TRUE(nhwc.ok()) << nhwc.status();
+  EXPECT_NEAR(nhwc->item<double>(), nchw->item<double>(), 1e-5);
+  // The probe makes the same choice on a job's data (one channel).
+  model->SetChannelsLastInputs(false);
+  auto grey = Script("grey", {10, 1, 3, 3},
+                     "    return torch.mean(torch.conv2d(x, self.weight), "
+                     "[2, 3])");
+  ASSERT_NE(grey, nullptr);
+  ASSERT_TRUE(ProbeModel(*grey, task, *Data(), torch::kCPU).ok());
+  EXPECT_TRUE(grey->channels_last_inputs());
+}
+
+// Models that read their input's memory as laid out keep NCHW: one fails
+// (view), one computes something else (as_strided); and a model without a
+// convolution kernel gains nothing from NHWC.
+TEST(ModelProbeTest, ModelsThatDependOnTheLayoutKeepNchw) {
+  const Batch batch = RgbBatch();
+  const Task task(v1::TaskSpec{});
+  struct Case {
+    const char* name;
+    std::vector<int64_t> weight;
+    const char* body;
+  };
+  const Case cases[] = {
+      {"view",
+       {10, 3, 8, 8},
+       "    return torch.matmul(x.view(x.size(0), -1), "
+       "self.weight.view(10, -1).t())"},
+      {"strided",
+       {10, 3, 8, 8},
+       "    y = x.as_strided([x.size(0), 192], [192, 1])\n"
+       "    return torch.matmul(y, self.weight.view(10, -1).t())"},
+      {"flat",
+       {10, 192},
+       "    return torch.matmul(torch.flatten(x, 1), self.weight.t())"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto model = Script(c.name, c.weight, c.body);
+    ASSERT_NE(model, nullptr);
+    ASSERT_TRUE(BatchLoss(*model, task, batch, torch::kCPU).ok());
+    EXPECT_FALSE(ChooseChannelsLastInputs(*model, task, batch, torch::kCPU));
+    EXPECT_FALSE(model->channels_last_inputs());
+    EXPECT_TRUE(model->is_training());
+    // And still trains as it did.
+    EXPECT_TRUE(BatchLoss(*model, task, batch, torch::kCPU).ok());
+  }
 }
 
 }  // namespace
