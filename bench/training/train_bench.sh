@@ -8,8 +8,9 @@
 #     model, global batch and optimizer, one thread per rank), as a user runs
 #     it, and again with glibc malloc told to keep freed memory (the setting
 #     ringleader-worker applies itself; see worker/malloc_tuning.h), and for
-#     the CNN once more written as the worker runs it on CPU (--nhwc:
-#     channels-last activations, ReLU after pooling);
+#     the CNN and the ResNet once more as the worker runs them on CPU
+#     (--nhwc: channels-last activations, and for the CNN ReLU after
+#     pooling);
 #   - the compute limit: the worker's step (worker/train/train_step.h) in a
 #     world of one rank, i.e. with no communication at all
 #     (ringleader-compute-limit) at the per-rank batch, times
@@ -209,7 +210,7 @@ run_ddps() {
   KEPT_MEMORY=1 run_ddp pytorch-ddp-kept-memory
   # PyTorch with the CNN written as Ringleader runs it (channels-last, ReLU
   # after pooling) and kept memory: what is left is the runtime.
-  if [[ $M == cnn ]]; then KEPT_MEMORY=1 run_ddp pytorch-ddp-nhwc --nhwc; fi
+  if [[ $M == cnn || $M == resnet ]]; then KEPT_MEMORY=1 run_ddp pytorch-ddp-nhwc --nhwc; fi
   return 0
 }
 

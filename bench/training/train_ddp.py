@@ -141,6 +141,11 @@ LANGUAGE_MODEL = Task(lambda model, x, y: model(x),
                       lambda logits, y: (F.cross_entropy(logits.flatten(0, 1), y.flatten()),
                                          None), False)
 MODEL_LOSS = Task(lambda model, x, y: model(x, y)[1], lambda loss, y: (loss, None), False)
+# --nhwc for the ResNet: its images channels-last, as the worker hands them to
+# a convolutional model on the CPU (worker/train/step/model_probe.h).
+CLASSIFICATION_NHWC = Task(
+    lambda model, x, y: model(x.contiguous(memory_format=torch.channels_last)),
+    CLASSIFICATION.loss, True)
 
 
 def batch_loss(model, task, x, y, bf16):
@@ -208,7 +213,7 @@ def example(args):
     elif task.get("kind") == "TASK_KIND_LANGUAGE_MODEL":
         kind = LANGUAGE_MODEL
     else:
-        kind = CLASSIFICATION
+        kind = CLASSIFICATION_NHWC if args.nhwc and args.model == "resnet" else CLASSIFICATION
     return net, train, test, kind, job, per_sample
 
 
@@ -366,7 +371,8 @@ def main():
     p.add_argument("--master", help="with --rank: rank 0's ADDR:PORT")
     p.add_argument("--nhwc", action="store_true",
                    help="CNN: channels-last activations and ReLU after pooling, "
-                        "as Ringleader's worker runs it on CPU")
+                        "as Ringleader's worker runs it on CPU; ResNet: channels-last "
+                        "images, as the worker hands them to a convolutional model")
     args = p.parse_args()
     if args.model in ("resnet", "gpt"):
         if not args.job:

@@ -7,7 +7,9 @@ limit over DDP: the most any implementation of the same arithmetic on the
 same kernels could get over DDP in that configuration (where it is below
 1.5, a 1.5x-DDP target cannot be met there). "rl/nhwc" (CNN) is Ringleader
 over DDP with the CNN written as Ringleader's worker runs it on CPU
-(channels-last, ReLU after pooling) and kept memory: the runtime alone.
+(channels-last, ReLU after pooling) and kept memory: the runtime alone; for
+the ResNet, over DDP with kept memory and channels-last images, as the
+worker hands them to a convolutional model.
 
 For the example workloads (resnet, gpt) a table per workload, in samples/s,
 or tokens/s for the language model: ranks, Ringleader, DDP (the example's
@@ -111,7 +113,7 @@ def example_table(by, conditions, model, precision, keys):
              else "") + "):")
     print(f"{'ranks':>5} {'ringleader':>10} {'ddp':>9} {'rl/ddp':>6} {'(min..max)':>11} "
           f"{'ddp-km':>9} {'rl/km':>6} {'limit':>9} {'rl/lim':>6} {'lim/ddp':>7} "
-          f"{'lim-conc':>9} {'rl/conc':>7}")
+          f"{'lim-conc':>9} {'rl/conc':>7} {'rl/nhwc':>7}")
     for key in keys:
         d = by[key]
         rr = d.ratios("ringleader", "pytorch-ddp")
@@ -125,7 +127,8 @@ def example_table(by, conditions, model, precision, keys):
               f"{fmt(d.ratio('ringleader', 'compute-limit'), '6.2f')} "
               f"{fmt(d.ratio('compute-limit', 'pytorch-ddp'), '7.2f')} "
               f"{fmt(d.rate('compute-limit-concurrent'), '9.0f')} "
-              f"{fmt(d.ratio('ringleader', 'compute-limit-concurrent'), '7.2f')}")
+              f"{fmt(d.ratio('ringleader', 'compute-limit-concurrent'), '7.2f')} "
+              f"{fmt(d.ratio('ringleader', 'pytorch-ddp-nhwc'), '7.2f')}")
     loss_line(by, model, keys)
 
 
