@@ -111,14 +111,6 @@ def test_a_checkpoint_counts_in_the_step_it_started(tmp_path):
     assert sum(p.parts_ms.values()) == pytest.approx(p.step_ms)
 
 
-@pytest.mark.parametrize("content, why", [
-    ("{not json", "invalid JSON"),
-    ("[1, 2]", "no traceEvents"),
-    ('{"traceEvents": [{"ph": "X", "name": "forward", "tid": 1}]}', "integer ts"),
-    ('{"traceEvents": [{"ph": "X", "name": "forward", "tid": 1, "ts": 1, "dur": -4,'
-     ' "pid": 0}]}', "negative duration"),
-    ('{"traceEvents": []}', "no rank"),
-])
 def write_steps(path: pathlib.Path, rank: int, durations_us: List[int]) -> None:
     """A timeline whose forwards start ``durations_us`` apart."""
     events, at = [], 1_000_000
@@ -145,6 +137,14 @@ def test_lockstep_pays_each_steps_slowest_loop(tmp_path):
         step_profile.lockstep_ms([str(a)], skip=10)
 
 
+@pytest.mark.parametrize("content, why", [
+    ("{not json", "invalid JSON"),
+    ("[1, 2]", "no traceEvents"),
+    ('{"traceEvents": [{"ph": "X", "name": "forward", "tid": 1}]}', "integer ts"),
+    ('{"traceEvents": [{"ph": "X", "name": "forward", "tid": 1, "ts": 1, "dur": -4,'
+     ' "pid": 0}]}', "negative duration"),
+    ('{"traceEvents": []}', "no rank"),
+])
 def test_bad_files_say_why(tmp_path, content, why):
     f = tmp_path / "bad.trace.json"
     f.write_text(content)
