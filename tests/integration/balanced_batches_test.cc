@@ -71,11 +71,11 @@ TEST(BalancedBatchesTest, TheRankBesideABusyLoopTakesLessOfEachBatch) {
   auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(4));
   ASSERT_TRUE(done.ok()) << done.status();
   for (auto& loop : busy) loop->Stop();
-  const std::string log0 = ReadFileOrEmpty((*cluster)->dir() + "/worker0.log");
-  const std::string log1 = ReadFileOrEmpty((*cluster)->dir() + "/worker1.log");
+  const std::vector<std::string> logs = (*cluster)->WorkerLogs();
+  ASSERT_EQ(logs.size(), 2u);
   ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message() << "\n"
-                                                    << log0.substr(0, 4000);
-  EXPECT_NE((log0 + log1).find("balanced batches: ranks take"),
+                                                    << logs[0].substr(0, 4000);
+  EXPECT_NE((logs[0] + logs[1]).find("balanced batches: ranks take"),
             std::string::npos)
       << "no split was agreed";
 
@@ -83,8 +83,8 @@ TEST(BalancedBatchesTest, TheRankBesideABusyLoopTakesLessOfEachBatch) {
   std::map<int64_t, std::map<int64_t, std::vector<int64_t>>> steps;
   int64_t samples[2] = {0, 0};
   int w = 0;
-  for (const std::string* log : {&log0, &log1}) {
-    for (const SampleLine& line : ParseSampleLines(*log)) {
+  for (const std::string& log : logs) {
+    for (const SampleLine& line : ParseSampleLines(log)) {
       EXPECT_EQ(line.generation, 1);
       auto& ids = steps[line.epoch][line.step];
       ids.insert(ids.end(), line.ids.begin(), line.ids.end());
@@ -107,11 +107,11 @@ TEST(BalancedBatchesTest, TheRankBesideABusyLoopTakesLessOfEachBatch) {
         << "a sample trained twice in one epoch";
   }
   // What the split came to, for the test log.
-  for (const std::string* log : {&log0, &log1}) {
-    for (size_t at = log->find("balanced batches: ranks take");
+  for (const std::string& log : logs) {
+    for (size_t at = log.find("balanced batches: ranks take");
          at != std::string::npos;
-         at = log->find("balanced batches: ranks take", at + 1)) {
-      std::cout << log->substr(at, log->find('\n', at) - at) << "\n";
+         at = log.find("balanced batches: ranks take", at + 1)) {
+      std::cout << log.substr(at, log.find('\n', at) - at) << "\n";
     }
   }
   std::cout << "samples trained: free CPU " << samples[0]
@@ -120,15 +120,6 @@ TEST(BalancedBatchesTest, TheRankBesideABusyLoopTakesLessOfEachBatch) {
   EXPECT_GT(samples[0], samples[1] + 2 * kBatch)
       << "the worker on the free CPU took " << samples[0]
       << " samples, the one beside the busy loop " << samples[1];
-}
-
-std::vector<std::string> WorkerLogs(Cluster& cluster) {
-  std::vector<std::string> logs;
-  for (size_t w = 0; w < cluster.workers().size(); ++w) {
-    logs.push_back(ReadFileOrEmpty(cluster.log_dir() + "/worker" +
-                                   std::to_string(w) + ".log"));
-  }
-  return logs;
 }
 
 // Three ranks on two CPUs (two of them sharing one) agree on an uneven split;
@@ -167,7 +158,7 @@ TEST(BalancedBatchesTest, ARankKilledWhileTheSplitIsUnevenLosesNoSample) {
   // The first split agreed, and the batch it applies from.
   int64_t from_batch = -1;
   ASSERT_TRUE(Eventually([&] {
-    for (const std::string& log : WorkerLogs(**cluster)) {
+    for (const std::string& log : (*cluster)->WorkerLogs()) {
       const size_t at = log.find("balanced batches: ranks take");
       const size_t from = log.find(" from batch ", at);
       if (at == std::string::npos || from == std::string::npos) continue;
@@ -186,7 +177,7 @@ TEST(BalancedBatchesTest, ARankKilledWhileTheSplitIsUnevenLosesNoSample) {
   (*cluster)->workers()[2]->Kill(SIGKILL);
   auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(5));
   ASSERT_TRUE(done.ok()) << done.status();
-  const std::vector<std::string> logs = WorkerLogs(**cluster);
+  const std::vector<std::string> logs = (*cluster)->WorkerLogs();
   ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message() << "\n"
                                                     << logs[0].substr(0, 4000);
   EXPECT_EQ(done->restarts(), 1) << "the kill came after the job's end";

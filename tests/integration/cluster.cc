@@ -129,6 +129,15 @@ absl::StatusOr<Subprocess*> Cluster::StartWorker(
   return workers_.back().get();
 }
 
+std::vector<std::string> Cluster::WorkerLogs() const {
+  std::vector<std::string> logs;
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    logs.push_back(
+        ReadFileOrEmpty(absl::StrCat(options_.log_dir, "/worker", w, ".log")));
+  }
+  return logs;
+}
+
 absl::Status Cluster::StartWorkers(int n,
                                    const std::vector<std::string>& flags) {
   for (int i = 0; i < n; ++i) {

@@ -68,6 +68,9 @@ class Cluster {
   const std::string& log_dir() const { return options_.log_dir; }
   v1::UserService::Stub& users() { return *users_; }
   std::vector<std::unique_ptr<Subprocess>>& workers() { return workers_; }
+  // What each worker started here has logged so far, in start order (its
+  // log_dir()/worker<N>.log; empty where nothing was written yet).
+  std::vector<std::string> WorkerLogs() const;
 
   absl::StatusOr<std::string> Submit(const v1::JobSpec& spec);
   absl::StatusOr<v1::Job> Get(const std::string& job_id);

@@ -48,15 +48,6 @@ v1::JobSpec MemoryJobSpec(const std::string& name) {
   return s;
 }
 
-std::vector<std::string> WorkerLogs(Cluster& cluster) {
-  std::vector<std::string> logs;
-  for (size_t w = 0; w < cluster.workers().size(); ++w) {
-    logs.push_back(ReadFileOrEmpty(cluster.log_dir() + "/worker" +
-                                   std::to_string(w) + ".log"));
-  }
-  return logs;
-}
-
 // Every sample of every epoch once, over all the job's generations.
 // `padded`: how many an epoch may repeat. A world size that grows mid-epoch
 // pads the rest of the epoch to a multiple of the new size, as
@@ -143,7 +134,7 @@ TEST_F(MemoryRecoveryTest, ARankAStepBehindIsBroughtToTheNewestStep) {
   }
   auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(5));
   ASSERT_TRUE(done.ok()) << done.status();
-  const std::vector<std::string> logs = WorkerLogs(**cluster);
+  const std::vector<std::string> logs = (*cluster)->WorkerLogs();
   ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message() << "\n"
                                                     << logs[0].substr(0, 4000);
   EXPECT_EQ(done->restarts(), 1);
@@ -226,7 +217,7 @@ TEST_F(MemoryRecoveryTest, AReplacementReceivesTheStateFromALivePeer) {
   ASSERT_TRUE((*cluster)->StartWorker(flags).ok());
   auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(5));
   ASSERT_TRUE(done.ok()) << done.status();
-  const std::vector<std::string> logs = WorkerLogs(**cluster);
+  const std::vector<std::string> logs = (*cluster)->WorkerLogs();
   ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message() << "\n"
                                                     << logs[3].substr(0, 4000);
   EXPECT_EQ(done->restarts(), 1)
@@ -288,7 +279,7 @@ TEST_F(MemoryRecoveryTest, ANewcomerJoinsAtOnceWithoutACheckpoint) {
   ASSERT_TRUE((*cluster)->StartWorker(flags).ok());
   auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(5));
   ASSERT_TRUE(done.ok()) << done.status();
-  const std::vector<std::string> logs = WorkerLogs(**cluster);
+  const std::vector<std::string> logs = (*cluster)->WorkerLogs();
   ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message() << "\n"
                                                     << logs[2].substr(0, 4000);
   // A scale-up, not a restart, and no checkpoint to wait for.
@@ -373,7 +364,7 @@ TEST_F(MemoryRecoveryTest,
   (*cluster)->workers()[killed]->Kill(SIGKILL);
   auto done = (*cluster)->WaitForEnd(*job, absl::Minutes(5));
   ASSERT_TRUE(done.ok()) << done.status();
-  const std::vector<std::string> logs = WorkerLogs(**cluster);
+  const std::vector<std::string> logs = (*cluster)->WorkerLogs();
   ASSERT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message() << "\n"
                                                     << logs[3].substr(0, 4000);
   EXPECT_EQ(done->restarts(), 2);  // The kill and the spare's exit.
