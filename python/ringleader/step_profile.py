@@ -208,16 +208,23 @@ def profile_job(paths: Sequence[str], skip: int = 5) -> List[RankProfile]:
     return [_profile_spans(path, rank, spans, skip, last) for path, rank, spans in loaded]
 
 
-def _profile_spans(path: str, rank: int, spans: List[Span], skip: int,
-                   last_arrival: Optional[Dict[int, int]]) -> RankProfile:
+def _step_durations_us(path: str, starts: List[int], skip: int) -> List[int]:
+    """The steps' durations (us) after the first ``skip``, from the starts
+    of their forwards (the last step has no next forward); ValueError when
+    ``skip`` is negative or leaves no step."""
     if skip < 0:
         raise ValueError(f"skip must be >= 0, got {skip}")
-    starts = _step_starts(spans)
     if len(starts) < skip + 2:
         raise ValueError(f"{path}: {len(starts)} steps recorded; at least {skip + 2} "
                          f"are needed to skip {skip} and average one (timeline_steps)")
+    return [starts[i + 1] - starts[i] for i in range(skip, len(starts) - 1)]
+
+
+def _profile_spans(path: str, rank: int, spans: List[Span], skip: int,
+                   last_arrival: Optional[Dict[int, int]]) -> RankProfile:
+    starts = _step_starts(spans)
+    durations = _step_durations_us(path, starts, skip)
     per_step = _part_sums(spans, starts, skip, last_arrival)
-    durations = [(starts[i + 1] - starts[i]) for i in range(skip, len(starts) - 1)]
     n = len(durations)
     parts_ms: Dict[str, float] = {}
     for part in PARTS:
@@ -237,11 +244,7 @@ def step_durations_ms(path: str, skip: int = 5) -> List[float]:
     first ``skip`` (the last step, which has no next forward, left out).
     Raises ValueError as ``profile_rank``."""
     _, spans = load_spans(path)
-    starts = _step_starts(spans)
-    if skip < 0 or len(starts) < skip + 2:
-        raise ValueError(f"{path}: {len(starts)} steps recorded; at least {skip + 2} "
-                         f"are needed to skip {skip} (and skip must be >= 0)")
-    return [(starts[i + 1] - starts[i]) / 1000.0 for i in range(skip, len(starts) - 1)]
+    return [d / 1000.0 for d in _step_durations_us(path, _step_starts(spans), skip)]
 
 
 def lockstep_ms(paths: Sequence[str], skip: int = 5) -> float:
