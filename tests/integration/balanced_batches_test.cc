@@ -31,6 +31,26 @@ constexpr int kBatch = 32;
 constexpr int kTrain = 4096;  // 64 steps of 2 x 32 an epoch.
 constexpr int kEpochs = 2;
 
+// epoch -> step -> the samples both ranks trained on: kEpochs epochs, each
+// step 2 * kBatch samples whatever the split, every sample once an epoch.
+void ExpectEachStepOnTheEvenSplitsSamples(
+    const std::map<int64_t, std::map<int64_t, std::vector<int64_t>>>& steps) {
+  ASSERT_EQ(steps.size(), static_cast<size_t>(kEpochs));
+  for (const auto& [epoch, by_step] : steps) {
+    SCOPED_TRACE(absl::StrCat("epoch ", epoch));
+    EXPECT_EQ(by_step.size(), static_cast<size_t>(kTrain / (2 * kBatch)));
+    std::multiset<int64_t> seen;
+    for (const auto& [step, ids] : by_step) {
+      EXPECT_EQ(ids.size(), static_cast<size_t>(2 * kBatch)) << "step " << step;
+      seen.insert(ids.begin(), ids.end());
+    }
+    EXPECT_EQ(seen.size(), static_cast<size_t>(kTrain));
+    EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()).size(),
+              static_cast<size_t>(kTrain))
+        << "a sample trained twice in one epoch";
+  }
+}
+
 TEST(BalancedBatchesTest, TheRankBesideABusyLoopTakesLessOfEachBatch) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
     GTEST_SKIP() << "needs 2 CPUs: one free, one shared with a busy loop";
@@ -92,20 +112,7 @@ TEST(BalancedBatchesTest, TheRankBesideABusyLoopTakesLessOfEachBatch) {
     }
     ++w;
   }
-  ASSERT_EQ(steps.size(), static_cast<size_t>(kEpochs));
-  for (const auto& [epoch, by_step] : steps) {
-    SCOPED_TRACE(absl::StrCat("epoch ", epoch));
-    EXPECT_EQ(by_step.size(), static_cast<size_t>(kTrain / (2 * kBatch)));
-    std::multiset<int64_t> seen;
-    for (const auto& [step, ids] : by_step) {
-      EXPECT_EQ(ids.size(), static_cast<size_t>(2 * kBatch)) << "step " << step;
-      seen.insert(ids.begin(), ids.end());
-    }
-    EXPECT_EQ(seen.size(), static_cast<size_t>(kTrain));
-    EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()).size(),
-              static_cast<size_t>(kTrain))
-        << "a sample trained twice in one epoch";
-  }
+  ExpectEachStepOnTheEvenSplitsSamples(steps);
   // What the split came to, for the test log.
   for (const std::string& log : logs) {
     for (size_t at = log.find("balanced batches: ranks take");
@@ -120,6 +127,20 @@ TEST(BalancedBatchesTest, TheRankBesideABusyLoopTakesLessOfEachBatch) {
   EXPECT_GT(samples[0], samples[1] + 2 * kBatch)
       << "the worker on the free CPU took " << samples[0]
       << " samples, the one beside the busy loop " << samples[1];
+}
+
+// Whether a worker has logged the first split agreed; if so, the batch it
+// applies from, in `from_batch`.
+bool FirstSplitFrom(const Cluster& cluster, int64_t* from_batch) {
+  for (const std::string& log : cluster.WorkerLogs()) {
+    const size_t at = log.find("balanced batches: ranks take");
+    const size_t from = log.find(" from batch ", at);
+    if (at == std::string::npos || from == std::string::npos) continue;
+    return absl::SimpleAtoi(
+        log.substr(from + 12, log.find(' ', from + 12) - from - 12),
+        from_batch);
+  }
+  return false;
 }
 
 // Three ranks on two CPUs (two of them sharing one) agree on an uneven split;
@@ -155,18 +176,9 @@ TEST(BalancedBatchesTest, ARankKilledWhileTheSplitIsUnevenLosesNoSample) {
       absl::Minutes(3));
   ASSERT_TRUE(running.ok()) << running.status();
   ASSERT_EQ(running->world_size(), 3) << running->message();
-  // The first split agreed, and the batch it applies from.
   int64_t from_batch = -1;
   ASSERT_TRUE(Eventually([&] {
-    for (const std::string& log : (*cluster)->WorkerLogs()) {
-      const size_t at = log.find("balanced batches: ranks take");
-      const size_t from = log.find(" from batch ", at);
-      if (at == std::string::npos || from == std::string::npos) continue;
-      return absl::SimpleAtoi(
-          log.substr(from + 12, log.find(' ', from + 12) - from - 12),
-          &from_batch);
-    }
-    return false;
+    return FirstSplitFrom(**cluster, &from_batch);
   })) << "no split was agreed";
   // Ten steps into the uneven split (epoch 0: batch = step).
   running = (*cluster)->WaitUntil(
