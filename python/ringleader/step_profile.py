@@ -18,7 +18,9 @@ span that starts inside a step counts toward it, by its kind; what no span
 covers (building progress reports, the loop itself, allocator work between
 spans) is ``other``, so the parts add up to the step exactly. The first
 ``skip`` steps (warm-up: allocator growth, first-touch of the buffers) and
-the last (it has no next forward) are left out. ``allreduce_wait`` is the
+the last (it has no next forward) are left out; or, with ``steps=(first,
+last)``, exactly the optimizer steps numbered first to last (each span's
+``args.step``), e.g. the window a throughput figure was measured over. ``allreduce_wait`` is the
 all-reduce that backward did not hide (the *exposed* all-reduce); the
 communication track gives the whole all-reduce time besides, so the overlap
 shows. Given the timelines of several ranks of one job (``profile_job``), the
@@ -131,9 +133,29 @@ def load_spans(path: str) -> Tuple[int, List[Span]]:
     return rank, spans
 
 
+Window = Tuple[int, int]  # Optimizer steps first..last, inclusive.
+
+
 def _step_starts(spans: List[Span]) -> List[int]:
     return sorted(s.start_us for s in spans
                   if s.tid == COMPUTE_TID and s.name == "forward")
+
+
+def _window_starts(path: str, spans: List[Span], window: Window) -> List[int]:
+    """The forwards' starts of steps first..last+1 (the next forward ends
+    step last); ValueError when the timeline lacks one of them."""
+    first, last = window
+    if not 1 <= first <= last:
+        raise ValueError(f"steps {first}:{last}: need 1 <= first <= last")
+    by_step = {s.step: s.start_us for s in spans
+               if s.tid == COMPUTE_TID and s.name == "forward"}
+    missing = [k for k in range(first, last + 2) if k not in by_step]
+    if missing:
+        held = f"{min(by_step)}..{max(by_step)}" if by_step else "none"
+        raise ValueError(f"{path}: steps {first}:{last} need the forwards of steps "
+                         f"{first}..{last + 1}; the timeline holds {held} and lacks "
+                         f"{missing[0]} (timeline_steps)")
+    return [by_step[k] for k in range(first, last + 2)]
 
 
 def _part_sums(spans: List[Span], starts: List[int], first: int,
@@ -175,25 +197,29 @@ def _allreduce_per_step(spans: List[Span], begin: int, end: int, steps: int) -> 
 
 
 def profile_rank(path: str, skip: int = 5,
-                 last_arrival: Optional[Dict[int, int]] = None) -> RankProfile:
+                 last_arrival: Optional[Dict[int, int]] = None,
+                 steps: Optional[Window] = None) -> RankProfile:
     """The mean step of the rank whose timeline is ``path``.
 
     Raises ValueError when the file is not a timeline or holds fewer than
-    ``skip + 2`` steps (too few to average after the warm-up).
-    ``last_arrival`` splits ``peer_wait`` out (see ``profile_job``).
+    ``skip + 2`` steps (too few to average after the warm-up). ``steps``:
+    the optimizer steps (first, last) to average, in place of ``skip``;
+    ValueError when the timeline lacks one. ``last_arrival`` splits
+    ``peer_wait`` out (see ``profile_job``).
     """
     rank, spans = load_spans(path)
-    return _profile_spans(path, rank, spans, skip, last_arrival)
+    return _profile_spans(path, rank, spans, skip, last_arrival, steps)
 
 
-def profile_job(paths: Sequence[str], skip: int = 5) -> List[RankProfile]:
+def profile_job(paths: Sequence[str], skip: int = 5,
+                steps: Optional[Window] = None) -> List[RankProfile]:
     """The mean step of each rank of one job, from its ranks' timelines.
 
     With two or more ranks, each rank's wait for a step's all-reduce is split
     into ``peer_wait`` (until the last rank began its own wait) and
     ``exposed_allreduce`` (the rest). Steps that some rank's timeline lacks
-    are not split. Raises ValueError as ``profile_rank``, and when two files
-    hold the same rank.
+    are not split. ``steps`` as ``profile_rank``'s. Raises ValueError as
+    ``profile_rank``, and when two files hold the same rank.
     """
     loaded = [(path, *load_spans(path)) for path in paths]
     ranks = [rank for _, rank, _ in loaded]
@@ -205,7 +231,8 @@ def profile_job(paths: Sequence[str], skip: int = 5) -> List[RankProfile]:
         per_rank = [_arrivals(spans) for _, _, spans in loaded]
         common = set.intersection(*(set(a) for a in per_rank))
         last = {step: max(a[step] for a in per_rank) for step in common}
-    return [_profile_spans(path, rank, spans, skip, last) for path, rank, spans in loaded]
+    return [_profile_spans(path, rank, spans, skip, last, steps)
+            for path, rank, spans in loaded]
 
 
 def _step_durations_us(path: str, starts: List[int], skip: int) -> List[int]:
@@ -221,8 +248,12 @@ def _step_durations_us(path: str, starts: List[int], skip: int) -> List[int]:
 
 
 def _profile_spans(path: str, rank: int, spans: List[Span], skip: int,
-                   last_arrival: Optional[Dict[int, int]]) -> RankProfile:
-    starts = _step_starts(spans)
+                   last_arrival: Optional[Dict[int, int]],
+                   window: Optional[Window] = None) -> RankProfile:
+    if window is None:
+        starts = _step_starts(spans)
+    else:
+        starts, skip = _window_starts(path, spans, window), 0
     durations = _step_durations_us(path, starts, skip)
     per_step = _part_sums(spans, starts, skip, last_arrival)
     n = len(durations)
@@ -312,6 +343,16 @@ def format_profiles(profiles: List[RankProfile], limit_ms: Optional[float] = Non
     return "\n".join(lines)
 
 
+def _window_arg(text: str) -> Window:
+    first, sep, last = text.partition(":")
+    try:
+        if sep:
+            return int(first), int(last)
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"{text!r}: want FIRST:LAST, two step numbers")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python3 -m ringleader.step_profile",
@@ -319,12 +360,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     "from the timeline files of a job run with timeline_dir.")
     parser.add_argument("paths", nargs="+", help="timeline files, or directories")
     parser.add_argument("--job", help="only this job's files in a directory")
-    parser.add_argument("--skip", type=int, default=5, help="warm-up steps left out")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--skip", type=int, default=5, help="warm-up steps left out")
+    which.add_argument("--steps", metavar="FIRST:LAST", type=_window_arg,
+                       help="average exactly the optimizer steps FIRST to LAST")
     parser.add_argument("--limit-ms", type=float, help="the compute limit's step time")
     parser.add_argument("--json", action="store_true", help="one JSON object per rank")
     args = parser.parse_args(argv)
     try:
-        profiles = profile_job(timeline_files(args.paths, args.job), args.skip)
+        profiles = profile_job(timeline_files(args.paths, args.job), args.skip, args.steps)
     except (OSError, ValueError) as e:
         print(f"step_profile: {e}", file=sys.stderr)
         return 2

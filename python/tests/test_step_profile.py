@@ -152,6 +152,32 @@ def test_bad_files_say_why(tmp_path, content, why):
         step_profile.profile_rank(str(f))
 
 
+def test_a_window_of_steps_averages_exactly_those(tmp_path):
+    # Step 6 ends 1 ms late (every span of steps 7 on starts 1 ms later).
+    f = tmp_path / "job-rank0.trace.json"
+    write_timeline(f, 0, steps=12)
+    doc = json.loads(f.read_text())
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and e["args"].get("step", 0) >= 7:
+            e["ts"] += 1000
+    f.write_text(json.dumps(doc))
+    p = step_profile.profile_rank(str(f), steps=(3, 6))
+    assert p.steps == 4
+    assert p.step_ms == pytest.approx((3 * 1.1 + 2.1) / 4)
+    assert p.parts_ms[OTHER] == pytest.approx(0.1 + 1.0 / 4)
+    assert p.allreduce_ms == pytest.approx(0.2)
+    assert step_profile.profile_rank(str(f), steps=(7, 10)).step_ms == pytest.approx(1.1)
+    with pytest.raises(ValueError, match="lacks 13"):
+        step_profile.profile_rank(str(f), steps=(5, 12))
+    with pytest.raises(ValueError, match="need 1 <= first <= last"):
+        step_profile.profile_rank(str(f), steps=(6, 5))
+    assert step_profile.main([str(f), "--steps", "3:6", "--json"]) == 0
+    with pytest.raises(SystemExit):
+        step_profile.main([str(f), "--steps", "3-6"])
+    with pytest.raises(SystemExit):
+        step_profile.main([str(f), "--steps", "3:6", "--skip", "2"])
+
+
 def test_too_few_steps_and_a_bad_skip(tmp_path):
     f = tmp_path / "job-rank0.trace.json"
     write_timeline(f, 0, steps=3)
