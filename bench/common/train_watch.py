@@ -5,8 +5,13 @@ second, each rank's from its own progress reports in the first epoch (step 20
 or later) and the coordinator's receive times of them. (Pairing the job's
 step, the minimum over ranks, with the newest report time of any rank made a
 rank that had already reported a later step stretch the window: up to 20%
-low at 4 ms steps.) seconds_to_85: from the job entering RUNNING to the
-coordinator holding the first epoch evaluation at or above 85% test accuracy.
+low at 4 ms steps.) window_steps: the slowest rank's first and last
+reported steps used, so a profile of the timelines can average the same
+steps (`ringleader.step_profile --steps FIRST+1:LAST`: `ringctl watch` shows
+a report every few tens of ms, and the MLP's steps 21 to the end came out
+2% off its steps 71 to 400). seconds_to_85: from the job entering RUNNING
+to the coordinator holding the first epoch evaluation at or above 85% test
+accuracy.
 tokens_per_s: samples/s times TOKENS_PER_SAMPLE (a language model's block
 size), when given and above 1. REPEAT numbers the benchmark's repeat (1).
     train_watch.py WATCH.jsonl IMPL MODEL WORLD GLOBAL_BATCH [TOKENS_PER_SAMPLE [REPEAT]]
@@ -30,7 +35,11 @@ def main(path, impl, model, world, gb, tokens_per_sample=1, repeat=1):
         if state == "JOB_STATE_RUNNING":
             for r in p.get("ranks", []):
                 step, epoch = int(r.get("step", 0)), int(r.get("epoch", 0))
-                if epoch == 0 and step >= 20 and not r.get("finished"):
+                total = int(r.get("totalSteps", 0))
+                # Not the job's last step: it has no next step to bound it
+                # in a timeline.
+                if (epoch == 0 and step >= 20 and not r.get("finished")
+                        and (not total or step < total)):
                     per_rank.setdefault(int(r.get("rank", 0)), {})[step] = \
                         int(r.get("reportTimeMs", 0))
         evals = p.get("evaluations", evals)
@@ -39,8 +48,8 @@ def main(path, impl, model, world, gb, tokens_per_sample=1, repeat=1):
     for reports in per_rank.values():
         (s0, t0), (s1, t1) = min(reports.items()), max(reports.items())
         if s1 > s0 and t1 > t0:
-            rates.append((s1 - s0) * gb / ((t1 - t0) / 1000.0))
-    rate = min(rates) if len(rates) == world else 0.0
+            rates.append(((s1 - s0) * gb / ((t1 - t0) / 1000.0), [s0, s1]))
+    rate, window = min(rates) if len(rates) == world else (0.0, None)
     points = sum(len(r) for r in per_rank.values())
     accs = [e.get("testAccuracy", 0.0) for e in evals]
     losses = [m.get("value") for e in evals for m in e.get("metrics", [])
@@ -54,6 +63,8 @@ def main(path, impl, model, world, gb, tokens_per_sample=1, repeat=1):
            "global_batch": gb, "samples_per_s": rate,
            "test_accuracy": accs, "seconds_to_85": to_85,
            "final_state": state, "reports": points, "repeat": repeat}
+    if window:
+        out["window_steps"] = window
     if losses:
         out["test_loss"] = losses
     if train_loss is not None:

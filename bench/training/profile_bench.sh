@@ -6,14 +6,18 @@
 #   - a real Ringleader job (coordinator, --threads=1 workers, shared memory)
 #     of one epoch with every rank's timeline (JobSpec.timeline_dir), its
 #     measured step from its progress reports (train_watch.py: the global
-#     batch over samples/s, steps 20 and later of the epoch), and its mean
-#     step split into parts by ringleader.step_profile (same steps);
+#     batch over samples/s, from the first report at step 20 or later that
+#     `ringctl watch` showed to the last), and its mean step split into parts
+#     by ringleader.step_profile over exactly those steps (--steps);
 #   - the compute limit (ringleader-compute-limit: the worker's step with no
 #     communication) at the same per-rank batch, with its own timeline: one
 #     loop for 1 rank, two loops side by side for 2 ranks (the concurrent
 #     limit), quiet loops only, split the same way.
-# The gap between the job's step and the limit's is then attributed part by
-# part (bench/training/profile_summary.py prints the tables).
+# The limit runs before and after the job (its lines tagged phase 0 and 1),
+# and the tables take the mean of the two: a VM whose step drifts by 20%
+# within the hour moved a limit run after the job alone by up to 5% at one
+# rank. The gap between the job's step and the limit's is then attributed
+# part by part (bench/training/profile_summary.py prints the tables).
 #   bench/training/profile_bench.sh [MODELS] [WORLDS] [PRECISIONS]
 # Defaults: "mlp cnn resnet gpt", "1 2", "fp32 bf16"; REPEATS (default 3)
 # runs everything again, interleaved (the tables take medians); RECIPE (default 1) gives resnet and gpt their
@@ -94,24 +98,30 @@ spec() {
 # cpu_ticks PID: the process's user and system CPU so far, in clock ticks.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# profile IMPL MEASURED_STEP_MS FILES...: one JSON line per rank of one job
+# profile IMPL MEASURED_STEP_MS FILES...: one JSON line per rank of one job,
+# over the steps $WINDOW (FIRST:LAST) when set, else after the first $SKIP
 # (with $COORD_SHARE, the coordinator's share of the host during it, and
-# $LOCKSTEP_MS, the limit loops' lockstep step).
+# $LOCKSTEP_MS, the limit loops' lockstep step, and $PHASE, the limit's run
+# before or after the job).
 profile() {
   local impl="$1" measured="$2"; shift 2
-  "$PY" -m ringleader.step_profile --skip "$SKIP" --json "$@" | "$PY" -c '
+  local steps=(--skip "$SKIP")
+  [[ -n ${WINDOW:-} ]] && steps=(--steps "$WINDOW")
+  "$PY" -m ringleader.step_profile "${steps[@]}" --json "$@" | "$PY" -c '
 import json, sys
-impl, m, p, w, rep, measured, share, lock = sys.argv[1:9]
+impl, m, p, w, rep, measured, share, lock, phase = sys.argv[1:10]
 for line in sys.stdin:
     r = json.loads(line)
     r.update(impl=impl, model=m, precision=p, world=int(w), repeat=int(rep),
              measured_step_ms=float(measured) if measured else None)
+    if phase:
+        r["phase"] = int(phase)
     if share:
         r["coordinator_cpu_share"] = float(share)
     if lock:
         r["lockstep_ms"] = float(lock)
     print(json.dumps(r))' "$impl" "$M" "$P" "$W" "$REP" "$measured" "${COORD_SHARE:-}" \
-    "${LOCKSTEP_MS:-}" >> "$OUT"
+    "${LOCKSTEP_MS:-}" "${PHASE:-}" >> "$OUT"
 }
 
 # run_ringleader: the job, its measured step and its profile.
@@ -128,20 +138,23 @@ ticks, ns, cores = int(sys.argv[1]), int(sys.argv[2]), os.cpu_count()
 print(ticks / os.sysconf("SC_CLK_TCK") / (ns / 1e9) / cores)' \
     $(($(cpu_ticks "$COORD") - cpu0)) $(($(date +%s%N) - t0)))
   watch=$("$PY" bench/common/train_watch.py "$RUN/watch.jsonl" "$IMPL" "$M" "$W" $((B * W)))
-  local step_ms
-  step_ms=$("$PY" -c 'import json, sys
+  local step_ms window
+  read -r step_ms window < <("$PY" -c 'import json, sys
 r = json.loads(sys.argv[1]); gb = int(sys.argv[2])
 if r["final_state"] != "JOB_STATE_SUCCEEDED" or not r["samples_per_s"]:
     sys.exit("the job ended " + r["final_state"])
-print(1000.0 * gb / r["samples_per_s"])' "$watch" $((B * W))) ||
-    { echo "$M $P x$W: the job failed (see $RUN)" >&2; return 0; }
-  profile "$IMPL" "$step_ms" "$tl/$JOB"-rank*.trace.json
+# Reports at steps s0 and s1 bound steps s0+1 to s1.
+s0, s1 = r["window_steps"]
+print(1000.0 * gb / r["samples_per_s"], f"{s0 + 1}:{s1}")' "$watch" $((B * W))) ||
+    true
+  [[ -n $window ]] || { echo "$M $P x$W: the job failed (see $RUN)" >&2; return 0; }
+  WINDOW="$window" profile "$IMPL" "$step_ms" "$tl/$JOB"-rank*.trace.json
 }
 
-# run_limit: the compute limit, W loops side by side, quiet loops only, on
-# the CPUs the job's ranks had.
+# run_limit PHASE: the compute limit, W loops side by side, quiet loops
+# only, on the CPUs the job's ranks had; PHASE 0 before the job, 1 after.
 run_limit() {
-  local i
+  local i PHASE="$1"
   spec "$RUN/limit.textproto" 1 "$RUN/unused"
   limit_loops "$W" "$RUN/limit.textproto" "$RUN/limit" --warmup="$SKIP" \
     --steps="$LIMIT_STEPS" --rounds=1 --report_loops=false \
@@ -192,6 +205,7 @@ for REP in $(seq "$REPEATS"); do
           NEIGHBOUR=$!
         fi
         RUN="$base"
+        [[ -n ${NO_LIMIT:-} ]] || run_limit 0
         if [[ -n ${COMPARE_WORKER:-}${COMPARE_SUBMIT_FLAGS:-} ]]; then
           # The other worker too, first on odd repeats, second on even ones.
           local_order=(this other); ((REP % 2)) || local_order=(other this)
@@ -208,7 +222,7 @@ for REP in $(seq "$REPEATS"); do
         else
           run_ringleader
         fi
-        [[ -n ${NO_LIMIT:-} ]] || run_limit
+        [[ -n ${NO_LIMIT:-} ]] || run_limit 1
         [[ -z $NEIGHBOUR ]] || { kill "$NEIGHBOUR"; wait "$NEIGHBOUR" 2>/dev/null || true; }
         kill "$COORD" 2>/dev/null; wait "$COORD" 2>/dev/null || true
       done

@@ -10,6 +10,8 @@ over the repeats (with the spread, min..max, of the shares):
   epoch against it (the breakdown must add up within 2%);
 - conc: the concurrent compute limit's step (one loop per rank side by side,
   their summed rate: the harmonic mean of the loops' steps) and conc/step;
+  with the limit run before and after the job (phase 0 and 1), each limit
+  figure is the mean of the two runs';
 - sync: the synchronous limit, the slowest loop's step: what a step that
   waits for every rank can reach where the cores run at different speeds,
   and sync/step;
@@ -57,17 +59,30 @@ def mean_parts(lines):
     return {p: statistics.mean(r["parts_ms"].get(p, 0.0) for r in lines) for p in PARTS}
 
 
+def limit_figures(limit):
+    """(conc, sync, lock) of the limit's loops: per run of them (a phase:
+    before the job, after it; older results have one), then the mean over
+    the runs, so the job is held against the limit around it."""
+    phases = defaultdict(list)
+    for r in limit:
+        phases[r.get("phase", 0)].append(r)
+    concs, syncs, locks = [], [], []
+    for loops in phases.values():
+        steps = [r["measured_step_ms"] for r in loops]
+        concs.append(len(steps) / sum(1.0 / s for s in steps))
+        syncs.append(max(steps))
+        # The lockstep limit, on the loops' timelines (as the job's timeline
+        # step relates to its measured one); older results lack it.
+        locks.append(loops[0].get("lockstep_ms", max(steps)))
+    return statistics.mean(concs), statistics.mean(syncs), statistics.mean(locks)
+
+
 def repeat_figures(job, limit):
     """One repeat's figures, or None when a side is missing."""
     if not job or not limit:
         return None
     measured = job[0]["measured_step_ms"]
-    loops = [r["measured_step_ms"] for r in limit]
-    conc = len(loops) / sum(1.0 / s for s in loops)
-    sync = max(loops)
-    # The lockstep limit, on the loops' timelines (as the job's timeline step
-    # relates to its measured one); older results lack it.
-    lock = limit[0].get("lockstep_ms", sync)
+    conc, sync, lock = limit_figures(limit)
     jp, lp = mean_parts(job), mean_parts(limit)
     timeline = statistics.mean(r["step_ms"] for r in job)
     return {"step": measured, "timeline": timeline, "err": timeline / measured - 1.0,
