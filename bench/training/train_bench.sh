@@ -41,6 +41,14 @@
 # bf16" runs every implementation in each precision within a configuration,
 # side by side. Either tags every line with its precision; the tables are per
 # precision.
+# Order and pinning: within a configuration DDP runs after Ringleader and its
+# limits on odd repeats and before them on even ones, so a machine that
+# drifts over minutes favours neither side. PIN_CPUS=1 pins Ringleader's
+# rank r, the r-th limit loop and DDP's rank r alike to CPU r-1 (this VM's
+# two vCPUs ran up to 2x apart; unpinned, the scheduler moves ranks between
+# them differently from run to run). DDPS picks the DDP runs (default
+# "plain kept nhwc": as a user runs it, with kept memory, and channels-last
+# for the CNN and the ResNet).
 #   bench/training/train_bench.sh [MODELS] [WORLDS] [BATCHES]
 # Defaults: MODELS "mlp cnn resnet gpt" (or $MODELS); WORLDS "1 2 3" for mlp
 # and cnn, "1 2" for resnet and gpt; BATCHES "128 512" for mlp and cnn, the
@@ -67,6 +75,10 @@ TMP="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n "${KEEP_TMP:-}" ]] || rm -rf "$TMP"' EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 CORES=$(getconf _NPROCESSORS_ONLN)  # nproc would obey OMP_NUM_THREADS
+DDPS="${DDPS:-plain kept nhwc}"
+if [[ ${PIN_CPUS:-} == 1 ]]; then
+  export WORKER_CPUS="$(seq -s ' ' 0 $((CORES - 1)))"
+fi
 P=default  # the precision being run (run_config)
 
 # write_spec FILE ARCH EPOCHS BATCH WORKERS TRANSPORT
@@ -100,9 +112,11 @@ run_ddp() {
     malloc=(MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824)
   local job=()
   [[ $M == resnet || $M == gpt ]] && job=(--job "$RUN/job-auto.textproto")
+  local pin=()
+  [[ -n ${WORKER_CPUS:-} ]] && pin=(--cpus "${WORKER_CPUS// /,}")
   env "${malloc[@]}" timeout 600 "$PY" bench/training/train_ddp.py --model "$M" \
     --world "$W" --global_batch "$GB" --epochs "$EPOCHS" --impl "$impl" \
-    --repeat "$REP" "${job[@]}" "$@" | tagged >> "$OUT" ||
+    --repeat "$REP" "${job[@]}" "${pin[@]}" "$@" | tagged >> "$OUT" ||
     echo "$impl $M $GB $W $P: failed or timed out" >&2
 }
 
@@ -206,12 +220,22 @@ run_limits() {
 # job file Ringleader ran ($RUN/job-auto.textproto).
 run_ddps() {
   say "pytorch ddp"
-  run_ddp pytorch-ddp
-  KEPT_MEMORY=1 run_ddp pytorch-ddp-kept-memory
+  [[ " $DDPS " == *" plain "* ]] && run_ddp pytorch-ddp
+  [[ " $DDPS " == *" kept "* ]] && KEPT_MEMORY=1 run_ddp pytorch-ddp-kept-memory
   # PyTorch with the CNN written as Ringleader runs it (channels-last, ReLU
   # after pooling) and kept memory: what is left is the runtime.
-  if [[ $M == cnn || $M == resnet ]]; then KEPT_MEMORY=1 run_ddp pytorch-ddp-nhwc --nhwc; fi
+  if [[ " $DDPS " == *" nhwc "* && ($M == cnn || $M == resnet) ]]; then
+    KEPT_MEMORY=1 run_ddp pytorch-ddp-nhwc --nhwc
+  fi
   return 0
+}
+
+# run_all_ddps: run_ddps in each of $M_PRECISIONS, each in its directory.
+run_all_ddps() {
+  for P in $M_PRECISIONS; do
+    RUN="$base/$P"
+    run_ddps
+  done
 }
 
 # run_config: every implementation for configuration ($M, $GB, $W), once in
@@ -221,18 +245,23 @@ run_config() {
   lines=$(wc -l < "$OUT")
   conditions
   B=$((GB / W))
-  base="$TMP/$M-$GB-$W-$REP"; mkdir -p "$base"
+  base="$TMP/$M-$GB-$W-$REP"
+  for P in $M_PRECISIONS; do mkdir -p "$base/$P"; done
+  # DDP reads the job file Ringleader ran: written first either way.
+  if [[ -n $EXAMPLE ]]; then
+    for P in $M_PRECISIONS; do
+      example_spec "$base/$P/job-auto.textproto" "$W" "$B" auto "$(precision_arg)"
+    done
+  fi
+  ((REP % 2)) || run_all_ddps
   start_coordinator "$base"
   for P in $M_PRECISIONS; do
-    RUN="$base/$P"; mkdir -p "$RUN"
+    RUN="$base/$P"
     run_ringleader
     run_limits
   done
   kill "$COORD" 2>/dev/null; wait "$COORD" 2>/dev/null || true
-  for P in $M_PRECISIONS; do
-    RUN="$base/$P"
-    run_ddps
-  done
+  ((REP % 2)) && run_all_ddps
   tail -n +$((lines + 2)) "$OUT" | cut -c1-160
 }
 

@@ -313,6 +313,10 @@ class Run:
 
 
 def run(rank, args, master):
+    if args.cpus:
+        # Before any thread starts, so Gloo's threads share the rank's CPU as
+        # a pinned ringleader-worker's communicator shares its worker's.
+        os.sched_setaffinity(0, {args.cpus[rank % len(args.cpus)]})
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://{master}",
                             rank=rank, world_size=args.world)
@@ -367,6 +371,9 @@ def main():
     p.add_argument("--repeat", type=int, default=1, help="the benchmark's repeat, in the output")
     p.add_argument("--bucket_cap_mb", type=float, default=25, help="DDP's bucket cap")
     p.add_argument("--fashion_dir", default=DATA, help="mlp / cnn: the IDX files' directory")
+    p.add_argument("--cpus", default="",
+                   help="comma-separated CPUs: rank r runs on the (r mod n)-th, as "
+                        "bench/common/lib.sh's run_job pins worker r (default: unpinned)")
     p.add_argument("--rank", type=int, help="run this one rank here (with --master)")
     p.add_argument("--master", help="with --rank: rank 0's ADDR:PORT")
     p.add_argument("--nhwc", action="store_true",
@@ -384,6 +391,12 @@ def main():
         args.blocks = [int(v) for v in args.blocks.split(",")]
     if not args.bucket_cap_mb > 0:
         p.error("--bucket_cap_mb must be positive")
+    try:
+        args.cpus = [int(c) for c in args.cpus.split(",") if c.strip()]
+    except ValueError:
+        p.error(f"--cpus {args.cpus!r}: not a comma-separated list of CPU numbers")
+    if not set(args.cpus) <= os.sched_getaffinity(0):
+        p.error(f"--cpus {args.cpus}: this process may run only on {sorted(os.sched_getaffinity(0))}")
     if args.rank is not None:
         if not 0 <= args.rank < args.world or not args.master:
             p.error("--rank R needs 0 <= R < --world and --master ADDR:PORT")
