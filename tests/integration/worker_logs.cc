@@ -1,10 +1,13 @@
 #include "tests/integration/worker_logs.h"
 
 #include <regex>
+#include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace ringleader::testing {
 
@@ -127,6 +130,37 @@ AppliedSamples CountAppliedSamples(const std::vector<std::string>& logs) {
     }
   }
   return out;
+}
+
+std::string ExactlyOnceViolations(const AppliedSamples& applied,
+                                  const ExactlyOnce& want) {
+  std::vector<std::string> out;
+  if (!applied.disagreement.empty()) {
+    out.emplace_back(absl::StripSuffix(applied.disagreement, "; "));
+  }
+  if (want.max_redone >= 0 && applied.redone_batches > want.max_redone) {
+    out.push_back(absl::StrCat(applied.redone_batches,
+                               " batches trained but not applied, over ",
+                               want.max_redone));
+  }
+  if (static_cast<int64_t>(applied.by_epoch.size()) != want.epochs) {
+    out.push_back(absl::StrCat(applied.by_epoch.size(), " epochs applied, not ",
+                               want.epochs));
+  }
+  for (const auto& [epoch, ids] : applied.by_epoch) {
+    const int64_t n = ids.size();
+    if (n < want.samples || n > want.samples + want.padded) {
+      out.push_back(absl::StrCat(
+          "epoch ", epoch, ": ", n, " samples applied, not ", want.samples,
+          want.padded ? absl::StrCat(" to ", want.samples + want.padded) : ""));
+    }
+    const int64_t distinct = std::set<int64_t>(ids.begin(), ids.end()).size();
+    if (distinct != want.samples) {
+      out.push_back(absl::StrCat("epoch ", epoch, ": ", distinct,
+                                 " distinct samples, not ", want.samples));
+    }
+  }
+  return absl::StrJoin(out, "; ");
 }
 
 std::vector<int64_t> ParseResumeSteps(const std::string& log) {

@@ -82,6 +82,24 @@ struct AppliedSamples {
 // From every worker log of a job run with GLOG_v=1.
 AppliedSamples CountAppliedSamples(const std::vector<std::string>& logs);
 
+// What an exact-once job applied: `epochs` epochs, each with every one of
+// `samples` sample ids, at most `padded` of them twice (a world size that
+// grows mid-epoch pads the rest of the epoch to a multiple of the new size,
+// as DistributedSampler with drop_last false pads every epoch: at most
+// world_size - 1), and at most `max_redone` batches trained but never
+// applied (-1: any number).
+struct ExactlyOnce {
+  int64_t epochs = 0;
+  int64_t samples = 0;
+  int64_t padded = 0;
+  int64_t max_redone = -1;
+};
+
+// Where `applied` breaks `want`, one clause per violation ("" when it
+// holds), so a test's EXPECT_EQ(..., "") prints every one.
+std::string ExactlyOnceViolations(const AppliedSamples& applied,
+                                  const ExactlyOnce& want);
+
 // The optimizer step of each resume line, in log order.
 std::vector<int64_t> ParseResumeSteps(const std::string& log);
 

@@ -120,5 +120,29 @@ TEST(WorkerLogsTest, AppliedSamplesStopAtTheStepTheNextGenerationResumedAt) {
   EXPECT_NE(CountAppliedSamples({a, c}).disagreement, "");
 }
 
+TEST(WorkerLogsTest, ExactlyOnceNamesEveryViolation) {
+  AppliedSamples applied;
+  applied.by_epoch[0] = {0, 1, 2, 3};
+  applied.by_epoch[1] = {0, 1, 2, 3, 3};  // One padded repeat.
+  applied.redone_batches = 2;
+  EXPECT_EQ(
+      ExactlyOnceViolations(
+          applied, {.epochs = 2, .samples = 4, .padded = 1, .max_redone = 2}),
+      "");
+  EXPECT_EQ(ExactlyOnceViolations(applied, {.epochs = 2, .samples = 4}),
+            "epoch 1: 5 samples applied, not 4");
+  EXPECT_EQ(
+      ExactlyOnceViolations(
+          applied, {.epochs = 3, .samples = 5, .padded = 1, .max_redone = 1}),
+      "2 batches trained but not applied, over 1; 2 epochs applied, not 3; "
+      "epoch 0: 4 samples applied, not 5 to 6; "
+      "epoch 0: 4 distinct samples, not 5; "
+      "epoch 1: 4 distinct samples, not 5");
+  applied.disagreement = "generation 3 resumed at steps 2 and 3; ";
+  EXPECT_NE(
+      ExactlyOnceViolations(applied, {.epochs = 2, .samples = 4, .padded = 1}),
+      "");
+}
+
 }  // namespace
 }  // namespace ringleader::testing
