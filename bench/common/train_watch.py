@@ -2,16 +2,17 @@
 
 samples/s: the global batch times the slowest rank's optimizer steps per
 second, each rank's from its own progress reports in the first epoch (step 20
-or later) and the coordinator's receive times of them. (Pairing the job's
-step, the minimum over ranks, with the newest report time of any rank made a
-rank that had already reported a later step stretch the window: up to 20%
-low at 4 ms steps.) window_steps: the slowest rank's first and last
-reported steps used, so a profile of the timelines can average the same
-steps (`ringleader.step_profile --steps FIRST+1:LAST`: `ringctl watch` shows
-a report every few tens of ms, and the MLP's steps 21 to the end came out
-2% off its steps 71 to 400). seconds_to_85: from the job entering RUNNING
-to the coordinator holding the first epoch evaluation at or above 85% test
-accuracy.
+or later, before the job's last step: it has no next step to bound it in a
+timeline, and trails the epoch's end) and the coordinator's receive times of
+them. (Pairing the job's step, the minimum over ranks, with the newest report
+time of any rank made a rank that had already reported a later step stretch
+the window: up to 20% low at 4 ms steps.) window_steps: the slowest rank's
+first and last reported steps used, so a profile of the timelines can average
+the same steps (`ringleader.step_profile --steps FIRST+1:LAST`: `ringctl
+watch` shows a report every few tens of ms, and the MLP's steps 21 to the end
+came out 2% off its steps 71 to 400). seconds_to_85: from the job entering
+RUNNING to the coordinator holding the first epoch evaluation at or above 85%
+test accuracy.
 tokens_per_s: samples/s times TOKENS_PER_SAMPLE (a language model's block
 size), when given and above 1. REPEAT numbers the benchmark's repeat (1).
     train_watch.py WATCH.jsonl IMPL MODEL WORLD GLOBAL_BATCH [TOKENS_PER_SAMPLE [REPEAT]]

@@ -7,8 +7,9 @@
 #     of one epoch with every rank's timeline (JobSpec.timeline_dir), its
 #     measured step from its progress reports (train_watch.py: the global
 #     batch over samples/s, from the first report at step 20 or later that
-#     `ringctl watch` showed to the last), and its mean step split into parts
-#     by ringleader.step_profile over exactly those steps (--steps);
+#     `ringctl watch` showed to the last before the job's last step), and its
+#     mean step split into parts by ringleader.step_profile over exactly
+#     those steps (--steps);
 #   - the compute limit (ringleader-compute-limit: the worker's step with no
 #     communication) at the same per-rank batch, with its own timeline: one
 #     loop for 1 rank, two loops side by side for 2 ranks (the concurrent
@@ -148,7 +149,10 @@ s0, s1 = r["window_steps"]
 print(1000.0 * gb / r["samples_per_s"], f"{s0 + 1}:{s1}")' "$watch" $((B * W))) ||
     true
   [[ -n $window ]] || { echo "$M $P x$W: the job failed (see $RUN)" >&2; return 0; }
-  WINDOW="$window" profile "$IMPL" "$step_ms" "$tl/$JOB"-rank*.trace.json
+  # A timeline that lacks a step of the window (timeline_steps below the
+  # epoch's) loses this job's lines, not the run.
+  WINDOW="$window" profile "$IMPL" "$step_ms" "$tl/$JOB"-rank*.trace.json ||
+    echo "$M $P x$W: no profile over steps $window (see $RUN)" >&2
 }
 
 # run_limit PHASE: the compute limit, W loops side by side, quiet loops

@@ -43,12 +43,13 @@
 # precision.
 # Order and pinning: within a configuration DDP runs after Ringleader and its
 # limits on odd repeats and before them on even ones, so a machine that
-# drifts over minutes favours neither side. PIN_CPUS=1 pins Ringleader's
-# rank r, the r-th limit loop and DDP's rank r alike to CPU r-1 (this VM's
-# two vCPUs ran up to 2x apart; unpinned, the scheduler moves ranks between
-# them differently from run to run). DDPS picks the DDP runs (default
-# "plain kept nhwc": as a user runs it, with kept memory, and channels-last
-# for the CNN and the ResNet).
+# drifts over minutes favours neither side (given 2 or more repeats; the
+# built-ins run once unless REPEATS says otherwise). PIN_CPUS=1 pins
+# Ringleader's r-th worker, the r-th limit loop and DDP's r-th rank alike to
+# the r-th CPU (this VM's two vCPUs ran up to 2x apart; unpinned, the
+# scheduler moves ranks between them differently from run to run). DDPS
+# picks the DDP runs (default "plain kept nhwc": as a user runs it, with kept
+# memory, and channels-last for the CNN and the ResNet).
 #   bench/training/train_bench.sh [MODELS] [WORLDS] [BATCHES]
 # Defaults: MODELS "mlp cnn resnet gpt" (or $MODELS); WORLDS "1 2 3" for mlp
 # and cnn, "1 2" for resnet and gpt; BATCHES "128 512" for mlp and cnn, the

@@ -147,8 +147,12 @@ def _window_starts(path: str, spans: List[Span], window: Window) -> List[int]:
     first, last = window
     if not 1 <= first <= last:
         raise ValueError(f"steps {first}:{last}: need 1 <= first <= last")
-    by_step = {s.step: s.start_us for s in spans
-               if s.tid == COMPUTE_TID and s.name == "forward"}
+    # A step's first forward starts it: with gradient accumulation each
+    # micro-batch's forward carries the same step.
+    by_step: Dict[int, int] = {}
+    for s in spans:
+        if s.tid == COMPUTE_TID and s.name == "forward":
+            by_step[s.step] = min(by_step.get(s.step, s.start_us), s.start_us)
     missing = [k for k in range(first, last + 2) if k not in by_step]
     if missing:
         held = f"{min(by_step)}..{max(by_step)}" if by_step else "none"

@@ -178,6 +178,25 @@ def test_a_window_of_steps_averages_exactly_those(tmp_path):
         step_profile.main([str(f), "--steps", "3:6", "--skip", "2"])
 
 
+def test_a_window_starts_each_step_at_its_first_micro_batch(tmp_path):
+    # Gradient accumulation: two forwards per optimizer step, the same step
+    # number on both; step 6's second micro-batch comes 1 ms late, which
+    # steps 2..5 must not see.
+    accumulated = [("forward", 0, 200), ("backward", 200, 300), ("forward", 500, 200),
+                   ("backward", 700, 300), ("optimizer", 1000, 50)]
+    f = tmp_path / "job-rank0.trace.json"
+    write_timeline(f, 0, steps=8, step=accumulated)
+    doc = json.loads(f.read_text())
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and e["args"].get("step", 0) == 6 and \
+                e["ts"] >= 1_000_000 + 5 * STEP_US + 500:
+            e["ts"] += 1000
+    f.write_text(json.dumps(doc))
+    p = step_profile.profile_rank(str(f), steps=(2, 5))
+    assert p.step_ms == pytest.approx(1.1)
+    assert p.parts_ms["forward"] == pytest.approx(0.4)
+
+
 def test_too_few_steps_and_a_bad_skip(tmp_path):
     f = tmp_path / "job-rank0.trace.json"
     write_timeline(f, 0, steps=3)
