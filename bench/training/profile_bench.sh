@@ -102,15 +102,16 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # profile IMPL MEASURED_STEP_MS FILES...: one JSON line per rank of one job,
 # over the steps $WINDOW (FIRST:LAST) when set, else after the first $SKIP
 # (with $COORD_SHARE, the coordinator's share of the host during it, and
-# $LOCKSTEP_MS, the limit loops' lockstep step, and $PHASE, the limit's run
-# before or after the job).
+# $LOCKSTEP_MS and $LOCKSTEP_BY_SPEED_MS, the limit loops' lockstep step with
+# an even split and split by speed, and $PHASE, the limit's run before or
+# after the job).
 profile() {
   local impl="$1" measured="$2"; shift 2
   local steps=(--skip "$SKIP")
   [[ -n ${WINDOW:-} ]] && steps=(--steps "$WINDOW")
   "$PY" -m ringleader.step_profile "${steps[@]}" --json "$@" | "$PY" -c '
 import json, sys
-impl, m, p, w, rep, measured, share, lock, phase = sys.argv[1:10]
+impl, m, p, w, rep, measured, share, lock, lock_by_speed, phase = sys.argv[1:11]
 for line in sys.stdin:
     r = json.loads(line)
     r.update(impl=impl, model=m, precision=p, world=int(w), repeat=int(rep),
@@ -121,8 +122,9 @@ for line in sys.stdin:
         r["coordinator_cpu_share"] = float(share)
     if lock:
         r["lockstep_ms"] = float(lock)
+        r["lockstep_by_speed_ms"] = float(lock_by_speed)
     print(json.dumps(r))' "$impl" "$M" "$P" "$W" "$REP" "$measured" "${COORD_SHARE:-}" \
-    "${LOCKSTEP_MS:-}" "${PHASE:-}" >> "$OUT"
+    "${LOCKSTEP_MS:-}" "${LOCKSTEP_BY_SPEED_MS:-}" "${PHASE:-}" >> "$OUT"
 }
 
 # run_ringleader: the job, its measured step and its profile.
@@ -166,17 +168,20 @@ run_limit() {
     { echo "$M $P x$W: a limit loop failed (see $RUN)" >&2; return 0; }
   # Each loop is a job of its own (rank 0 of one), profiled alone, with its
   # own measured step; and the loops together as if they waited for one
-  # another every step (step_profile.lockstep_ms: each step's slowest).
+  # another every step (step_profile.lockstep_ms: each step's slowest), with
+  # the batch split evenly and by the loops' speeds.
   COORD_SHARE=
-  LOCKSTEP_MS=$("$PY" -c 'import sys
+  read -r LOCKSTEP_MS LOCKSTEP_BY_SPEED_MS < <("$PY" -c 'import sys
 from ringleader.step_profile import lockstep_ms
-print(lockstep_ms(sys.argv[2:], int(sys.argv[1])))' "$SKIP" "$RUN"/limit-*.trace.json)
+paths, skip = sys.argv[2:], int(sys.argv[1])
+print(lockstep_ms(paths, skip), lockstep_ms(paths, skip, by_speed=True))' \
+    "$SKIP" "$RUN"/limit-*.trace.json)
   for i in $(seq "$W"); do
     profile limit "$("$PY" -c 'import json, sys
 print(1000.0 * int(sys.argv[1]) / json.load(open(sys.argv[2]))["samples_per_s"])' \
       "$B" "$RUN/limit-$i.json")" "$RUN/limit-$i.trace.json"
   done
-  LOCKSTEP_MS=
+  LOCKSTEP_MS= LOCKSTEP_BY_SPEED_MS=
 }
 
 for M in $MODELS; do

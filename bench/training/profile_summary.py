@@ -14,13 +14,17 @@ over the repeats (with the spread, min..max, of the shares):
   figure is the mean of the two runs';
 - sync: the synchronous limit, the slowest loop's step: what a step that
   waits for every rank can reach where the cores run at different speeds,
-  and sync/step;
+  and sync/step (--json only: lock supersedes it);
 - lock: the lockstep limit, the loops made to wait for one another every
   step (ringleader.step_profile.lockstep_ms: each step's slowest loop, from
   their timelines), so each CPU's step-to-step variation is paid as a
   synchronous job pays it; lock/step against the job's timeline step (the
   same clock). Where even the lockstep limit is below a target, no
-  synchronous step reaches it;
+  synchronous step with an even split reaches it;
+- lockb: the same with the batch split by the loops' speeds (lockstep_ms
+  by_speed: balance_batches at its best), which leaves only the
+  step-to-step variation: where it is below a target, no synchronous step
+  reaches it however it splits (printed in place of sync; --json has both);
 - the gap, part by part: the job's mean part minus the limit loops' mean part
   (ms per step); they add up to the job's timeline step minus the loops';
 - coord: the coordinator's CPU while the job ran, as a share of the host's
@@ -60,13 +64,13 @@ def mean_parts(lines):
 
 
 def limit_figures(limit):
-    """(conc, sync, lock) of the limit's loops: per run of them (a phase:
+    """(conc, sync, lock, lockb) of the limit's loops: per run of them (a phase:
     before the job, after it; older results have one), then the mean over
     the runs, so the job is held against the limit around it."""
     phases = defaultdict(list)
     for r in limit:
         phases[r.get("phase", 0)].append(r)
-    concs, syncs, locks = [], [], []
+    concs, syncs, locks, lockbs = [], [], [], []
     for loops in phases.values():
         steps = [r["measured_step_ms"] for r in loops]
         concs.append(len(steps) / sum(1.0 / s for s in steps))
@@ -74,7 +78,8 @@ def limit_figures(limit):
         # The lockstep limit, on the loops' timelines (as the job's timeline
         # step relates to its measured one); older results lack it.
         locks.append(loops[0].get("lockstep_ms", max(steps)))
-    return statistics.mean(concs), statistics.mean(syncs), statistics.mean(locks)
+        lockbs.append(loops[0].get("lockstep_by_speed_ms", locks[-1]))
+    return tuple(statistics.mean(x) for x in (concs, syncs, locks, lockbs))
 
 
 def repeat_figures(job, limit):
@@ -82,12 +87,13 @@ def repeat_figures(job, limit):
     if not job or not limit:
         return None
     measured = job[0]["measured_step_ms"]
-    conc, sync, lock = limit_figures(limit)
+    conc, sync, lock, lockb = limit_figures(limit)
     jp, lp = mean_parts(job), mean_parts(limit)
     timeline = statistics.mean(r["step_ms"] for r in job)
     return {"step": measured, "timeline": timeline, "err": timeline / measured - 1.0,
             "conc": conc, "sync": sync, "conc_share": conc / measured,
             "sync_share": sync / measured, "lock": lock, "lock_share": lock / timeline,
+            "lockb": lockb, "lockb_share": lockb / timeline,
             "gap": timeline - statistics.mean(r["step_ms"] for r in limit),
             "parts": {p: jp[p] - lp[p] for p in PARTS},
             "allreduce_ms": statistics.mean(r["allreduce_ms"] for r in job),
@@ -98,15 +104,17 @@ def summarize(repeats):
     """Medians over the repeats' figures, the shares' spreads, the count."""
     med = lambda k: statistics.median(f[k] for f in repeats)  # noqa: E731
     out = {k: med(k) for k in ("step", "timeline", "conc", "sync", "conc_share",
-                               "sync_share", "lock", "lock_share", "gap",
+                               "sync_share", "lock", "lock_share", "lockb",
+                               "lockb_share", "gap",
                                "allreduce_ms", "coordinator")}
     out["err_max"] = max(abs(f["err"]) for f in repeats)
     out["conc_spread"] = (min(f["conc_share"] for f in repeats),
                           max(f["conc_share"] for f in repeats))
     out["sync_spread"] = (min(f["sync_share"] for f in repeats),
                           max(f["sync_share"] for f in repeats))
-    out["lock_spread"] = (min(f["lock_share"] for f in repeats),
-                          max(f["lock_share"] for f in repeats))
+    for k in ("lock", "lockb"):
+        out[f"{k}_spread"] = (min(f[f"{k}_share"] for f in repeats),
+                              max(f[f"{k}_share"] for f in repeats))
     out["parts"] = {p: statistics.median(f["parts"][p] for f in repeats) for p in PARTS}
     out["repeats"] = len(repeats)
     return out
@@ -114,18 +122,18 @@ def summarize(repeats):
 
 def format_rows(rows):
     head = (f"{'model':6} {'prec':4} {'W':>1} {'n':>1} {'step':>7} {'err':>5} {'conc':>7} "
-            f"{'conc/step':>16} {'sync':>7} {'sync/step':>16} {'lock':>7} "
-            f"{'lock/step':>16} {'gap':>6} |"
+            f"{'conc/step':>16} {'lock':>7} {'lock/step':>16} {'lockb':>7} "
+            f"{'lockb/step':>16} {'gap':>6} |"
             + "".join(f"{s:>7}" for s in SHORT) + f"{'coord':>7}")
     out = [head]
     for (model, prec, world), r in rows:
-        c, s, k = r["conc_spread"], r["sync_spread"], r["lock_spread"]
+        c, k, b = r["conc_spread"], r["lock_spread"], r["lockb_spread"]
         out.append(
             f"{model:6} {prec:4} {world:>1} {r['repeats']:>1} {r['step']:7.2f} "
             f"{100 * r['err_max']:4.1f}% {r['conc']:7.2f} "
-            f"{r['conc_share']:5.3f} ({c[0]:.2f}..{c[1]:.2f}) {r['sync']:7.2f} "
-            f"{r['sync_share']:5.3f} ({s[0]:.2f}..{s[1]:.2f}) {r['lock']:7.2f} "
-            f"{r['lock_share']:5.3f} ({k[0]:.2f}..{k[1]:.2f}) {r['gap']:+6.2f} |"
+            f"{r['conc_share']:5.3f} ({c[0]:.2f}..{c[1]:.2f}) {r['lock']:7.2f} "
+            f"{r['lock_share']:5.3f} ({k[0]:.2f}..{k[1]:.2f}) {r['lockb']:7.2f} "
+            f"{r['lockb_share']:5.3f} ({b[0]:.2f}..{b[1]:.2f}) {r['gap']:+6.2f} |"
             + "".join(f"{r['parts'][p]:+7.2f}" for p in PARTS)
             + f"{100 * r['coordinator']:6.1f}%")
     return "\n".join(out)

@@ -282,7 +282,7 @@ def step_durations_ms(path: str, skip: int = 5) -> List[float]:
     return [d / 1000.0 for d in _step_durations_us(path, _step_starts(spans), skip)]
 
 
-def lockstep_ms(paths: Sequence[str], skip: int = 5) -> float:
+def lockstep_ms(paths: Sequence[str], skip: int = 5, by_speed: bool = False) -> float:
     """The mean step of loops made to wait for one another at every step.
 
     ``paths``: the timelines of loops that ran side by side without
@@ -292,14 +292,25 @@ def lockstep_ms(paths: Sequence[str], skip: int = 5) -> float:
     step-to-step variation of each CPU is paid too. Pairing the loops' steps
     by index takes each loop's variation as independent of the others' (what
     a real barrier would meet where the CPUs' stalls are); the mean over the
-    steps all loops have is what no communication could beat. Raises
-    ValueError as ``step_durations_ms``, and for no paths.
+    steps all loops have is what no communication could beat with an even
+    split. ``by_speed``: as if each step's batch were split by the loops'
+    mean speeds (``balance_batches`` at its best: a loop's share of the
+    work proportional to its rate, its step time to its share), which
+    takes away the loops' lasting difference and leaves their step-to-step
+    variation: step i costs the concurrent step (the loops' harmonic mean)
+    times the largest of the loops' i-th steps over their own means.
+    Raises ValueError as ``step_durations_ms``, and for no paths.
     """
     if not paths:
         raise ValueError("no timelines")
     loops = [step_durations_ms(p, skip) for p in paths]
     n = min(len(d) for d in loops)
-    return sum(max(d[i] for d in loops) for i in range(n)) / n
+    if not by_speed:
+        return sum(max(d[i] for d in loops) for i in range(n)) / n
+    means = [sum(d[:n]) / n for d in loops]
+    concurrent = len(loops) / sum(1.0 / m for m in means)
+    return concurrent * sum(max(d[i] / m for d, m in zip(loops, means))
+                            for i in range(n)) / n
 
 
 def timeline_files(paths: Sequence[str], job: Optional[str] = None) -> List[str]:

@@ -131,10 +131,23 @@ def test_lockstep_pays_each_steps_slowest_loop(tmp_path):
     # The steps both loops have: the first four after the skip.
     assert step_profile.lockstep_ms([str(a), str(b)], skip=1) == pytest.approx(2.0)
     assert step_profile.lockstep_ms([str(a)], skip=1) == pytest.approx(1.5)
+    # Split by speed, the same: equal means leave only the alternation.
+    assert step_profile.lockstep_ms([str(a), str(b)], skip=1, by_speed=True) == \
+        pytest.approx(2.0)
     with pytest.raises(ValueError, match="no timelines"):
         step_profile.lockstep_ms([])
     with pytest.raises(ValueError, match="at least 12"):
         step_profile.lockstep_ms([str(a)], skip=10)
+
+
+def test_lockstep_by_speed_takes_away_a_lasting_difference(tmp_path):
+    fast, slow = tmp_path / "a.trace.json", tmp_path / "b.trace.json"
+    write_steps(fast, 0, [1000] * 5)
+    write_steps(slow, 1, [2000] * 5)
+    assert step_profile.lockstep_ms([str(fast), str(slow)], skip=0) == pytest.approx(2.0)
+    # 1 and 2 ms a step: together 1.5 steps a ms, a step of 4/3 ms each.
+    assert step_profile.lockstep_ms([str(fast), str(slow)], skip=0, by_speed=True) == \
+        pytest.approx(4.0 / 3.0)
 
 
 @pytest.mark.parametrize("content, why", [
