@@ -41,36 +41,38 @@ bool HasConvolutionKernel(const Model& model) {
   return false;
 }
 
-// The batch's loss as a double, with the model's current input layout.
-absl::StatusOr<double> LossValue(Model& model, const Task& task,
-                                 const Batch& batch,
-                                 const c10::Device& device) {
-  absl::StatusOr<at::Tensor> loss = BatchLoss(model, task, batch, device);
-  if (!loss.ok()) return loss.status();
-  return loss->item<double>();
-}
-
-}  // namespace
-
-bool ChooseChannelsLastInputs(Model& model, const Task& task,
-                              const Batch& batch, const c10::Device& device) {
-  model.SetChannelsLastInputs(false);
-  if (!device.is_cpu() || !HasImageInput(batch) ||
-      !HasConvolutionKernel(model)) {
-    return false;
-  }
+// The batch's loss with the model's current input layout, in eval mode
+// without gradients, so nothing changes (BatchNorm's running statistics
+// included); the model is back in training mode after.
+absl::StatusOr<at::Tensor> EvalLoss(Model& model, const Task& task,
+                                    const Batch& batch,
+                                    const c10::Device& device) {
   model.Train(false);
-  absl::StatusOr<double> nchw, nhwc;
+  absl::StatusOr<at::Tensor> loss;
   {
     at::NoGradGuard no_grad;
-    nchw = LossValue(model, task, batch, device);
-    model.SetChannelsLastInputs(true);
-    nhwc = LossValue(model, task, batch, device);
+    loss = BatchLoss(model, task, batch, device);
   }
   model.Train(true);
-  const bool same =
-      nchw.ok() && nhwc.ok() && std::isfinite(*nchw) &&
-      std::abs(*nhwc - *nchw) <= 1e-5 * std::max(1.0, std::abs(*nchw));
+  return loss;
+}
+
+// Whether channels-last could help at all: CPU, an image input, a
+// convolution kernel.
+bool MayRunChannelsLast(const Model& model, const Batch& batch,
+                        const c10::Device& device) {
+  return device.is_cpu() && HasImageInput(batch) && HasConvolutionKernel(model);
+}
+
+// With the batch's NCHW loss known: the same batch channels-last, and the
+// flag set by whether the two agree.
+bool ChooseGivenNchwLoss(Model& model, const Task& task, const Batch& batch,
+                         const c10::Device& device, double nchw) {
+  model.SetChannelsLastInputs(true);
+  const absl::StatusOr<at::Tensor> nhwc = EvalLoss(model, task, batch, device);
+  const bool same = nhwc.ok() && std::isfinite(nchw) &&
+                    std::abs(nhwc->item<double>() - nchw) <=
+                        1e-5 * std::max(1.0, std::abs(nchw));
   model.SetChannelsLastInputs(same);
   if (same) {
     LOG(INFO) << model.Describe()
@@ -78,6 +80,17 @@ bool ChooseChannelsLastInputs(Model& model, const Task& task,
                  "a probe batch; oneDNN's faster layout)";
   }
   return same;
+}
+
+}  // namespace
+
+bool ChooseChannelsLastInputs(Model& model, const Task& task,
+                              const Batch& batch, const c10::Device& device) {
+  model.SetChannelsLastInputs(false);
+  if (!MayRunChannelsLast(model, batch, device)) return false;
+  const absl::StatusOr<at::Tensor> nchw = EvalLoss(model, task, batch, device);
+  return nchw.ok() &&
+         ChooseGivenNchwLoss(model, task, batch, device, nchw->item<double>());
 }
 
 absl::StatusOr<ModelShape> ModelShapeFor(const v1::JobSpec& spec,
@@ -118,19 +131,17 @@ absl::Status ProbeModel(Model& model, const Task& task, const Dataset& data,
                         absl::StrCat("reading the ", data.Describe(), ": ",
                                      (*loader)->status().message()));
   }
-  model.Train(false);
-  absl::Status s;
-  {
-    at::NoGradGuard no_grad;
-    s = BatchLoss(model, task, *batch, device).status();
+  // NCHW first: that loss is also the layout choice's reference.
+  model.SetChannelsLastInputs(false);
+  const absl::StatusOr<at::Tensor> loss = EvalLoss(model, task, *batch, device);
+  if (!loss.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the model does not fit the ", data.Describe(), " (inputs ",
+        FieldsString(data), "): ", loss.status().message()));
   }
-  model.Train(true);
-  if (!s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the model does not fit the ", data.Describe(),
-                     " (inputs ", FieldsString(data), "): ", s.message()));
+  if (MayRunChannelsLast(model, *batch, device)) {
+    ChooseGivenNchwLoss(model, task, *batch, device, loss->item<double>());
   }
-  ChooseChannelsLastInputs(model, task, *batch, device);
   return absl::OkStatus();
 }
 
