@@ -1,15 +1,25 @@
 #ifndef RINGLEADER_COMMON_SIGNAL_WATCH_H_
 #define RINGLEADER_COMMON_SIGNAL_WATCH_H_
 
-// Termination signals handled on a thread, not in a signal handler. A
-// handler may only do what is async-signal-safe (set a flag, write to a
-// pipe), and the daemons' responses (stop, preempt, drain) take locks. So
-// the signals are blocked in every thread and one thread of its own waits
-// for them with sigwait(2) and calls back, in ordinary thread context.
+// Termination signals (SIGTERM, SIGINT) answered in ordinary thread context.
+// The daemons' responses (stop, preempt, drain) take locks, which no signal
+// handler may. So the handler Install() sets with sigaction(2) only writes
+// the signal's number to a pipe (async-signal-safe), and a SignalWatch's
+// thread reads the pipe and calls back.
 //
-// Block() must run before the process starts other threads (gRPC's, the
-// daemons'): threads inherit the mask, and a thread that does not block a
-// signal takes it with its default action (terminate). Thread-safe.
+// Why a handler and not a mask with sigwait(2) (the design before issue 48):
+// a mask set in main() does not cover threads that libraries start before
+// main (OpenBLAS starts its pool when it loads), and a process-directed
+// signal goes to any thread that does not block it; with the default action
+// there, the process died mid-step. A handler is process-wide, so the signal
+// is taken whichever thread the kernel picks, and a signal sent to one
+// thread (tgkill) is taken on that thread instead of staying pending on a
+// thread that blocks it. It also makes the signal count where the process is
+// PID 1 of a namespace (a container), which drops signals whose action is
+// the default.
+//
+// Install() first thing in main(): a signal that arrives before a
+// SignalWatch reads the pipe waits there (up to the pipe's size). Thread-safe.
 
 #include <atomic>
 #include <csignal>
@@ -26,15 +36,15 @@ class SignalWatch {
   // Called once per signal received, on the watch's thread.
   using Handler = std::function<void(int signal)>;
 
-  // Blocks `signals` in the calling thread (and so in the threads it
-  // starts from now on).
-  static absl::Status Block(const std::vector<int>& signals);
+  // Installs the pipe-writing handler for `signals` (process-wide, SA_RESTART)
+  // and unblocks them in the calling thread. May be called again, with more
+  // signals; the pipe is made once.
+  static absl::Status Install(const std::vector<int>& signals);
 
-  // Starts the thread that waits for `signals` (Block()ed before) and
-  // runs `handler` for each.
-  SignalWatch(std::vector<int> signals, Handler handler);
-  // Stops the thread (it is woken with one of its signals, sent to
-  // itself, which the handler does not see).
+  // Starts the thread that reads the signals Install()ed and runs `handler`
+  // for each. At most one SignalWatch at a time: the pipe has one reader.
+  explicit SignalWatch(Handler handler);
+  // Stops the thread (a byte no signal writes wakes it).
   ~SignalWatch();
 
   SignalWatch(const SignalWatch&) = delete;
@@ -43,9 +53,7 @@ class SignalWatch {
  private:
   void Loop();
 
-  const std::vector<int> signals_;
   const Handler handler_;
-  std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
 

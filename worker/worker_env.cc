@@ -33,6 +33,11 @@ absl::StatusOr<int> ParseInt(const std::string& name, const std::string& value,
 absl::Status ReadSlurm(const EnvLookup& env, WorkerEnv& out) {
   out.slurm_job_id = NonEmpty(env, "SLURM_JOB_ID");
   if (!out.slurm_job_id.has_value()) return absl::OkStatus();
+  if (std::optional<std::string> step = NonEmpty(env, "SLURM_STEP_ID")) {
+    // Not a number for the batch script itself ("batch"): no step then.
+    int id = 0;
+    if (absl::SimpleAtoi(*step, &id) && id >= 0) out.slurm_step_id = id;
+  }
   if (std::optional<std::string> n = NonEmpty(env, "SLURM_NTASKS")) {
     absl::StatusOr<int> ntasks = ParseInt("SLURM_NTASKS", *n, 1, 1 << 20);
     if (!ntasks.ok()) return ntasks.status();
@@ -208,6 +213,9 @@ std::string DescribeWorkerEnv(const WorkerEnv& env) {
   }
   if (env.slurm_job_id.has_value()) {
     absl::StrAppend(&s, "; Slurm job ", *env.slurm_job_id);
+    if (env.slurm_step_id.has_value()) {
+      absl::StrAppend(&s, " step ", *env.slurm_job_id, ".", *env.slurm_step_id);
+    }
     if (env.slurm_procid.has_value()) {
       absl::StrAppend(&s, " task ", *env.slurm_procid);
       if (env.slurm_ntasks.has_value()) {

@@ -33,6 +33,9 @@ struct WorkerEnv {
   // Under Slurm (srun sets these): the Slurm job, this task's rank among
   // the step's $SLURM_NTASKS, and its rank on its node.
   std::optional<std::string> slurm_job_id;
+  // $SLURM_STEP_ID: the step `scancel JOBID.STEP` names (the batch script
+  // runs each worker as a step of its own).
+  std::optional<int> slurm_step_id;
   std::optional<int> slurm_procid;
   std::optional<int> slurm_ntasks;
   // The GPU index its launcher gives this process: $LOCAL_RANK, else

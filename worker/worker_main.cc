@@ -46,8 +46,9 @@ ABSL_FLAG(std::optional<std::string>, address, std::nullopt,
           "127.0.0.1; under Slurm, this host's address, as its hostname "
           "resolves).");
 ABSL_FLAG(int, threads, 1,
-          "Intra-op threads for LibTorch (one per rank avoids "
-          "oversubscribing cores when several ranks share a host).");
+          "Intra-op threads for LibTorch and for OpenBLAS's pool (unless "
+          "$OPENBLAS_NUM_THREADS is set); one per rank avoids "
+          "oversubscribing cores when several ranks share a host.");
 ABSL_FLAG(bool, keep_freed_memory, true,
           "Keep freed memory in the process for the next step instead of "
           "returning it to the kernel (glibc malloc; see "
@@ -252,7 +253,7 @@ absl::Status ApplyProcessSettings() {
   if (threads < 1 || threads > 256) {
     return absl::InvalidArgumentError("--threads must be in 1..256");
   }
-  SetTorchThreads(threads);
+  LOG(INFO) << SetTorchThreads(threads);
   if (absl::GetFlag(FLAGS_keep_freed_memory)) {
     if (absl::Status s = ringleader::KeepFreedMemoryForReuse(); !s.ok()) {
       LOG(WARNING) << s.message();
@@ -291,17 +292,18 @@ int Fail(const absl::Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(kUsage);
-  if (ringleader::WantsFlagHelp(argc, argv)) {
-    std::cout << ringleader::FlagHelp(kUsage, FlagGroups(), {"worker/"});
-    return 0;
-  }
-  // Before any thread starts: they inherit the mask.
-  if (absl::Status s = ringleader::SignalWatch::Block(
+  // First: a stop signal from here on is handled, whichever thread takes it
+  // (common/signal_watch.h), and waits for the watch started below.
+  if (absl::Status s = ringleader::SignalWatch::Install(
           {std::begin(kStopSignals), std::end(kStopSignals)});
       !s.ok()) {
     std::cerr << "ringleader-worker: " << s.message() << "\n";
     return 1;
+  }
+  absl::SetProgramUsageMessage(kUsage);
+  if (ringleader::WantsFlagHelp(argc, argv)) {
+    std::cout << ringleader::FlagHelp(kUsage, FlagGroups(), {"worker/"});
+    return 0;
   }
   absl::ParseCommandLine(argc, argv);
   google::InitGoogleLogging(argv[0]);
@@ -341,7 +343,6 @@ int main(int argc, char** argv) {
   absl::Status s;
   {
     ringleader::SignalWatch signals(
-        {std::begin(kStopSignals), std::end(kStopSignals)},
         [&daemon, grace = absl::GetFlag(FLAGS_preempt_grace),
          first = absl::InfinitePast()](int signal) mutable {
           LOG(WARNING) << "got " << strsignal(signal);

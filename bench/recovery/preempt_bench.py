@@ -12,9 +12,19 @@ stopped after (the highest any rank completed), the step the next
 generation resumed at, steps lost (the difference; target 0), each
 signalled worker's time from SIGTERM to exit, and for `whole` the final
 checkpoint's size and write time (the "final checkpoint ... written and
-committed in" line). Usage (from bench/recovery/preempt_bench.sh, which builds -c opt
-binaries and the data):
-  preempt_bench.py BIN_DIR WORKLOAD SPEC_FILE MODE TRIALS SEED OUT.jsonl
+committed in" line). Issue 48: the first three workers start as a deployment path starts them
+(PATH, tests/deploy/as_shipped.py), with its command line and environment
+(no OPENBLAS_NUM_THREADS, OpenBLAS at its default pool), and are stopped as
+its platform stops them:
+  bare     the README's worker command, SIGTERM to the process;
+  systemd  deploy/systemd/ringleader-worker-cpu@.service's ExecStart and
+           environment, KillSignal= then SIGKILL after TimeoutStopSec=;
+  pid1     the CPU pod's container (deploy/k8s/overlays/cpu), PID 1 of its
+           own PID namespace, SIGTERM from outside it, SIGKILL after
+           terminationGracePeriodSeconds.
+The workers that resume the job are bare ones. Usage (from
+bench/recovery/preempt_bench.sh, which builds -c opt binaries and the data):
+  preempt_bench.py BIN_DIR WORKLOAD SPEC_FILE MODE TRIALS SEED OUT.jsonl [PATH]
 """
 import json
 import os
@@ -26,6 +36,10 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tests", "deploy"))
+import as_shipped  # noqa: E402
 
 POLL_S = 0.1
 JOB_TIMEOUT_S = 1800
@@ -70,22 +84,40 @@ def step_of(j):
     return int(j.get("progress", {}).get("step", 0) or 0)
 
 
-def start_workers(bin_dir, target, logdir, first, n):
-    procs = []
+def launch(path, bin_dir, target):
+    """The worker as deployment `path` starts it (as_shipped.py)."""
+    bins = {"ringleader-coordinator": f"{bin_dir}/coordinator/ringleader-coordinator",
+            "ringleader-worker": f"{bin_dir}/worker/ringleader-worker",
+            "ringctl": f"{bin_dir}/cli/ringctl"}
+    if path == "bare":
+        return as_shipped.readme_worker("README.md", target, bins)
+    if path == "systemd":
+        env_file = (f"RINGLEADER_COORDINATOR={target}\n"
+                    "RINGLEADER_ADDRESS=127.0.0.1\n")
+        return as_shipped.systemd_unit(
+            "deploy/systemd/ringleader-worker-cpu@.service", "0", env_file, bins)
+    if path == "pid1":
+        for w in as_shipped.k8s_workers(["deploy/k8s/overlays/cpu"],
+                                        "deploy/docker/Dockerfile", target, bins):
+            return w
+    raise ValueError(f"unknown path {path}")
+
+
+def start_workers(bin_dir, target, logdir, first, n, path="bare"):
+    """`n` workers as `path` starts them (each with --max_jobs=1)."""
+    runs = []
     for i in range(first, first + n):
-        log = open(f"{logdir}/worker{i}.log", "w")
-        procs.append(subprocess.Popen(
-            [f"{bin_dir}/worker/ringleader-worker", f"--coordinator={target}",
-             "--threads=1", "--max_jobs=1"], stdout=log, stderr=log,
-            env=dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")))
-    return procs
+        w = launch(path, bin_dir, target)
+        w.argv = w.argv + ["--max_jobs=1"]
+        runs.append(as_shipped.Running(w, f"{logdir}/worker{i}.log"))
+    return runs
 
 
 def numbers(pattern, text):
     return [int(m) for m in re.findall(pattern, text)]
 
 
-def trial(bin_dir, workload, spec, mode, rng, out):
+def trial(bin_dir, workload, spec, mode, rng, out, path="bare"):
     d = tempfile.mkdtemp(prefix="preempt-")
     coord = subprocess.Popen(
         [f"{bin_dir}/coordinator/ringleader-coordinator", "--listen=127.0.0.1:0",
@@ -103,7 +135,7 @@ def trial(bin_dir, workload, spec, mode, rng, out):
             f.write(text)
         job = ringctl(bin_dir, target, "submit", f"--file={d}/job.textproto")
         job = json.loads(job)["job_id"] if job.startswith("{") else job
-        workers = start_workers(bin_dir, target, d, 0, 3)
+        workers = start_workers(bin_dir, target, d, 0, 3, path)
         first = wait_for(
             bin_dir, target, job,
             lambda j: j.get("world_size") == 3 and
@@ -115,13 +147,18 @@ def trial(bin_dir, workload, spec, mode, rng, out):
                  lambda j: j.get("world_size") == 3 and step_of(j) >= at)
         victims = workers if mode == "whole" else [rng.choice(workers)]
         t0 = time.monotonic()
-        for p in victims:
-            p.send_signal(signal.SIGTERM)
+        for w in victims:  # At once, as a platform stopping them all.
+            os.kill(w.target_pid(), w.launch.stop_signal)
         exits, codes = [], []
-        for p in victims:
-            codes.append(p.wait(timeout=120))
+        for w in victims:
+            try:
+                codes.append(w.proc.wait(timeout=w.launch.grace_s))
+            except subprocess.TimeoutExpired:  # The platform's SIGKILL.
+                w.proc.kill()
+                codes.append(w.proc.wait(timeout=60))
             exits.append(time.monotonic() - t0)
-        row = {"workload": workload, "mode": mode, "signal_at_step": at,
+        row = {"workload": workload, "mode": mode, "path": path,
+               "signal_at_step": at,
                "total_steps": total_steps, "exit_s": exits,
                "exit_codes": codes}
         logs = "".join(open(f"{d}/worker{i}.log").read() for i in range(3))
@@ -143,8 +180,9 @@ def trial(bin_dir, workload, spec, mode, rng, out):
             workers += start_workers(bin_dir, target, d, 3, 3)
         done = wait_for(bin_dir, target, job,
                         lambda j: j.get("state") == "JOB_STATE_SUCCEEDED")
-        for p in workers:
-            p.wait(timeout=120)
+        for w in workers:
+            w.proc.wait(timeout=120)
+            w.close()
         n = 6 if mode == "whole" else 3
         logs = "".join(open(f"{d}/worker{i}.log").read() for i in range(n))
         resumed = numbers(r"resumes from checkpoint \d+ \(.*?\) at epoch \d+ "
@@ -168,18 +206,19 @@ def trial(bin_dir, workload, spec, mode, rng, out):
 
 
 def main(argv):
-    if len(argv) != 8:
+    if len(argv) not in (8, 9):
         print(__doc__, file=sys.stderr)
         return 2
-    bin_dir, workload, spec, mode, trials, seed, out_path = argv[1:]
+    bin_dir, workload, spec, mode, trials, seed, out_path = argv[1:8]
+    path = argv[8] if len(argv) == 9 else "bare"
     rng = random.Random(int(seed))
     with open(out_path, "a") as out:
         for _ in range(int(trials)):
             out_row = {"workload": workload}
             try:
-                trial(bin_dir, workload, spec, mode, rng, out)
+                trial(bin_dir, workload, spec, mode, rng, out, path)
             except Exception as e:  # One failed trial is a row, not the end.
-                out_row.update(mode=mode, error=str(e)[:500])
+                out_row.update(mode=mode, path=path, error=str(e)[:500])
                 out.write(json.dumps(out_row) + "\n")
                 print(json.dumps(out_row), flush=True)
     return 0

@@ -8,16 +8,20 @@
 #          the job's steps after its first 10% and before its last 10%,
 #          seeded), then three new workers resume the PREEMPTED job;
 #   one    SIGTERM to one random worker of three; the others go on.
+# Paths ($PATHS, issue 48): how the first three workers start and stop,
+# as a deployment file gives (preempt_bench.py: bare, systemd, pid1); none
+# of them sets OPENBLAS_NUM_THREADS.
 # Workloads ($WORKLOADS): mlp, the built-in MLP on $MLP_TRAIN samples of
 # Fashion-MNIST (batch 32 per rank, one epoch); gpt, examples/gpt on
 # bench/common/lib.sh's token subset (one epoch).
 #   bench/recovery/preempt_bench.sh
-# Defaults: WORKLOADS "mlp gpt", MODES "whole one", TRIALS 20, SEED 1,
+# Defaults: WORKLOADS "mlp gpt", MODES "whole one", PATHS bare, TRIALS 20, SEED 1,
 # MLP_TRAIN 30000, BIN_DIR unset (build -c opt). Appends to $RESULTS (default bench/results/preempt.jsonl).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 WORKLOADS="${WORKLOADS:-mlp gpt}"
 MODES="${MODES:-whole one}"
+PATHS="${PATHS:-bare}"
 TRIALS="${TRIALS:-20}"
 SEED="${SEED:-1}"
 : "${MLP_TRAIN:=30000}" "${MLP_TEST:=2000}"
@@ -61,7 +65,9 @@ TXT
       printf 'min_workers: 2\nmax_workers: 3\nrendezvous_last_call_ms: 3000\n' >>"$spec"
     fi
     sed -i '0,/^rendezvous_last_call_ms:/!{/^rendezvous_last_call_ms:/d}' "$spec"
-    "$PY" bench/recovery/preempt_bench.py "$BIN" "$M" "$spec" "$mode" "$TRIALS" "$SEED" "$RESULTS"
+    for path in $PATHS; do
+      "$PY" bench/recovery/preempt_bench.py "$BIN" "$M" "$spec" "$mode" "$TRIALS" "$SEED" "$RESULTS" "$path"
+    done
   done
 done
 "$PY" bench/recovery/preempt_summary.py "$RESULTS"

@@ -11,11 +11,12 @@ def main(path):
     rows = [json.loads(l) for l in open(path) if l.strip()]
     groups = {}
     for r in rows:
-        groups.setdefault((r.get("workload"), r.get("mode")), []).append(r)
-    print("| workload | mode | trials | failed | steps lost (max) | "
+        groups.setdefault((r.get("workload"), r.get("mode"),
+                           r.get("path", "bare")), []).append(r)
+    print("| workload | mode | path | trials | failed | steps lost (max) | "
           "SIGTERM to exit, mean / max (s) | checkpoint (MB) | write (s) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for (w, m), rs in sorted(groups.items()):
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (w, m, p), rs in sorted(groups.items()):
         ok = [r for r in rs if "error" not in r and
               r.get("final_state") == "JOB_STATE_SUCCEEDED"]
         lost = [r.get("steps_lost", 0) for r in ok]
@@ -23,7 +24,7 @@ def main(path):
         mb = [r["checkpoint_bytes"] / 1e6 for r in ok if r.get("checkpoint_bytes")]
         write = [w_ for r in ok for w_ in r.get("checkpoint_write_s", [])]
         fmt = lambda xs, f: f(xs) if xs else float("nan")
-        print(f"| {w} | {m} | {len(rs)} | {len(rs) - len(ok)} | "
+        print(f"| {w} | {m} | {p} | {len(rs)} | {len(rs) - len(ok)} | "
               f"{max(lost) if lost else '-'} | "
               f"{fmt(exits, statistics.mean):.2f} / {fmt(exits, max):.2f} | "
               f"{fmt(mb, statistics.mean):.2f} | {fmt(write, statistics.mean):.3f} |")

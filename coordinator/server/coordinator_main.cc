@@ -120,7 +120,7 @@ ABSL_FLAG(int64_t, log_total_bytes, 256 << 20,
 
 namespace {
 
-// Taken on a thread of their own (common/signal_watch.h), not in a
+// Answered on a thread of their own (common/signal_watch.h), not in a
 // handler.
 constexpr int kStopSignals[] = {SIGTERM, SIGINT};
 
@@ -320,17 +320,18 @@ absl::StatusOr<std::unique_ptr<ringleader::CoordinatorServer>> StartServing(
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(kUsage);
-  if (ringleader::WantsFlagHelp(argc, argv)) {
-    std::cout << ringleader::FlagHelp(kUsage, FlagGroups(), {"coordinator/"});
-    return 0;
-  }
-  // Before any thread starts: they inherit the mask.
-  if (absl::Status s = ringleader::SignalWatch::Block(
+  // First: a stop signal from here on is handled, whichever thread takes it
+  // (common/signal_watch.h), and waits for the watch started below.
+  if (absl::Status s = ringleader::SignalWatch::Install(
           {std::begin(kStopSignals), std::end(kStopSignals)});
       !s.ok()) {
     std::cerr << "ringleader-coordinator: " << s.message() << "\n";
     return 1;
+  }
+  absl::SetProgramUsageMessage(kUsage);
+  if (ringleader::WantsFlagHelp(argc, argv)) {
+    std::cout << ringleader::FlagHelp(kUsage, FlagGroups(), {"coordinator/"});
+    return 0;
   }
   absl::ParseCommandLine(argc, argv);
   // Debian builds Abseil without NDEBUG, which leaves absl::Mutex's deadlock
@@ -358,11 +359,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   // Before READY: a supervisor may stop us as soon as it has seen it (a
-  // signal that came earlier waits, blocked, until now).
+  // signal that came earlier waits in the watch's pipe until now).
   absl::Notification stop;
   absl::Notification hard_stop;  // A second signal during the drain.
   ringleader::SignalWatch signals(
-      {std::begin(kStopSignals), std::end(kStopSignals)},
       [&stop, &hard_stop, first = absl::InfinitePast()](int signal) mutable {
         LOG(INFO) << "got " << strsignal(signal);
         // Slurm delivers one stop more than once (to the process and to its

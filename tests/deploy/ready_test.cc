@@ -158,7 +158,7 @@ TEST(WorkerReadyTest, ReadyOnlyOnceRegistered) {
   o.env = {{"NOTIFY_SOCKET", sock->address()},
            {"WATCHDOG_USEC", "200000"},
            {"WATCHDOG_PID", std::nullopt},
-           {"OPENBLAS_NUM_THREADS", "1"},
+           {"OPENBLAS_NUM_THREADS", std::nullopt},
            // The address must come from the flag, not from these.
            {"RINGLEADER_COORDINATOR", std::nullopt},
            {"MASTER_ADDR", std::nullopt},
@@ -209,7 +209,7 @@ TEST(WorkerReadyTest, PyTorchJobEnvironmentFindsTheCoordinator) {
   // All a PyTorchJob replica is given.
   o.env = {{"NOTIFY_SOCKET", sock->address()},
            {"WATCHDOG_USEC", std::nullopt},
-           {"OPENBLAS_NUM_THREADS", "1"},
+           {"OPENBLAS_NUM_THREADS", std::nullopt},
            {"RINGLEADER_COORDINATOR", std::nullopt},
            {"MASTER_ADDR", "127.0.0.1"},
            {"MASTER_PORT", std::to_string(c->port)},

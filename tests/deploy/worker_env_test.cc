@@ -139,11 +139,9 @@ TEST(WorkerEnvTest, RankAndWorldSize) {
 
 // What srun sets for task 3 of 4 of job 812 on a two-node allocation.
 const std::map<std::string, std::string> kSlurmTask = {
-    {"SLURM_JOB_ID", "812"},
-    {"SLURM_PROCID", "3"},
-    {"SLURM_NTASKS", "4"},
-    {"SLURM_LOCALID", "1"},
-    {"SLURM_JOB_NODELIST", "gpu[07-08]"},
+    {"SLURM_JOB_ID", "812"}, {"SLURM_STEP_ID", "5"},
+    {"SLURM_PROCID", "3"},   {"SLURM_NTASKS", "4"},
+    {"SLURM_LOCALID", "1"},  {"SLURM_JOB_NODELIST", "gpu[07-08]"},
 };
 
 TEST(WorkerEnvTest, SlurmTaskFindsTheCoordinatorOnTheFirstNode) {
@@ -155,7 +153,9 @@ TEST(WorkerEnvTest, SlurmTaskFindsTheCoordinatorOnTheFirstNode) {
   EXPECT_EQ(e->slurm_procid, 3);
   EXPECT_EQ(e->slurm_ntasks, 4);
   EXPECT_EQ(e->local_rank, 1);
-  EXPECT_THAT(DescribeWorkerEnv(*e), HasSubstr("Slurm job 812 task 3 of 4"));
+  EXPECT_EQ(e->slurm_step_id, 5);
+  EXPECT_THAT(DescribeWorkerEnv(*e),
+              HasSubstr("Slurm job 812 step 812.5 task 3 of 4"));
   EXPECT_EQ(*ResolveDevice("cuda", *e), "cuda:1");
   EXPECT_EQ(*ResolveDevice("cuda:0", *e), "cuda:0");
   EXPECT_EQ(*ResolveDevice("cpu", *e), "cpu");

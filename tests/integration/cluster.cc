@@ -122,8 +122,11 @@ absl::StatusOr<Subprocess*> Cluster::StartWorker(
   for (std::string& f : flags) argv.push_back(std::move(f));
   absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(
       argv,
+      // The environment a deployment gives it: none of OpenBLAS's or
+      // OpenMP's thread settings (--threads sizes both pools).
       LogTo(absl::StrCat(options_.log_dir, "/worker", workers_.size(), ".log"),
-            {{"OPENBLAS_NUM_THREADS", "1"}, {"OMP_NUM_THREADS", "1"}}));
+            {{"OPENBLAS_NUM_THREADS", std::nullopt},
+             {"OMP_NUM_THREADS", std::nullopt}}));
   if (!p.ok()) return p.status();
   workers_.push_back(*std::move(p));
   return workers_.back().get();

@@ -65,6 +65,8 @@ class Cluster {
     return options_.host + ":" + std::to_string(port_);
   }
   const std::string& dir() const { return dir_; }
+  // The running coordinator process (null while stopped).
+  Subprocess* coordinator() { return coordinator_.get(); }
   const std::string& log_dir() const { return options_.log_dir; }
   v1::UserService::Stub& users() { return *users_; }
   std::vector<std::unique_ptr<Subprocess>>& workers() { return workers_; }

@@ -1,11 +1,15 @@
 // Issue 34: Ringleader on a real Slurm cluster (one node on this machine:
 // tests/slurm/slurm_cluster.h), through deploy/slurm/ringleader.sbatch as a
-// user runs it: sbatch, the coordinator on the allocation's first node, one
-// worker per task as a job step of its own, each worker's lines prefixed
-// with its task in the job's output.
-//   (a) a 2-worker job runs to SUCCEEDED (the reference metric);
-//   (b) scancel of one worker's step mid-training: the job goes on and
-//       SUCCEEDS with the others;
+// user runs it. Issue 48: with the commands deploy/README.md's Slurm block
+// shows, read from that file (the binaries from its `//deploy:bin`, the
+// output where the script puts it by default, $SCRATCH here), and with no
+// OPENBLAS_NUM_THREADS anywhere: OpenBLAS's threads are there to take the
+// signals.
+//   (a) a 2-worker job runs to SUCCEEDED (the reference metric); each
+//       worker's lines start with its step, and name it; a requeue of the
+//       finished job exits at once with its outcome, starting no worker;
+//   (b) `scancel --signal=TERM JOBID.N` of one worker's step mid-training:
+//       it leaves gracefully, the job goes on and SUCCEEDS with the others;
 //   (c) preemption of the whole job (scontrol requeue): every worker gets
 //       SIGTERM, rank 0 checkpoints the last completed step, the job is
 //       PREEMPTED; the requeued allocation resumes it at exactly that step
@@ -20,10 +24,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
 #include "tests/partition/fashion_subset.h"
+#include "tests/slurm/documented_commands.h"
 #include "tests/slurm/slurm_cluster.h"
 #include "tests/testing/process.h"
 
@@ -59,16 +65,28 @@ std::string JobFile(const std::string& dir, int max_workers) {
   return path;
 }
 
-// The daemons and ringctl, where the batch script looks for them.
-std::string BinDir(const std::string& dir) {
-  const std::string bin = dir + "/bin";
-  std::filesystem::create_directories(bin);
-  for (const char* path : {"coordinator/ringleader-coordinator",
-                           "worker/ringleader-worker", "cli/ringctl"}) {
-    const std::string name = std::filesystem::path(path).filename();
-    std::filesystem::create_symlink(RunfilePath(path), bin + "/" + name);
-  }
-  return bin;
+// deploy/README.md's Slurm commands (documented_commands.h).
+const absl::StatusOr<std::vector<std::string>>& DocumentedCommands() {
+  static const auto* commands =
+      new absl::StatusOr<std::vector<std::string>>(ShellBlockUnder(
+          ReadFileOrEmpty(RunfilePath("deploy/README.md")), "## Slurm"));
+  return *commands;
+}
+
+// The documented command that starts with `prefix`, with each of
+// `replace`'s strings replaced in every word, and $PWD/bazel-bin/ (where
+// `bazel build` leaves //deploy:bin) the runfiles root the test runs in.
+absl::StatusOr<std::vector<std::string>> Documented(
+    const std::string& prefix,
+    std::vector<std::pair<std::string, std::string>> replace) {
+  if (!DocumentedCommands().ok()) return DocumentedCommands().status();
+  absl::StatusOr<std::vector<std::string>> c =
+      CommandStartingWith(*DocumentedCommands(), prefix);
+  if (!c.ok()) return c.status();
+  replace.push_back(
+      {"$PWD/bazel-bin/", std::filesystem::current_path().string() + "/"});
+  for (std::string& word : *c) word = absl::StrReplaceAll(word, replace);
+  return c;
 }
 
 // What one run of the batch script printed, and its outcome.
@@ -134,19 +152,45 @@ class SlurmTest : public ::testing::Test {
         ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
 
-  // sbatch -n `tasks` of the batch script on a job of up to `max_workers`.
+  // The documented CPU `sbatch -n ...` with `tasks` tasks, on a job of up
+  // to `max_workers`. $SCRATCH is this test's directory, where the script
+  // puts its output and state by default.
   absl::StatusOr<std::string> SubmitBatch(int tasks, int max_workers) {
-    return slurm_->Submit(
-        {"-n", std::to_string(tasks), "--output=" + dir_ + "/slurm-%j.out",
-         "--export=ALL", RunfilePath("deploy/slurm/ringleader.sbatch"),
-         JobFile(dir_, max_workers)},
-        {"RINGLEADER_BIN=" + BinDir(dir_),
-         "RINGLEADER_STATE_DIR=" + dir_ + "/state", "OPENBLAS_NUM_THREADS=1",
-         "OMP_NUM_THREADS=1"});
+    absl::StatusOr<std::vector<std::string>> sbatch = Documented(
+        "sbatch -n ",
+        {{"examples/fashion_mnist.textproto", JobFile(dir_, max_workers)}});
+    if (!sbatch.ok()) return sbatch.status();
+    std::vector<std::string> args(sbatch->begin() + 1, sbatch->end());
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "-n") args[i + 1] = std::to_string(tasks);
+    }
+    return slurm_->Submit(args, {"SCRATCH=" + dir_});
   }
 
+  // Runs the documented command that starts with `prefix`, JOBID (and
+  // JOBID.3) naming `job` (and `step`).
+  absl::Status RunDocumented(const std::string& prefix, const std::string& job,
+                             const std::string& step = "") {
+    std::vector<std::pair<std::string, std::string>> replace;
+    if (!step.empty()) replace.push_back({"JOBID.3", step});
+    replace.push_back({"JOBID", job});
+    absl::StatusOr<std::vector<std::string>> c = Documented(prefix, replace);
+    if (!c.ok()) return c.status();
+    absl::StatusOr<ProcessResult> r = slurm_->Client(*c);
+    if (!r.ok()) return r.status();
+    if (r->exit_code != 0) {
+      return absl::InternalError(
+          absl::StrCat(absl::StrJoin(*c, " "), ": ", r->err));
+    }
+    std::cout << absl::StrJoin(*c, " ") << "\n";
+    return absl::OkStatus();
+  }
+
+  // The job's output, where the documented `tail -f` reads it.
   std::string OutputOf(const std::string& job) {
-    return ReadFileOrEmpty(absl::StrCat(dir_, "/slurm-", job, ".out"));
+    absl::StatusOr<std::vector<std::string>> tail =
+        Documented("tail -f ", {{"${SCRATCH:-$HOME}", dir_}, {"JOBID", job}});
+    return tail.ok() && tail->size() == 3 ? ReadFileOrEmpty((*tail)[2]) : "";
   }
 
   BatchRun Finish(const std::string& job) {
@@ -183,12 +227,40 @@ TEST_F(SlurmTest, TwoWorkersRunAJobToSuccess) {
   EXPECT_TRUE(r.succeeded) << Tail(r);
   ASSERT_TRUE(r.accuracy.has_value()) << Tail(r);
   EXPECT_GE(*r.accuracy, 0.78) << Tail(r);
-  // Each worker's lines carry its task.
-  for (const char* task : {"\n0: ", "\n1: "}) {
-    EXPECT_NE(r.output.find(std::string(task) + "I"), std::string::npos)
-        << "no line of task " << task << Tail(r);
+  // Each worker's lines start with its step (0 and 1: the batch script's
+  // first two steps), and its first line names the step.
+  for (const char* step : {"0", "1"}) {
+    EXPECT_NE(r.output.find(absl::StrCat("\n", step, ": I")), std::string::npos)
+        << "no line of step " << step << Tail(r);
+    EXPECT_NE(r.output.find(
+                  absl::StrCat("Slurm job ", *job, " step ", *job, ".", step)),
+              std::string::npos)
+        << Tail(r);
   }
-  EXPECT_NE(r.output.find("Slurm job " + *job), std::string::npos) << Tail(r);
+  // Requeued after the end: the allocation exits at once with the job's
+  // outcome, starting no worker.
+  ASSERT_TRUE(RunDocumented("scontrol requeue ", *job).ok());
+  const absl::Time requeued = absl::Now();
+  ASSERT_TRUE(slurm_->WaitForJobState(*job, {"PENDING"}, absl::Minutes(2)).ok())
+      << slurm_->Logs();
+  const size_t first = OutputOf(*job).size();
+  // Slurm revokes the job's credentials at the requeue, to the second: an
+  // allocation in that same second is killed ("Job credential revoked").
+  // Its BeginTime delay exists for this; StartTime=now comes 2 s later.
+  absl::SleepFor(requeued + absl::Seconds(2) - absl::Now());
+  ASSERT_TRUE(RunDocumented("scontrol update ", *job).ok());
+  const absl::Time started = absl::Now();
+  const BatchRun again = Finish(*job);
+  ASSERT_EQ(again.slurm_state, "COMPLETED") << Tail(again);
+  const std::string second = again.output.substr(first);
+  EXPECT_NE(second.find("is JOB_STATE_SUCCEEDED; nothing to resume, no "
+                        "workers started"),
+            std::string::npos)
+      << second;
+  EXPECT_EQ(second.find(": I"), std::string::npos) << "a worker started\n"
+                                                   << second;
+  std::cout << "the requeued allocation of a finished job ended in "
+            << absl::Now() - started << "\n";
 }
 
 TEST_F(SlurmTest, CancellingOneWorkersStepLeavesTheJobGoing) {
@@ -211,11 +283,10 @@ TEST_F(SlurmTest, CancellingOneWorkersStepLeavesTheJobGoing) {
   absl::StatusOr<std::vector<std::string>> steps = slurm_->RunningSteps(*job);
   ASSERT_TRUE(steps.ok()) << steps.status();
   ASSERT_EQ(steps->size(), 3u) << absl::StrJoin(*steps, " ");
-  absl::StatusOr<ProcessResult> cancelled =
-      slurm_->Client({"scancel", steps->back()});
-  ASSERT_TRUE(cancelled.ok() && cancelled->exit_code == 0)
-      << (cancelled.ok() ? cancelled->err : cancelled.status().ToString());
-  std::cout << "cancelled step " << steps->back() << " at step "
+  // As documented: SIGTERM to the step, which the worker answers.
+  ASSERT_TRUE(
+      RunDocumented("scancel --signal=TERM ", *job, steps->back()).ok());
+  std::cout << "stopped step " << steps->back() << " at step "
             << LastStep(OutputOf(*job)) << "\n";
   const BatchRun r = Finish(*job);
   ASSERT_EQ(r.slurm_state, "COMPLETED") << Tail(r);
@@ -224,6 +295,18 @@ TEST_F(SlurmTest, CancellingOneWorkersStepLeavesTheJobGoing) {
   EXPECT_GE(*r.accuracy, 0.78) << Tail(r);
   EXPECT_NE(r.output.find("world 2"), std::string::npos)
       << "the job did not go on at world 2" << Tail(r);
+  // It left at a step boundary, as a preemption of one rank: no restart.
+  const std::string stopped = steps->back().substr(job->size() + 1);
+  const std::regex left(
+      "\n" + stopped +
+      R"(: [^\n]*leaves generation \d+ of job \S+ for a preemption)");
+  EXPECT_TRUE(std::regex_search(r.output, left))
+      << "step " << stopped << " did not leave gracefully" << Tail(r);
+  const std::string watched = ReadFileOrEmpty(
+      absl::StrCat(dir_, "/ringleader/state/watch-", *job, ".jsonl"));
+  ASSERT_FALSE(watched.empty());
+  EXPECT_FALSE(std::regex_search(watched, std::regex(R"("restarts": *[1-9])")))
+      << watched.substr(watched.size() > 2000 ? watched.size() - 2000 : 0);
 }
 
 TEST_F(SlurmTest, RequeueOfTheWholeJobResumesAtTheStepItStopped) {
@@ -242,19 +325,13 @@ TEST_F(SlurmTest, RequeueOfTheWholeJobResumesAtTheStepItStopped) {
   // Slurm's preemption of the whole job: SIGTERM to every process of it
   // (the coordinator in the batch step too), SIGKILL after KillWait, then
   // back in the queue.
-  absl::StatusOr<ProcessResult> requeued =
-      slurm_->Client({"scontrol", "requeue", *job});
-  ASSERT_TRUE(requeued.ok() && requeued->exit_code == 0)
-      << (requeued.ok() ? requeued->err : requeued.status().ToString());
+  ASSERT_TRUE(RunDocumented("scontrol requeue ", *job).ok());
   std::cout << "requeued at step " << LastStep(OutputOf(*job)) << "\n";
   // A requeued job waits for its BeginTime (about 2 minutes): now.
   ASSERT_TRUE(slurm_->WaitForJobState(*job, {"PENDING"}, absl::Minutes(2)).ok())
       << OutputOf(*job) << slurm_->Logs();
   const std::string first = OutputOf(*job);
-  absl::StatusOr<ProcessResult> now =
-      slurm_->Client({"scontrol", "update", "jobid=" + *job, "starttime=now"});
-  ASSERT_TRUE(now.ok() && now->exit_code == 0)
-      << (now.ok() ? now->err : now.status().ToString());
+  ASSERT_TRUE(RunDocumented("scontrol update ", *job).ok());
   const BatchRun r = Finish(*job);
   ASSERT_EQ(r.slurm_state, "COMPLETED") << Tail(r);
   EXPECT_TRUE(r.succeeded) << Tail(r);

@@ -27,6 +27,7 @@ namespace ringleader {
 
 absl::StatusOr<MetricSums> Trainer::EvaluateTestSplit() {
   TimelineSpan span(timeline_.get(), "evaluation", Phase::kEvaluation);
+  VLOG(1) << "evaluating the test split";
   // Rank 0's buffers first, as DDP's wrapper broadcasts them before the
   // first forward after training, evaluation's included: every rank then
   // evaluates the model rank 0 checkpoints and exports, and the pooled

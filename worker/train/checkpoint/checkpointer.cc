@@ -141,6 +141,7 @@ v1::CommitCheckpointRequest Checkpointer::Commit(
 
 absl::Status Checkpointer::Save(const CheckpointPosition& position,
                                 int64_t offset) {
+  VLOG(1) << "saving the checkpoint of step " << position.step;
   const absl::Time start = absl::Now();
   const absl::Status s =
       spec_.checkpoint_synchronous() || scale_up_pending_.load()
