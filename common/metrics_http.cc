@@ -1,37 +1,72 @@
 #include "common/metrics_http.h"
 
-#include <httplib.h>
+#include <netdb.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace ringleader::metrics {
-
 namespace {
 
-absl::StatusOr<std::unique_ptr<httplib::Server>> NewServer(
-    const HttpServerOptions& options) {
-  if (options.tls_cert.empty() != options.tls_key.empty()) {
+// A listening, non-blocking socket on `host`:`port` (0: any free port), and
+// the port it got.
+absl::StatusOr<std::pair<int, int>> Listen(const std::string& host, int port,
+                                           const std::string& listen) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints,
+                    &found) != 0 ||
+      found == nullptr) {
     return absl::InvalidArgumentError(
-        "HTTPS needs both a certificate and its key");
+        absl::StrCat("metrics address '", listen, "': unknown host"));
   }
-  if (options.tls_cert.empty()) return std::make_unique<httplib::Server>();
-  auto server = std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(),
-                                                     options.tls_key.c_str());
-  if (!server->is_valid()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot serve HTTPS with certificate '", options.tls_cert,
-                     "' and key '", options.tls_key,
-                     "': unreadable, or the key does not match"));
+  const int fd =
+      ::socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  // SO_REUSEADDR only: SO_REUSEPORT (httplib's default) lets a second
+  // daemon bind the same port and silently take half the scrapes.
+  int yes = 1;
+  const bool ok =
+      fd >= 0 &&
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes)) == 0 &&
+      ::bind(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+      ::listen(fd, SOMAXCONN) == 0;
+  ::freeaddrinfo(found);
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  if (!ok || ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len)) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve metrics on ", listen, ": ", why));
   }
-  return server;
+  const int got = ntohs(bound.ss_family == AF_INET6
+                            ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  return std::make_pair(fd, got);
 }
 
-}  // namespace
+// Room for `connections` descriptors beyond the process's others: the soft
+// limit raised toward the hard one (often 1024 soft, far more hard).
+void AllowDescriptors(int connections) {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return;
+  const rlim_t want = static_cast<rlim_t>(connections) + 1024;
+  if (r.rlim_cur >= want) return;
+  r.rlim_cur = std::min(want, r.rlim_max);
+  ::setrlimit(RLIMIT_NOFILE, &r);
+}
 
-absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
-    const std::string& listen, const Registry* registry,
-    const HttpServerOptions& options) {
+absl::StatusOr<std::pair<std::string, int>> HostPort(
+    const std::string& listen) {
   const size_t colon = listen.rfind(':');
   int port = -1;
   if (colon == std::string::npos ||
@@ -45,54 +80,51 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     host = host.substr(1, host.size() - 2);
   }
   if (host.empty()) host = "0.0.0.0";
+  return std::make_pair(host, port);
+}
 
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
+    const std::string& listen, const Registry* registry,
+    const HttpServerOptions& options) {
+  absl::StatusOr<std::pair<std::string, int>> where = HostPort(listen);
+  if (!where.ok()) return where.status();
   std::unique_ptr<HttpServer> s(new HttpServer());
-  absl::StatusOr<std::unique_ptr<httplib::Server>> made = NewServer(options);
-  if (!made.ok()) return made.status();
-  s->server_ = *std::move(made);
-  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which lets
-  // a second daemon bind the same port and silently take half the scrapes.
-  s->server_->set_socket_options([](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  s->server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    return absl::InvalidArgumentError(
+        "HTTPS needs both a certificate and its key");
+  }
+  if (!options.tls_cert.empty()) {
+    absl::StatusOr<std::unique_ptr<http::TlsContext>> tls =
+        http::TlsContext::FromFiles(options.tls_cert, options.tls_key);
+    if (!tls.ok()) return tls.status();
+    s->tls_ = *std::move(tls);
+  }
+  s->server_ = std::make_unique<http::BufferedServer>();
   s->server_->Get("/metrics",
                   [registry](const httplib::Request&, httplib::Response& res) {
                     res.set_content(registry->Render(), kContentType);
                   });
   if (options.add_routes) options.add_routes(*s->server_);
-  if (port == 0) {
-    port = s->server_->bind_to_any_port(host);
-    if (port < 0) port = 0;
-  } else if (!s->server_->bind_to_port(host, port)) {
-    port = 0;
-  }
-  if (port == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot serve metrics on ", listen));
-  }
-  s->port_ = port;
-  // Bound already: connections made before the loop runs wait in the
-  // backlog.
-  httplib::Server* server = s->server_.get();
-  std::atomic<bool>* done = &s->done_;
-  s->thread_ = std::thread([server, done] {
-    server->listen_after_bind();
-    *done = true;
-  });
+  absl::StatusOr<std::pair<int, int>> bound =
+      Listen(where->first, where->second, listen);
+  if (!bound.ok()) return bound.status();
+  s->port_ = bound->second;
+  AllowDescriptors(options.loop.max_connections);
+  http::BufferedServer* server = s->server_.get();
+  absl::StatusOr<std::unique_ptr<http::ConnectionLoop>> loop =
+      http::ConnectionLoop::Start(
+          bound->first,
+          [server](absl::string_view request, const std::string& ip, int port) {
+            return server->Respond(request, ip, port);
+          },
+          s->tls_.get(), options.loop);
+  if (!loop.ok()) return loop.status();  // It closed the socket.
+  s->loop_ = *std::move(loop);
   return s;
 }
 
-HttpServer::~HttpServer() {
-  if (server_ == nullptr) return;
-  // stop() only acts on a running loop: wait until the thread got there (or
-  // gave up).
-  while (thread_.joinable() && !server_->is_running() && !done_) {
-    std::this_thread::yield();
-  }
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
-}
+HttpServer::~HttpServer() = default;
 
 }  // namespace ringleader::metrics

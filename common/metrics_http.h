@@ -1,18 +1,15 @@
 #ifndef RINGLEADER_COMMON_METRICS_HTTP_H_
 #define RINGLEADER_COMMON_METRICS_HTTP_H_
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
+#include "common/http/buffered_server.h"
+#include "common/http/connection_loop.h"
+#include "common/http/transport.h"
 #include "common/metrics.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace ringleader::metrics {
 
@@ -24,10 +21,15 @@ struct HttpServerOptions {
   // More routes beside /metrics (the coordinator's dashboard), added before
   // the server starts.
   std::function<void(httplib::Server&)> add_routes;
+  // Time limits, connection limits and threads (common/http/
+  // connection_loop.h): a slow or idle client holds bytes, not a thread.
+  http::LoopOptions loop;
 };
 
-// Serves GET /metrics (Registry::Render, text format 0.0.4) over HTTP with
-// cpp-httplib, on two threads of its own. Stops when destroyed.
+// Serves GET /metrics (Registry::Render, text format 0.0.4) over HTTP or
+// HTTPS: connections on one epoll thread (common/http/connection_loop.h),
+// requests routed and answered by cpp-httplib on a few threads
+// (common/http/buffered_server.h). Stops when destroyed.
 class HttpServer {
  public:
   // `listen` is HOST:PORT ("[::1]:9464" for IPv6); port 0 picks a free port.
@@ -38,13 +40,15 @@ class HttpServer {
   ~HttpServer();
 
   int port() const { return port_; }
+  http::LoopStats stats() const { return loop_->stats(); }
 
  private:
   HttpServer() = default;
 
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  std::atomic<bool> done_{false};  // listen_after_bind returned.
+  std::unique_ptr<http::BufferedServer> server_;
+  std::unique_ptr<http::TlsContext> tls_;
+  // Last: stopped first, before what its threads use.
+  std::unique_ptr<http::ConnectionLoop> loop_;
   int port_ = 0;
 };
 
