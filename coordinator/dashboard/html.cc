@@ -65,6 +65,19 @@ std::string FormatUnixMillis(int64_t ms) {
 
 std::string FormatNumber(double v) {
   if (!std::isfinite(v)) return "-";
+  // Whole numbers with thousands separators from 1,000 up ("64,860", not
+  // "6.486e+04"): a rate or a step count is read as a count.
+  if (std::abs(v) >= 1000) {
+    const std::string digits = absl::StrFormat("%.0f", std::round(std::abs(v)));
+    std::string out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+      out += digits[i];
+    }
+    return v < 0 ? "-" + out : out;
+  }
+  // Four significant digits below, e-notation only for the very small.
+  if (v != 0 && std::abs(v) < 1e-3) return absl::StrFormat("%.2e", v);
   return absl::StrFormat("%.4g", v);
 }
 

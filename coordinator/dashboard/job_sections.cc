@@ -1,5 +1,7 @@
 #include "coordinator/dashboard/job_sections.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/waiting_for_line.h"
@@ -11,6 +13,17 @@ namespace {
 
 std::string Row(const std::string& name, const std::string& value_html) {
   return absl::StrCat("<tr><th>", name, "</th><td>", value_html, "</td></tr>");
+}
+
+// The epoch in progress, counted from 1 of the spec's, as `ringctl` shows
+// it (JobProgress.epoch counts from 0): "2 of 2" at a 2-epoch job's end.
+std::string EpochOf(const v1::Job& job) {
+  const v1::JobProgress& p = job.progress();
+  if (p.step() == 0 && p.epoch() == 0) return "-";
+  const int64_t epochs = job.spec().epochs();
+  return absl::StrCat(
+      epochs > 0 ? std::min<int64_t>(p.epoch() + 1, epochs) : p.epoch() + 1,
+      " of ", epochs);
 }
 
 std::string EscapedList(const std::vector<std::string>& items) {
@@ -68,10 +81,11 @@ std::string JobSummary(const v1::Job& job) {
       Row("world size", absl::StrCat(job.world_size())),
       Row("restarts",
           absl::StrCat(job.restarts(), " of ", job.spec().max_restarts())),
-      Row("epoch / step",
-          absl::StrCat(p.epoch(), " / ", p.step(),
+      Row("epoch", EpochOf(job)),
+      Row("step",
+          absl::StrCat(FormatNumber(p.step()),
                        p.total_steps() > 0
-                           ? absl::StrCat(" of ", p.total_steps())
+                           ? absl::StrCat(" of ", FormatNumber(p.total_steps()))
                            : "")),
       Row("loss", FormatNumber(p.loss())),
       Row("samples/s", FormatNumber(p.samples_per_sec())));

@@ -13,7 +13,10 @@ namespace {
 // Colour-blind-safe (Okabe-Ito), in series order.
 constexpr const char* kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                     "#E69F00", "#56B4E9", "#000000", "#F0E442"};
-constexpr int kMarginLeft = 64;  // Room for "1.052e+04".
+// Room for the y axis' labels: about 7 px a character at 11 px (Chromium's
+// default sans-serif runs 6.1 px for digits), 6 px to spare; at least 40.
+constexpr int kCharPx = 7;
+constexpr int kMinMarginLeft = 40;
 
 constexpr int kMarginRight = 10;
 constexpr int kMarginTop = 8;
@@ -35,9 +38,9 @@ Range Padded(double lo, double hi) {
 struct Frame {
   Range x, y;
   int width, height;
+  int left;  // The plot's left edge: the widest y label fits beside it.
   double PlotX(double v) const {
-    return kMarginLeft +
-           (v - x.lo) / (x.hi - x.lo) * (width - kMarginLeft - kMarginRight);
+    return left + (v - x.lo) / (x.hi - x.lo) * (width - left - kMarginRight);
   }
   double PlotY(double v) const {
     return height - kMarginBottom -
@@ -56,8 +59,12 @@ Frame FrameOf(const std::vector<std::vector<std::pair<double, double>>>& all,
       y_hi = std::max(y_hi, y);
     }
   }
-  return {Padded(x_lo, x_hi), Padded(y_lo, y_hi), options.width,
-          options.height};
+  const Range y = Padded(y_lo, y_hi);
+  const size_t widest =
+      std::max(FormatNumber(y.lo).size(), FormatNumber(y.hi).size());
+  const int left =
+      std::max(kMinMarginLeft, static_cast<int>(widest) * kCharPx + 6);
+  return {Padded(x_lo, x_hi), y, options.width, options.height, left};
 }
 
 std::string Axes(const Frame& f, const std::string& x_label) {
@@ -71,11 +78,10 @@ std::string Axes(const Frame& f, const std::string& x_label) {
       "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"11\">%s</text>"
       "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\" "
       "fill=\"#777\">%s</text>",
-      kMarginLeft, kMarginTop, bottom, right, kMarginLeft - 4, kMarginTop + 10,
-      FormatNumber(f.y.hi), kMarginLeft - 4, bottom, FormatNumber(f.y.lo),
-      kMarginLeft, bottom + 14, FormatNumber(f.x.lo), right, bottom + 14,
-      FormatNumber(f.x.hi), (kMarginLeft + right) / 2, bottom + 26,
-      Escape(x_label));
+      f.left, kMarginTop, bottom, right, f.left - 4, kMarginTop + 10,
+      FormatNumber(f.y.hi), f.left - 4, bottom, FormatNumber(f.y.lo), f.left,
+      bottom + 14, FormatNumber(f.x.lo), right, bottom + 14,
+      FormatNumber(f.x.hi), (f.left + right) / 2, bottom + 26, Escape(x_label));
 }
 
 std::string SeriesShape(const Frame& f, const std::string& name,

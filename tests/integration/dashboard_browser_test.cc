@@ -6,16 +6,20 @@
 // shows after its refresh.
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
+#include "worker/data/png_decoder.h"
 
 namespace ringleader::testing {
 namespace {
@@ -107,11 +111,11 @@ class Browser {
     }
     return r->out;
   }
-  absl::Status Screenshot(const std::string& url,
-                          const std::string& png) const {
+  absl::Status Screenshot(const std::string& url, const std::string& png,
+                          const std::string& size = "1280,1500") const {
     std::vector<std::string> argv = Argv(url);
     argv.insert(argv.end() - 1, "--screenshot=" + png);
-    argv.insert(argv.end() - 1, "--window-size=1280,1500");
+    argv.insert(argv.end() - 1, "--window-size=" + size);
     absl::StatusOr<ProcessResult> r =
         RunProcess(argv, absl::Seconds(60), Env());
     if (!r.ok()) return r.status();
@@ -137,6 +141,65 @@ Seen LoadUntil(const Browser& browser, const std::string& url,
     if (done(seen)) return seen;
   }
   return seen;
+}
+
+// The text of the summary row named `name` ("<th>epoch</th><td>2 of
+// 2</td>"), "" when there is none.
+std::string SummaryRow(const std::string& dom, const std::string& name) {
+  const std::string th = "<th>" + name + "</th><td>";
+  const size_t at = dom.find(th);
+  if (at == std::string::npos) return "";
+  const size_t end = dom.find("</td>", at + th.size());
+  return dom.substr(at + th.size(), end - at - th.size());
+}
+
+// Issue 49: the chart `id` of the page `dom`, alone on a page at the
+// window's left edge in the page's style, as Chromium draws it: whether any
+// of its pixels in the two leftmost columns is dark, i.e. a y-axis label
+// runs past the chart's left edge and is cut there ("6.486e+04" in the
+// page's sans-serif: 11 such pixels; "64,860": none). Errors when it
+// cannot tell.
+absl::StatusOr<bool> ChartIsCutAtTheLeft(const Browser& browser,
+                                         const std::string& dom,
+                                         const std::string& id,
+                                         const std::string& dir) {
+  const size_t begin = dom.find("<figure class=\"chart\" id=\"" + id + "\"");
+  const size_t end = dom.find("</figure>", begin);
+  if (begin == std::string::npos || end == std::string::npos) {
+    return absl::NotFoundError("no chart " + id);
+  }
+  // The page's own style (its font sizes the labels), then the chart at
+  // the window's edge with nothing else beside it.
+  const size_t style = dom.find("<style>");
+  const size_t style_end = dom.find("</style>", style);
+  if (style == std::string::npos || style_end == std::string::npos) {
+    return absl::NotFoundError("no <style> on the page");
+  }
+  const std::string html = dir + "/" + id + ".html";
+  std::ofstream(html) << "<!doctype html><html><head>"
+                      << dom.substr(style, style_end + 8 - style)
+                      << "<style>body,main{margin:0;padding:0}figure{margin:0}"
+                         "figcaption,.legend{display:none}</style></head><body>"
+                      << dom.substr(begin, end - begin + 9) << "</body></html>";
+  const std::string png = dir + "/" + id + ".png";
+  if (absl::Status s = browser.Screenshot("file://" + html, png, "600,300");
+      !s.ok()) {
+    return s;
+  }
+  const std::string bytes = ReadFileOrEmpty(png);
+  RgbImage image;
+  if (absl::Status s = DecodePng(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                 bytes.size(), &image);
+      !s.ok()) {
+    return s;
+  }
+  for (int y = 0; y < image.height; ++y) {
+    for (int x = 0; x < 2; ++x) {
+      const uint8_t* px = image.Row(y) + 3 * x;
+      if (px[0] + px[1] + px[2] < 3 * 160) return true;
+    }
+  }
+  return false;
 }
 
 TEST(DashboardBrowserTest, TheLossCurveGrowsAndTheJobEndsSucceeded) {
@@ -179,6 +242,21 @@ TEST(DashboardBrowserTest, TheLossCurveGrowsAndTheJobEndsSucceeded) {
       absl::Minutes(5));
   EXPECT_EQ(end.state, "SUCCEEDED");
   EXPECT_GE(end.loss_points, grown.loss_points);
+
+  // Issue 49: the finished page counts epochs from 1, as ringctl does, and
+  // prints counts as counts, every axis label whole.
+  absl::StatusOr<std::string> dom = browser.Dom(url);
+  ASSERT_TRUE(dom.ok()) << dom.status();
+  EXPECT_EQ(SummaryRow(*dom, "epoch"), "3 of 3");
+  EXPECT_TRUE(absl::StrContains(SummaryRow(*dom, "step"), " of "))
+      << SummaryRow(*dom, "step");
+  EXPECT_FALSE(absl::StrContains(*dom, "e+0")) << "e-notation on the page";
+  for (const char* chart : {"chart-samples-per-sec", "chart-loss",
+                            "chart-step-time", "chart-learning-rate"}) {
+    absl::StatusOr<bool> cut = ChartIsCutAtTheLeft(browser, *dom, chart, dir);
+    ASSERT_TRUE(cut.ok()) << chart << ": " << cut.status();
+    EXPECT_FALSE(*cut) << chart << "'s y-axis labels run past its left edge";
+  }
 
   // The finished page, for a person to look at (bazel-testlogs/.../
   // test.outputs/): the README's screenshot is one of these.

@@ -41,6 +41,13 @@ TEST(HtmlTest, PagesLoadNothingFromElsewhere) {
 
 TEST(HtmlTest, NumbersAndTimes) {
   EXPECT_EQ(FormatNumber(0.123456), "0.1235");
+  // Issue 49: a count is read as one, never in e-notation.
+  EXPECT_EQ(FormatNumber(64860.4), "64,860");
+  EXPECT_EQ(FormatNumber(1052), "1,052");
+  EXPECT_EQ(FormatNumber(-1234567.0), "-1,234,567");
+  EXPECT_EQ(FormatNumber(999.94), "999.9");
+  EXPECT_EQ(FormatNumber(0), "0");
+  EXPECT_EQ(FormatNumber(0.00012), "1.20e-04");
   EXPECT_EQ(FormatNumber(std::numeric_limits<double>::quiet_NaN()), "-");
   EXPECT_EQ(FormatUnixMillis(0), "-");
   EXPECT_EQ(FormatUnixMillis(1000), "1970-01-01 00:00:01 UTC");

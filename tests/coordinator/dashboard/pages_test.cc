@@ -112,6 +112,26 @@ TEST(JobPageTest, ALiveJobRefreshesAndAFinishedOneStops) {
   EXPECT_THAT(done, HasSubstr("data-state=\"SUCCEEDED\""));
 }
 
+// Issue 49: a finished two-epoch job said "epoch / step 1 / 938 of 938"
+// and "6.486e+04" samples/s.
+TEST(JobPageTest, AFinishedJobCountsItsEpochsFromOneAndItsRateAsACount) {
+  JobPageData d = Data(v1::JOB_STATE_SUCCEEDED);
+  d.job.mutable_spec()->set_epochs(2);
+  d.job.mutable_progress()->set_epoch(1);
+  d.job.mutable_progress()->set_step(938);
+  d.job.mutable_progress()->set_total_steps(938);
+  d.job.mutable_progress()->set_samples_per_sec(64860.4);
+  const std::string page = RenderJobPage(d);
+  EXPECT_THAT(page, HasSubstr("<th>epoch</th><td>2 of 2</td>"));
+  EXPECT_THAT(page, HasSubstr("<th>step</th><td>938 of 938</td>"));
+  EXPECT_THAT(page, HasSubstr("<th>samples/s</th><td>64,860</td>"));
+  EXPECT_THAT(page, Not(HasSubstr("e+0")));
+  // Before its first step: no epoch yet.
+  d.job.mutable_progress()->set_epoch(0);
+  d.job.mutable_progress()->set_step(0);
+  EXPECT_THAT(RenderJobPage(d), HasSubstr("<th>epoch</th><td>-</td>"));
+}
+
 TEST(JobPageTest, ShowsWhomTheRanksWaitFor) {
   JobPageData d = Data(v1::JOB_STATE_RUNNING);
   v1::WaitingFor* w = d.job.mutable_waiting_for();

@@ -43,9 +43,23 @@ TEST(SvgChartTest, ALineHasOneCoordinatePairPerPoint) {
       RenderLineChart(Options(), {{"loss", {{1, 2.0}, {2, 1.5}, {3, 1.0}}}});
   EXPECT_THAT(svg, HasSubstr("<polyline class=\"series\" data-series=\"loss\" "
                              "data-points=\"3\""));
-  // Left margin 64, right edge 520 - 10: x = 1 at 64, x = 3 at 510; the
-  // highest loss at the top margin (8), the lowest at 200 - 30.
-  EXPECT_THAT(svg, HasSubstr("points=\"64.0,8.0 287.0,89.0 510.0,170.0 \""));
+  // Left margin 40 (the least: labels "2" and "1"), right edge 520 - 10:
+  // x = 1 at 40, x = 3 at 510; the highest loss at the top margin (8), the
+  // lowest at 200 - 30.
+  EXPECT_THAT(svg, HasSubstr("points=\"40.0,8.0 275.0,89.0 510.0,170.0 \""));
+}
+
+// Issue 49: "6.486e+04" lost its first digit at the left edge. A count is
+// written as one, and the plot starts right of its widest label: 7 px a
+// character (Chromium's digits at 11 px are about 6.1) and 6 more.
+TEST(SvgChartTest, TheYLabelsFitLeftOfThePlot) {
+  const std::string svg = RenderLineChart(
+      Options(), {{"samples/s", {{1, 61234.0}, {2, 64860.4}, {3, 1234567.0}}}});
+  EXPECT_THAT(svg, Not(HasSubstr("e+")));
+  EXPECT_THAT(svg, HasSubstr(">1,234,567</text>"));
+  // "1,234,567": 9 characters, 69 px: the axis at 69, the label ending at 65.
+  EXPECT_THAT(svg, HasSubstr("<path d=\"M69 8 V170 H510\""));
+  EXPECT_THAT(svg, HasSubstr("<text x=\"65\" y=\"18\" text-anchor=\"end\""));
 }
 
 TEST(SvgChartTest, NonFinitePointsAreSkipped) {
