@@ -29,11 +29,13 @@ absl::Status CheckClientKey(const std::string& key) {
   return absl::OkStatus();
 }
 
-std::string NcclKey(int32_t comm_index) {
+// At the field's wire width (int64): a narrower type read INT64_MAX as -1
+// and 2^32 + 5 as communicator 5's key (issue 49).
+std::string NcclKey(int64_t comm_index) {
   return absl::StrCat(kNcclKeyPrefix, comm_index);
 }
 
-absl::Status CheckCommIndex(int32_t comm_index) {
+absl::Status CheckCommIndex(int64_t comm_index) {
   if (comm_index < 0) {
     return absl::InvalidArgumentError("comm_index must be >= 0");
   }

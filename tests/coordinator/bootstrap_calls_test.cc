@@ -1,5 +1,6 @@
 #include "coordinator/bootstrap_calls.h"
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,7 +43,7 @@ class BootstrapCallsTest : public testing::CoordinatorManagersTest {
     return For(r);
   }
 
-  v1::PublishNcclIdRequest Publish(int rank, int comm_index = 0) {
+  v1::PublishNcclIdRequest Publish(int rank, int64_t comm_index = 0) {
     v1::PublishNcclIdRequest r;
     r.set_rank(rank);
     r.set_comm_index(comm_index);
@@ -124,6 +125,34 @@ TEST_F(BootstrapCallsTest, RankZeroPublishesTheNcclIdOnceAndTheOthersFetchIt) {
       absl::IsAlreadyExists(calls_.PublishNcclId(RankCaller(0), Publish(0))));
   // Another communicator has an id of its own.
   EXPECT_TRUE(calls_.PublishNcclId(RankCaller(0), Publish(0, 1)).ok());
+}
+
+// Issue 49: comm_index is int64 on the wire and is checked and keyed at
+// that width; through int32 INT64_MAX read as -1 and 2^32 + 5 as 5.
+TEST_F(BootstrapCallsTest, CommIndexIsKeyedAtItsWireWidth) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kWraps = (int64_t{1} << 32) + 5;
+  ASSERT_TRUE(calls_.PublishNcclId(RankCaller(0), Publish(0, kMax)).ok());
+  ASSERT_TRUE(calls_.PublishNcclId(RankCaller(0), Publish(0, kWraps)).ok());
+  // Communicator 5 is not 2^32 + 5: its id is its own.
+  ASSERT_TRUE(calls_.PublishNcclId(RankCaller(0), Publish(0, 5)).ok());
+  EXPECT_TRUE(absl::IsAlreadyExists(
+      calls_.PublishNcclId(RankCaller(0), Publish(0, kWraps))));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      calls_.PublishNcclId(RankCaller(0), Publish(0, -1))));
+  EXPECT_TRUE(absl::IsInvalidArgument(calls_.PublishNcclId(
+      RankCaller(0), Publish(0, std::numeric_limits<int64_t>::min()))));
+  for (int64_t index : {kMax, kWraps}) {
+    std::optional<absl::StatusOr<v1::FetchNcclIdResponse>> fetched;
+    v1::FetchNcclIdRequest fetch;
+    fetch.set_rank(1);
+    fetch.set_comm_index(index);
+    calls_.FetchNcclId(RankCaller(1), For(fetch),
+                       [&](absl::StatusOr<v1::FetchNcclIdResponse> r) {
+                         fetched = std::move(r);
+                       });
+    ASSERT_TRUE(fetched.has_value() && fetched->ok()) << index;
+  }
 }
 
 TEST_F(BootstrapCallsTest, ABarrierReleasesOnceEveryRankArrived) {
