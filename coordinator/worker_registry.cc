@@ -38,6 +38,9 @@ absl::Status ValidateRegistration(const v1::RegisterRequest& r) {
   if (r.resume_job_id().size() > 256) {
     return absl::InvalidArgumentError("register: resume_job_id is too long");
   }
+  if (r.process_id().size() > 64) {
+    return absl::InvalidArgumentError("register: process_id is too long");
+  }
   return absl::OkStatus();
 }
 
@@ -126,6 +129,7 @@ WorkerRegistry::Entry& WorkerRegistry::AddLocked(
   e.info.set_hostname(request.hostname());
   e.info.set_device(request.device());
   e.info.set_pid(request.pid());
+  e.info.set_process_id(request.process_id());
   e.info.set_address(request.address());
   e.info.set_state(v1::WORKER_STATE_IDLE);
   e.info.set_last_heartbeat_ms(absl::ToUnixMillis(now));
@@ -332,13 +336,16 @@ std::string WorkerRegistry::DeviceKey(const v1::WorkerInfo& info) {
   return absl::StrCat(info.hostname(), "\n", info.device());
 }
 
+// With the process's incarnation: PID 1 of one container is not PID 1 of
+// the next on the same host.
 std::string WorkerRegistry::ProcessKey(const v1::WorkerInfo& info) {
-  return absl::StrCat(info.hostname(), "\n", info.pid(), "\n", info.device());
+  return absl::StrCat(info.hostname(), "\n", info.pid(), "\n", info.device(),
+                      "\n", info.process_id());
 }
 
 std::string WorkerRegistry::ProcessKey(const v1::RegisterRequest& request) {
   return absl::StrCat(request.hostname(), "\n", request.pid(), "\n",
-                      request.device());
+                      request.device(), "\n", request.process_id());
 }
 
 void WorkerRegistry::Index(const v1::WorkerInfo& info) {

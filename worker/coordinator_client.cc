@@ -114,6 +114,7 @@ absl::Status CoordinatorClient::RegisterOnce(const std::string& resume_job_id) {
   req.set_hostname(options_.hostname);
   req.set_device(options_.device);
   req.set_pid(options_.pid);
+  req.set_process_id(options_.process_id);
   req.set_address(options_.address);
   req.set_resume_job_id(resume_job_id);
   v1::RegisterResponse resp;

@@ -38,6 +38,8 @@ class CoordinatorClient {
     std::string hostname;
     std::string device = "cpu";
     int pid = 0;
+    // RegisterRequest.process_id: random, one per process.
+    std::string process_id;
     std::string address = "127.0.0.1";
     absl::Duration rpc_timeout = absl::Seconds(10);
     // Give up (the daemon exits, systemd restarts it) after this long

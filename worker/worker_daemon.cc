@@ -4,9 +4,11 @@
 
 #include <cstdlib>
 #include <optional>
+#include <random>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/job_over.h"
 #include "common/logging.h"
@@ -28,6 +30,21 @@ namespace {
 // on why (WorkerDaemon::AwaitEndNotice).
 constexpr absl::Duration kEndNoticeWait = absl::Seconds(2);
 
+// 128 random bits, hex, made once per process: the coordinator's way to
+// tell this process from another with the same hostname and pid (PID 1 of
+// containers sharing a host's network and name).
+const std::string& ProcessIncarnation() {
+  static const std::string* id = [] {
+    std::random_device random;
+    std::string hex;
+    for (int i = 0; i < 4; ++i) {
+      absl::StrAppendFormat(&hex, "%08x", static_cast<uint32_t>(random()));
+    }
+    return new std::string(hex);
+  }();
+  return *id;
+}
+
 }  // namespace
 
 WorkerDaemon::WorkerDaemon(WorkerConfig config)
@@ -37,6 +54,7 @@ WorkerDaemon::WorkerDaemon(WorkerConfig config)
   o.hostname = config_.hostname;
   o.device = config_.device;
   o.pid = static_cast<int>(::getpid());
+  o.process_id = ProcessIncarnation();
   o.address = config_.address;
   o.unreachable_timeout = config_.unreachable_timeout;
   o.keeps_state = config_.recover_from_peers;

@@ -88,6 +88,30 @@ TEST_F(WorkerRegistryTest, SameProcessRegisteringAgainReplacesItself) {
   EXPECT_EQ(registry_.List().size(), 1u);
 }
 
+// Issue 48: two containers on one host sharing its network and name are
+// both PID 1; their incarnations tell them apart, and one of them
+// registering again is still itself.
+TEST_F(WorkerRegistryTest, TwoPidOnesOfOneHostAreTwoWorkers) {
+  v1::RegisterRequest first = Req("node", 1);
+  first.set_process_id("aaaa");
+  v1::RegisterRequest second = Req("node", 1);
+  second.set_process_id("bbbb");
+  auto a = registry_.Register(first);
+  auto b = registry_.Register(second);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(b->replaced.empty());
+  EXPECT_NE(a->response.worker_id(), b->response.worker_id());
+  EXPECT_EQ(registry_.List().size(), 2u);
+  auto again = registry_.Register(second);
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->replaced.size(), 1u);
+  EXPECT_EQ(again->replaced[0].worker_id(), b->response.worker_id());
+  EXPECT_EQ(registry_.List().size(), 2u);
+  v1::RegisterRequest long_id = Req("node", 1);
+  long_id.set_process_id(std::string(65, 'x'));
+  EXPECT_TRUE(absl::IsInvalidArgument(registry_.Register(long_id).status()));
+}
+
 TEST_F(WorkerRegistryTest, RejectsBadRegistrationsAndEnforcesLimit) {
   EXPECT_TRUE(absl::IsInvalidArgument(registry_.Register(Req("", 1)).status()));
   EXPECT_TRUE(

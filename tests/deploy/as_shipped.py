@@ -303,9 +303,18 @@ class Running:
         """The platform's stop: its signal, then SIGKILL after its grace.
         The exit status (negative: killed by that signal), None if even
         SIGKILL left it running."""
+        self.send_stop()
+        return self.wait_exit()
+
+    def send_stop(self) -> None:
+        """The platform's stop signal (systemd follows it with SIGCONT)."""
         os.kill(self.target_pid(), self.launch.stop_signal)
         if self.launch.where.startswith("systemd"):
-            os.kill(self.target_pid(), signal.SIGCONT)  # As systemd does.
+            os.kill(self.target_pid(), signal.SIGCONT)
+
+    def wait_exit(self) -> Optional[int]:
+        """Waits out the platform's grace, then SIGKILL, as after send_stop();
+        the exit status as stop() gives it."""
         try:
             return self.proc.wait(timeout=self.launch.grace_s)
         except subprocess.TimeoutExpired:

@@ -1,12 +1,13 @@
 """Every deployment path stops gracefully, tested as shipped (issue 48).
 
-Each case starts a worker exactly as one deployment file does
+Each case starts two workers exactly as one deployment file does
 (tests/deploy/as_shipped.py: its command line and its environment, none of
-the test's; PID 1 of its own PID namespace for the containers), lets it
-train a one-worker job on a real coordinator, then stops it the way the
-platform does (systemd's KillSignal= and TimeoutStopSec=, the kubelet's
-SIGTERM and terminationGracePeriodSeconds). Each must exit with the status
-its platform takes as a clean stop, within the grace, and leave the job
+the test's; PID 1 of its own PID namespace for the containers, so both are
+PID 1 on one host), lets them train a two-worker job on a real
+coordinator, then stops both the way the platform does (systemd's
+KillSignal= and TimeoutStopSec=, the kubelet's SIGTERM and
+terminationGracePeriodSeconds). Each must exit with the status its
+platform takes as a clean stop, within the grace, and leave the job
 PREEMPTED at a committed checkpoint, no restart spent. The image's CMD (the
 coordinator, PID 1 with a network of its own) must drain and exit 0 within
 `docker stop`'s 10 s.
@@ -101,14 +102,14 @@ class Coordinator:
 
 
 def job_text(name: str, ckpt: str) -> str:
-    """An MLP on synthetic data for one worker, long enough to be stopped
+    """An MLP on synthetic data for two workers, long enough to be stopped
     mid-training; max_restarts 0, so a worker that dies fails it."""
     return (f'name: "{name}"\n'
             "model { arch: MODEL_ARCH_MLP }\n"
             "dataset { format: DATASET_FORMAT_SYNTHETIC "
             "synthetic_train_size: 200000 synthetic_test_size: 1000 }\n"
             "optimizer { kind: OPTIMIZER_KIND_SGD learning_rate: 0.05 }\n"
-            "epochs: 2 batch_size: 32 min_workers: 1 max_workers: 1\n"
+            "epochs: 2 batch_size: 32 min_workers: 2 max_workers: 2\n"
             "max_restarts: 0 rendezvous_last_call_ms: 0\n"
             "progress_every_steps: 10\n"
             f'checkpoint_dir: "{ckpt}"\n')
@@ -163,42 +164,53 @@ def test_every_worker_launch_is_covered(coordinator: Coordinator) -> None:
 
 
 def preempt_once(c: Coordinator, launch: as_shipped.Launch, name: str,
-                 at_step: int = 30) -> dict:
-    """Starts `launch`, stops it as its platform does at `at_step` or
-    later; what happened."""
+                 at_step: int = 30, workers: int = 2) -> dict:
+    """Starts `workers` as `launch`, stops them all as their platform does
+    at `at_step` or later; what happened."""
     needs_root = launch.pid1 and os.geteuid() != 0
     if needs_root:
         pytest.skip("skipped: a PID namespace needs root")
     job = c.submit(name)
-    run = as_shipped.Running(launch, f"{c.dir}/{name}.log")
+    runs = [as_shipped.Running(launch, f"{c.dir}/{name}-{i}.log")
+            for i in range(workers)]
     try:
-        assert run.ready(120), f"{launch.where}: no READY=1\n{tail(c, name)}"
+        for run in runs:
+            assert run.ready(120), \
+                f"{launch.where}: no READY=1\n{tail(c, name)}"
         running = c.wait(job, lambda j: j.get("state") == "JOB_STATE_RUNNING"
                          and step_of(j) >= at_step, 180)
         t0 = time.monotonic()
-        code = run.stop()
+        for run in runs:  # A node drain, a host shutdown: all at once.
+            run.send_stop()
+        codes = [run.wait_exit() for run in runs]
         exit_s = time.monotonic() - t0
-        assert code in launch.ok_exit, \
-            f"{launch.where}: exit {code} after {exit_s:.1f} s\n{tail(c, name)}"
+        assert all(code in launch.ok_exit for code in codes), \
+            f"{launch.where}: exits {codes} after {exit_s:.1f} s\n{tail(c, name)}"
         assert exit_s < launch.grace_s
         j = c.wait(job, lambda j: j.get("state") == "JOB_STATE_PREEMPTED", 60)
         assert int(j.get("restarts", 0) or 0) == 0
         ckpt = int(j.get("lastCheckpoint", {}).get("step", 0) or 0)
         assert ckpt >= step_of(running), j
         return {"job": job, "signal_at_step": step_of(running),
-                "checkpoint_step": ckpt, "exit_s": exit_s, "exit_code": code}
+                "checkpoint_step": ckpt, "exit_s": exit_s, "exit_codes": codes}
     finally:
-        run.close()
+        for run in runs:
+            run.close()
         # A PREEMPTED job is offered to the next idle worker: the next case's.
         subprocess.run([binaries()["ringctl"], f"--coordinator={c.target}",
                         "cancel", job], capture_output=True, timeout=60)
 
 
 def tail(c: Coordinator, name: str) -> str:
-    try:
-        return open(f"{c.dir}/{name}.log").read()[-4000:]
-    except OSError:
-        return ""
+    """The end of each worker's log of case `name`."""
+    out = ""
+    for i in range(2):
+        try:
+            out += f"--- worker {i}\n" + \
+                open(f"{c.dir}/{name}-{i}.log").read()[-3000:]
+        except OSError:
+            pass
+    return out
 
 
 @pytest.mark.parametrize("case", CASES)
