@@ -113,12 +113,15 @@ absl::StatusOr<const v1::CheckpointRecord*> GenerationFacts::ResumeChoiceLocked(
     int64_t resume_checkpoint_id) {
   const std::vector<v1::CheckpointRecord>& c = facts.resume_candidates;
   if (c.empty()) return nullptr;
-  int index = 0;  // 0 names no checkpoint: a worker that predates the
-                  // candidates resumed from the first.
+  // 0 names no checkpoint: a worker that predates the candidates resumed
+  // from the first. The candidates' own index type: no narrowing.
+  int64_t index = 0;
   if (resume_checkpoint_id != 0) {
     index = -1;
     for (size_t i = 0; i < c.size(); ++i) {
-      if (c[i].checkpoint_id() == resume_checkpoint_id) index = i;
+      if (c[i].checkpoint_id() == resume_checkpoint_id) {
+        index = static_cast<int64_t>(i);
+      }
     }
     if (index < 0) {
       return absl::InvalidArgumentError(absl::StrCat(

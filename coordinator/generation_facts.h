@@ -80,7 +80,7 @@ class GenerationFacts {
     // Where the generation may resume, newest first (empty: from scratch),
     // and the index of the one its ranks loaded (-1 until a rank says).
     std::vector<v1::CheckpointRecord> resume_candidates;
-    int resumed = -1;
+    int64_t resumed = -1;
     // Dataset size per split (0: train, 1: test) as the first rank saw it.
     int64_t dataset_size[2] = {-1, -1};
   };

@@ -3,7 +3,8 @@
 # counted over GoogleTest cases (from each target's test.xml) and the Python
 # package's pytest cases (scripts/python_tests.sh, against the daemons just
 # built), plus one case for clang's lock-annotation analysis
-# (scripts/thread_safety.sh), three for
+# (scripts/thread_safety.sh), one for clang's implicit-narrowing check of
+# coordinator/, worker/, common/ and cli/ (scripts/narrowing.sh), three for
 # the logging includes that a torch 2.x LibTorch needs
 # (tools/check_logging_includes.py), one for no function over 80 lines in
 # coordinator/, worker/, cli/ and common/ (scripts/function_lengths.py), one per
@@ -25,6 +26,7 @@ bazel test //... "${BAZEL_QUIET[@]}" --nocache_test_results "$@"
 rc=$?
 PYTHON_XML="$extra_dir/python/test.xml" bash scripts/python_tests.sh || rc=1
 TSA_XML="$extra_dir/thread_safety/test.xml" bash scripts/thread_safety.sh || rc=1
+NARROWING_XML="$extra_dir/narrowing/test.xml" bash scripts/narrowing.sh || rc=1
 python3 tools/check_logging_includes.py \
   --xml "$extra_dir/logging_includes/test.xml" || rc=1
 python3 scripts/function_lengths.py \

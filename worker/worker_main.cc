@@ -365,5 +365,11 @@ int main(int argc, char** argv) {
     std::cerr << "ringleader-worker: " << s.message() << "\n";
     return 1;
   }
-  return daemon.preempted() ? absl::GetFlag(FLAGS_preempted_exit_code) : 0;
+  const int code =
+      daemon.preempted() ? absl::GetFlag(FLAGS_preempted_exit_code) : 0;
+  // The last line: with the signal's "got ..." it times a stop from the log
+  // alone (bench/recovery's Slurm requeue).
+  LOG(INFO) << "exits with status " << code
+            << (daemon.preempted() ? " (preempted)" : "");
+  return code;
 }
