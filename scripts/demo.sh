@@ -35,10 +35,10 @@ export RINGLEADER_COORDINATOR="127.0.0.1:$(cat "$work/port")"
 echo "coordinator on $RINGLEADER_COORDINATOR (state $work/state.db)"
 dashboard="http://127.0.0.1:$(cat "$work/http_port" 2>/dev/null)"
 
-# One BLAS and one LibTorch thread per rank, so ranks sharing a host do not
-# oversubscribe its cores.
+# One LibTorch and one OpenBLAS thread per rank (--threads sizes both), so
+# ranks sharing a host do not oversubscribe its cores.
 for i in $(seq 1 "$WORKERS"); do
-  OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "$BIN/worker/ringleader-worker" \
+  "$BIN/worker/ringleader-worker" \
     --coordinator="$RINGLEADER_COORDINATOR" --device=cpu --threads=1 \
     2>"$work/worker$i.log" &
   pids+=($!)

@@ -139,3 +139,16 @@ def fashion_mnist() -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     x, y = split("train", 4096)
     tx, ty = split("t10k", 1024)
     return x, y, tx, ty
+
+
+def training_seed(own: int = 0) -> int:
+    """The job seed of a test bounded on a trained result: its own, shifted
+    by $RINGLEADER_TEST_SEED_OFFSET where scripts/numeric_spread.sh measures
+    the spread over seeds (unset in the suite)."""
+    return own + int(os.environ.get("RINGLEADER_TEST_SEED_OFFSET", "0") or 0)
+
+
+def report_numeric(name: str, value: float) -> None:
+    """A bounded quantity, as scripts/numeric_spread.sh collects it (pytest
+    -s shows it; captured otherwise)."""
+    print(f"NUMERIC {name} {value!r}")

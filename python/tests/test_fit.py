@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 import ringleader
-from conftest import REPO
+from conftest import REPO, report_numeric, training_seed
 from ringleader.v1 import job_pb2
 
 
@@ -63,7 +63,10 @@ def test_fit_fashion_mnist_on_a_local_cluster(tmp_path, capsys):
         import fashion_mnist as example
     finally:
         sys.path.pop(0)
-    result = example.fit(limit=4096, local=True, data_dir=tmp_path)
+    result = example.fit(limit=4096, local=True, data_dir=tmp_path,
+                         seed=training_seed(0))
+    report_numeric("python.fit_fashion_mnist_accuracy",
+                   result.metrics[-1]["accuracy"])
     assert [m["epoch"] for m in result.metrics] == [1, 2]
     assert set(result.metrics[-1]) >= {"accuracy", "top5_accuracy", "test_loss"}
     assert result.metrics[-1]["accuracy"] > 0.6  # Chance is 0.1.
@@ -89,8 +92,10 @@ def test_fit_language_model_reuses_its_data(cluster, tmp_path):
     tokens = np.tile(pattern, 300).astype(np.int64)  # 4800 tokens
     kwargs = dict(test=tokens[:800], task="language_model", lr=2e-2,
                   epochs=2, batch_size=16, client=cluster.address,
-                  data_dir=tmp_path, progress=False)
+                  data_dir=tmp_path, progress=False, seed=training_seed(0))
     first = ringleader.fit(TinyLM(), tokens, **kwargs)
+    report_numeric("python.fit_language_model_test_loss_over_ln32",
+                   first.metrics[-1]["test_loss"] / math.log(32))
     spec = first.job.spec
     assert spec.task.loss == job_pb2.LOSS_KIND_MODEL  # forward takes targets
     assert (spec.task.num_classes, spec.dataset.block_size) == (32, 16)
@@ -132,7 +137,9 @@ def test_unscriptable_model_fails_before_anything_then_traces(
     assert 'jit="trace"' in message
     result = ringleader.fit(NumpyNet(), (x[:1024], y[:1024]), test=(tx, ty),
                             jit="trace", client=cluster.address,
-                            data_dir=tmp_path, progress=False)
+                            data_dir=tmp_path, progress=False,
+                            seed=training_seed(0))
+    report_numeric("python.fit_traced_accuracy", result.metrics[-1]["accuracy"])
     assert result.metrics[-1]["accuracy"] > 0.3
 
 

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 import ringleader
-from conftest import REPO
+from conftest import REPO, report_numeric, training_seed
 from ringleader import images
 from ringleader.v1 import job_pb2
 
@@ -36,7 +36,8 @@ def image_dir(tmp_path_factory):
 def recipe():
     # The files are the ResNet example's 32x32 images: no random crop.
     return dict(image={"size": 32, "resize_size": 32, "no_random_crop": True},
-                epochs=3, batch_size=32, lr=2e-3, progress=False)
+                epochs=3, batch_size=32, lr=2e-3, progress=False,
+                seed=training_seed(0))
 
 
 def test_fit_an_image_folder(cluster, image_dir, tmp_path):
@@ -47,6 +48,8 @@ def test_fit_an_image_folder(cluster, image_dir, tmp_path):
     assert d.format == job_pb2.DATASET_FORMAT_IMAGE_FOLDER
     assert d.train_root == str(image_dir / "train")
     assert result.classes[0] == "0-T-shirt_top" and len(result.classes) == 10
+    report_numeric("python.fit_image_folder_accuracy",
+                   result.metrics[-1]["accuracy"])
     assert result.metrics[-1]["accuracy"] > 0.4  # Chance is 0.1.
 
 
@@ -59,6 +62,8 @@ def test_fit_tar_shards(cluster, image_dir, tmp_path):
     assert d.format == job_pb2.DATASET_FORMAT_TAR_SHARDS
     assert list(d.train_shards) == [str(image_dir / "shards/train-{000000..000001}.tar")]
     assert result.classes == []
+    report_numeric("python.fit_tar_shards_accuracy",
+                   result.metrics[-1]["accuracy"])
     assert result.metrics[-1]["accuracy"] > 0.4
 
 

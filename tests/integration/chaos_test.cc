@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
+#include "tests/testing/numeric_bounds.h"
 
 namespace ringleader::testing {
 namespace {
@@ -49,7 +51,7 @@ v1::JobSpec Spec(Cluster& cluster, int32_t min_workers = 2) {
   // Long enough for all three workers to be in the first generation on a
   // loaded machine (it forms at once when the third joins).
   s.set_rendezvous_last_call_ms(3000);
-  s.set_seed(7);
+  s.set_seed(TrainingSeed(7));
   s.set_progress_every_steps(10);
   s.set_checkpoint_every_steps(100);
   s.set_checkpoint_dir(cluster.dir() + "/ckpt");
@@ -95,6 +97,8 @@ class ChaosTest : public ::testing::Test {
       if (!done.ok()) return -1.0;
       std::cout << "fault-free accuracy " << done->progress().test_accuracy()
                 << "\n";
+      ReportNumeric("chaos.fault_free_accuracy",
+                    done->progress().test_accuracy());
       return done->progress().test_accuracy();
     }();
     return accuracy;
@@ -109,6 +113,12 @@ class ChaosTest : public ::testing::Test {
               << " vs fault-free " << baseline << ", restarts "
               << done.restarts() << ", final world " << done.world_size()
               << "\n";
+    ReportNumeric(
+        absl::StrCat(
+            "chaos.",
+            ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+            ".accuracy_minus_fault_free"),
+        done.progress().test_accuracy() - baseline);
     EXPECT_LE(std::abs(done.progress().test_accuracy() - baseline), 0.01);
     // The last committed checkpoint is intact.
     EXPECT_TRUE(std::filesystem::exists(done.last_checkpoint().path()));

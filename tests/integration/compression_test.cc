@@ -13,6 +13,7 @@
 #include "tests/integration/cluster.h"
 #include "tests/integration/reference_training.h"
 #include "tests/testing/job_specs.h"
+#include "tests/testing/numeric_bounds.h"
 
 namespace ringleader::testing {
 namespace {
@@ -36,7 +37,7 @@ v1::JobSpec Spec(const std::string& name, int train_size, int epochs,
   s.set_epochs(epochs);
   s.set_min_workers(2);
   s.set_max_workers(2);
-  s.set_seed(1234);
+  s.set_seed(TrainingSeed(1234));
   // Small buckets: several compressed all-reduces per step, launched
   // during backward.
   s.mutable_ddp()->set_first_bucket_bytes(1024);
@@ -104,6 +105,7 @@ TEST(CompressionTest, TwoWorkersEqualTheHookAppliedToEachRank) {
     std::cout << specs[i].name() << ": max |param diff| vs the hook by hand "
               << diff << ", vs uncompressed " << drift << "\n";
     EXPECT_EQ(diff, 0);
+    ReportNumeric(specs[i].name() + ".max_param_diff_vs_float32", drift);
     // Rounded, but not far off: 30 steps with gradients within a few
     // 16-bit ulps of the float32 ones.
     EXPECT_GT(drift, 0);
@@ -142,6 +144,7 @@ TEST(CompressionTest, CompressedJobsTrainToAComparableLoss) {
   const double base_accuracy = jobs[0].progress().test_accuracy();
   std::cout << "none: test loss " << base_loss << ", accuracy " << base_accuracy
             << "\n";
+  ReportNumeric("compression.float32_test_accuracy", base_accuracy);
   EXPECT_GT(base_accuracy, 0.75);  // Learned (chance 0.1).
   for (size_t i = 1; i < jobs.size(); ++i) {
     SCOPED_TRACE(specs[i].name());
@@ -149,6 +152,10 @@ TEST(CompressionTest, CompressedJobsTrainToAComparableLoss) {
     const double accuracy = jobs[i].progress().test_accuracy();
     std::cout << specs[i].name() << ": test loss " << loss << ", accuracy "
               << accuracy << "\n";
+    ReportNumeric(specs[i].name() + ".test_loss_relative_to_float32",
+                  (loss - base_loss) / base_loss);
+    ReportNumeric(specs[i].name() + ".test_accuracy_minus_float32",
+                  accuracy - base_accuracy);
     EXPECT_LE(std::abs(loss - base_loss), 0.05 * base_loss);
     EXPECT_LE(std::abs(accuracy - base_accuracy), 0.02);
   }

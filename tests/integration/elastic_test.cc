@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/worker_logs.h"
+#include "tests/testing/numeric_bounds.h"
 
 namespace ringleader::testing {
 namespace {
@@ -52,7 +53,7 @@ v1::JobSpec Spec(const std::string& name, const std::string& dir) {
   s.set_batch_size(kBatch);
   s.set_min_workers(2);
   s.set_max_workers(3);
-  s.set_seed(5);
+  s.set_seed(TrainingSeed(5));
   s.set_checkpoint_dir(dir);
   s.set_checkpoint_every_steps(kEvery);
   s.set_max_restarts(0);
@@ -225,6 +226,11 @@ TEST(ElasticTest, ANewWorkerJoinsAtTheNextCheckpointWithoutARestart) {
   std::cout << "test accuracy: " << last.progress().test_accuracy()
             << " scaled up 2 -> 3, " << done->progress().test_accuracy()
             << " on 2 throughout\n";
+  ReportNumeric("elastic.scaled_up_test_accuracy",
+                last.progress().test_accuracy());
+  ReportNumeric(
+      "elastic.scaled_up_minus_steady",
+      last.progress().test_accuracy() - done->progress().test_accuracy());
   EXPECT_GE(last.progress().test_accuracy(), 0.5);
   EXPECT_NEAR(last.progress().test_accuracy(), done->progress().test_accuracy(),
               0.01);

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/cluster.h"
+#include "tests/testing/numeric_bounds.h"
 
 namespace ringleader::testing {
 namespace {
@@ -50,7 +51,9 @@ v1::JobSpec ExampleSpec(const std::string& file, const std::string& tmp_prefix,
   text = absl::StrReplaceAll(text, {{tmp_prefix, dir}});
   auto out = ParseJobSpec(text, JobSpecFormat::kTextProto);
   EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *out : v1::JobSpec();
+  if (!out.ok()) return v1::JobSpec();
+  out->set_seed(TrainingSeed(static_cast<int64_t>(out->seed())));
+  return *out;
 }
 
 v1::Job Train(const v1::JobSpec& spec) {
@@ -102,6 +105,7 @@ TEST(WorkloadsTest, ResNetWithBatchNormOnFashionMnistArrays) {
   // Chance is 0.1. 192 steps of the example's ResNet and optimizer on 8k
   // samples: 0.72 here (the full example reaches 90%, bench/README.md); an
   // early, constant-LR run varies by +-0.05 over seeds in eager PyTorch too.
+  ReportNumeric("workloads.resnet_test_accuracy", metrics.at("accuracy"));
   EXPECT_GE(metrics.at("accuracy"), 0.6);
   EXPECT_DOUBLE_EQ(metrics.at("accuracy"), job.progress().test_accuracy());
   EXPECT_EQ(job.progress().evaluations_size(), 3);
@@ -126,6 +130,8 @@ TEST(WorkloadsTest, ResNetWithBatchNormOnFashionMnistArrays) {
            "/test_y.npy'))\n"
            "with torch.no_grad(): p = m(torch.from_numpy(x)).argmax(1)\n"
            "print((p == y).double().mean().item())\n")});
+  ReportNumeric("workloads.resnet_export_accuracy_minus_job",
+                std::stod(out.empty() ? "0" : out) - metrics.at("accuracy"));
   EXPECT_NEAR(std::stod(out.empty() ? "0" : out), metrics.at("accuracy"),
               5.0 / 1024);  // A few samples whose top two logits tie to the
   // last bits can flip between the worker's kernels and Python's (2 of
@@ -161,6 +167,8 @@ TEST(WorkloadsTest, GptOnFortunesTokens) {
   std::cout << "gpt subset: test loss " << metrics.at("loss") << " nats, "
             << metrics.at("bits_per_token") << " bits per byte (unigram "
             << unigram << ")\n";
+  ReportNumeric("workloads.gpt_bits_over_unigram",
+                metrics.at("bits_per_token") / unigram);
   EXPECT_LT(metrics.at("bits_per_token"), 0.9 * unigram);
   EXPECT_NEAR(metrics.at("perplexity"), std::exp(metrics.at("loss")), 1e-6);
   // Python loads the export and generates text from a prompt.

@@ -10,6 +10,7 @@
 #include "absl/strings/str_replace.h"
 #include "tests/partition/fashion_subset.h"
 #include "tests/slurm/documented_commands.h"
+#include "tests/testing/numeric_bounds.h"
 #include "tests/testing/process.h"
 
 namespace ringleader::testing {
@@ -100,7 +101,8 @@ std::string DocumentedSlurm::JobFile(int max_workers) {
       "optimizer { kind: OPTIMIZER_KIND_SGD learning_rate: 0.05 momentum: "
       "0.9 }\n",
       "lr_schedule { kind: LR_SCHEDULE_KIND_COSINE }\n",
-      "epochs: 3 batch_size: 32 seed: 11 progress_every_steps: 10\n",
+      "epochs: 3 batch_size: 32 seed: ", TrainingSeed(11),
+      " progress_every_steps: 10\n",
       "min_workers: 2 max_workers: ", max_workers, "\n",
       "rendezvous_last_call_ms: 3000 max_restarts: 3\n",
       "checkpoint_every_steps: 50 checkpoint_dir: \"", dir_, "/ckpt\"\n");
@@ -154,6 +156,7 @@ BatchRun DocumentedSlurm::Finish(const std::string& job) {
   r.slurm_state = state.ok() ? *state : state.status().ToString();
   r.output = OutputOf(job);
   r.accuracy = LastAccuracy(r.output);
+  if (r.accuracy.has_value()) ReportNumeric("slurm.test_accuracy", *r.accuracy);
   r.succeeded = r.output.find("is JOB_STATE_SUCCEEDED") != std::string::npos;
   std::cout << "Slurm job " << job << ": " << r.slurm_state << "; accuracy "
             << (r.accuracy ? std::to_string(*r.accuracy) : "?") << "\n";
