@@ -20,14 +20,14 @@ cd "$(dirname "$0")/.."
 RESULTS="${RESULTS:-bench/results/numeric_spread.jsonl}"
 # The tests whose bounds are on trained results and not exact by
 # construction (tests/README.md lists them all, exact ones included).
-TARGETS="${TARGETS:-//tests/integration:fashion_mnist_test //tests/integration:chaos_test //tests/integration:compression_test //tests/integration:elastic_test //tests/integration:workloads_test //tests/integration:image_data_test //tests/slurm:slurm_test python}"
+TARGETS="${TARGETS:-//tests/integration:fashion_mnist_test //tests/integration:chaos_test //tests/integration:compression_test //tests/integration:elastic_test //tests/integration:workloads_test //tests/integration:image_data_test //tests/integration:worker_failure_test //tests/integration:hung_worker_test //tests/slurm:slurm_test python}"
 
 # The kernel families this CPU runs (by its flags): forcing one it cannot
 # run would stop on an illegal instruction.
 flags=" $(grep -m1 '^flags' /proc/cpuinfo) "
 supported=()
 has() { [[ $flags == *" $1 "* ]]; }
-has sse3 && supported+=(Prescott)
+has pni && supported+=(Prescott)  # SSE3's name in /proc/cpuinfo
 has sse4_2 && supported+=(Nehalem)
 has avx && supported+=(Sandybridge)
 has avx2 && has fma && supported+=(Haswell Zen)
@@ -76,7 +76,7 @@ except OSError:
     text = ""
 passed = not re.search(r"\[  FAILED  \]|^FAILED |\d+ failed", text, re.M)
 with open(out, "a") as f:
-    for name, value in re.findall(r"^NUMERIC (\S+) (\S+)$", text, re.M):
+    for name, value in re.findall(r"NUMERIC (\S+) (\S+)$", text, re.M):
         row = {"family": family, "seed_offset": int(seed), "target": target,
                "name": name, "value": float(value), "passed": passed}
         f.write(json.dumps(row) + "\n")

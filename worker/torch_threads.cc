@@ -9,8 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace {
-
 // OpenBLAS's pool, where the BLAS LibTorch loaded is OpenBLAS (looked up,
 // not linked: Debian's LibTorch links the generic libblas.so.3, which the
 // alternatives system may point at another BLAS).
@@ -25,8 +23,6 @@ std::string SetBlasThreads(int n) {
   set(n);
   return absl::StrCat("OpenBLAS threads ", n);
 }
-
-}  // namespace
 
 std::string SetTorchThreads(int n) {
   at::set_num_threads(n);

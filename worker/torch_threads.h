@@ -10,4 +10,8 @@
 // need not include torch/torch.h (slow to compile).
 std::string SetTorchThreads(int n);
 
+// OpenBLAS's pool alone (see above): for a process that has set LibTorch's
+// threads already (its inter-op count can be set once only).
+std::string SetBlasThreads(int n);
+
 #endif  // RINGLEADER_WORKER_TORCH_THREADS_H_

@@ -284,6 +284,26 @@ StartMetricsHttp() {
   return http;
 }
 
+// The answer to SIGTERM and SIGINT: the first is a preemption within
+// --preempt_grace, a second a while later the hard stop.
+ringleader::SignalWatch::Handler PreemptOnSignal(
+    ringleader::WorkerDaemon& daemon) {
+  return [&daemon, grace = absl::GetFlag(FLAGS_preempt_grace),
+          first = absl::InfinitePast()](int signal) mutable {
+    LOG(WARNING) << "got " << strsignal(signal);
+    // One preemption can arrive twice: Slurm's step daemon signals each
+    // task and srun forwards its own SIGTERM to them too. Only a signal
+    // well after the first is the second, the hard stop.
+    const absl::Time now = absl::Now();
+    if (first != absl::InfinitePast() && now - first < kSameSignal) {
+      LOG(WARNING) << "the same preemption again; ignored";
+      return;
+    }
+    if (first == absl::InfinitePast()) first = now;
+    daemon.Preempt(grace);
+  };
+}
+
 // Prints `s` as the worker's own error; the exit code for it.
 int Fail(const absl::Status& s) {
   std::cerr << "ringleader-worker: " << s.message() << "\n";
@@ -342,21 +362,7 @@ int main(int argc, char** argv) {
   daemon_ptr = &daemon;
   absl::Status s;
   {
-    ringleader::SignalWatch signals(
-        [&daemon, grace = absl::GetFlag(FLAGS_preempt_grace),
-         first = absl::InfinitePast()](int signal) mutable {
-          LOG(WARNING) << "got " << strsignal(signal);
-          // One preemption can arrive twice: Slurm's step daemon signals
-          // each task and srun forwards its own SIGTERM to them too. Only a
-          // signal well after the first is the second, the hard stop.
-          const absl::Time now = absl::Now();
-          if (first != absl::InfinitePast() && now - first < kSameSignal) {
-            LOG(WARNING) << "the same preemption again; ignored";
-            return;
-          }
-          if (first == absl::InfinitePast()) first = now;
-          daemon.Preempt(grace);
-        });
+    ringleader::SignalWatch signals(PreemptOnSignal(daemon));
     s = daemon.Run();
   }
   ringleader::SdNotify("STOPPING=1");

@@ -166,7 +166,17 @@ def trial(bin_dir, workload, spec, mode, rng, out, path="bare"):
             numbers(r"stopped after step (\d+)", logs)
         if mode == "whole":
             j = wait_for(bin_dir, target, job,
-                         lambda j: j.get("state") == "JOB_STATE_PREEMPTED", 120)
+                         lambda j: j.get("state") in ("JOB_STATE_PREEMPTED",
+                                                      "JOB_STATE_SUCCEEDED"),
+                         120)
+            if j.get("state") == "JOB_STATE_SUCCEEDED":
+                # The signal came after the last step's start: the ranks
+                # finish the job rather than stop at its end.
+                row.update(final_state="JOB_STATE_SUCCEEDED",
+                           finished_before_preemption=True, steps_lost=0)
+                out.write(json.dumps(row) + "\n")
+                print(json.dumps(row), flush=True)
+                return
             ckpt = j.get("last_checkpoint", {})
             row["checkpoint_step"] = int(ckpt.get("step", 0))
             path = ckpt.get("path", "")

@@ -16,7 +16,7 @@
 # bench/common/lib.sh's token subset (one epoch).
 #   bench/recovery/preempt_bench.sh
 # Defaults: WORKLOADS "mlp gpt", MODES "whole one", PATHS bare, TRIALS 20, SEED 1,
-# MLP_TRAIN 30000, BIN_DIR unset (build -c opt). Appends to $RESULTS (default bench/results/preempt.jsonl).
+# MLP_TRAIN 30000, MLP_EPOCHS 1, BIN_DIR unset (build -c opt). Appends to $RESULTS (default bench/results/preempt.jsonl).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 WORKLOADS="${WORKLOADS:-mlp gpt}"
@@ -24,7 +24,7 @@ MODES="${MODES:-whole one}"
 PATHS="${PATHS:-bare}"
 TRIALS="${TRIALS:-20}"
 SEED="${SEED:-1}"
-: "${MLP_TRAIN:=30000}" "${MLP_TEST:=2000}"
+: "${MLP_TRAIN:=30000}" "${MLP_TEST:=2000}" "${MLP_EPOCHS:=1}"
 RESULTS="${RESULTS:-bench/results/preempt.jsonl}"
 PY=/usr/bin/python3
 . bench/common/lib.sh
@@ -47,7 +47,7 @@ name: "preempt-mlp"
 model { arch: MODEL_ARCH_MLP }
 dataset { format: DATASET_FORMAT_IDX path: "$TMP/mlp" shuffle: true }
 optimizer { kind: OPTIMIZER_KIND_SGD learning_rate: 0.05 momentum: 0.9 }
-epochs: 1 batch_size: 32 seed: 42
+epochs: $MLP_EPOCHS batch_size: 32 seed: 42
 progress_every_steps: 1 progress_min_interval_ms: 50
 TXT
       ;;

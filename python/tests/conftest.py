@@ -150,5 +150,7 @@ def training_seed(own: int = 0) -> int:
 
 def report_numeric(name: str, value: float) -> None:
     """A bounded quantity, as scripts/numeric_spread.sh collects it (pytest
-    -s shows it; captured otherwise)."""
-    print(f"NUMERIC {name} {value!r}")
+    -s shows it; captured otherwise). To the real stdout: a test that
+    reads its own output with capsys would swallow it."""
+    sys.__stdout__.write(f"\nNUMERIC {name} {value!r}\n")
+    sys.__stdout__.flush()

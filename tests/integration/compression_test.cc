@@ -156,8 +156,15 @@ TEST(CompressionTest, CompressedJobsTrainToAComparableLoss) {
                   (loss - base_loss) / base_loss);
     ReportNumeric(specs[i].name() + ".test_accuracy_minus_float32",
                   accuracy - base_accuracy);
-    EXPECT_LE(std::abs(loss - base_loss), 0.05 * base_loss);
-    EXPECT_LE(std::abs(accuracy - base_accuracy), 0.02);
+    // One epoch at a constant learning rate: each run is its own
+    // trajectory, and float32's own seeds and OpenBLAS's kernel families
+    // move it as much. Measured: loss -6.6% .. +6.8%, accuracy -0.83 ..
+    // +1.23 points (tests/README.md, "Bounds on trained results"); the
+    // bounds are about 1.8 and 2 times those. A broken compression (a lost
+    // scale, an overflow) is far outside them, and the exact test above
+    // holds the arithmetic itself.
+    EXPECT_LE(std::abs(loss - base_loss), 0.12 * base_loss);
+    EXPECT_LE(std::abs(accuracy - base_accuracy), 0.025);
   }
 }
 

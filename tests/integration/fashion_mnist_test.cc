@@ -11,7 +11,7 @@ namespace {
 
 constexpr char kData[] = "/usr/share/datasets/fashion-mnist";
 
-TEST(FashionMnistTest, TwoWorkersReach85PercentInTwoEpochs) {
+TEST(FashionMnistTest, TwoWorkersLearnItInTwoEpochs) {
   if (!std::filesystem::exists(std::string(kData) +
                                "/train-images-idx3-ubyte.gz")) {
     GTEST_SKIP() << "skipped: " << kData
@@ -48,7 +48,10 @@ TEST(FashionMnistTest, TwoWorkersReach85PercentInTwoEpochs) {
   ASSERT_TRUE(done->progress().has_final_metrics());
   ReportNumeric("fashion_mnist.test_accuracy",
                 done->progress().test_accuracy());
-  EXPECT_GE(done->progress().test_accuracy(), 0.85);
+  // Measured 0.8455 .. 0.8734 over OpenBLAS's kernel families and five
+  // seeds (tests/README.md, "Bounds on trained results"): 2.5 points under
+  // the lowest. Chance is 0.1.
+  EXPECT_GE(done->progress().test_accuracy(), 0.82);
   EXPECT_EQ(done->world_size(), 2);
   // Rank 0 committed a checkpoint at each epoch end.
   EXPECT_EQ(done->last_checkpoint().epoch(), 2);

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
 #include "tests/testing/job_specs.h"
+#include "tests/testing/numeric_bounds.h"
 
 namespace ringleader::testing {
 namespace {
@@ -88,6 +89,7 @@ TEST(HungWorkerTest, PeersBlockedOnAStoppedWorkerEndItsGenerationAtItsLease) {
       << ReadFileOrEmpty((*cluster)->dir() + "/worker0.log");
   EXPECT_EQ(last.restarts(), 1);
   EXPECT_EQ(last.world_size(), 2);
+  ReportNumeric("hung_worker.test_accuracy", last.progress().test_accuracy());
   EXPECT_GE(last.progress().test_accuracy(), 0.5);
   // Far below the 30 s silent-member limit that ended a hung member before,
   // with slack for a loaded machine; the figures are the bench's business

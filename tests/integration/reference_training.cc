@@ -10,6 +10,7 @@
 #include "worker/data/job_data.h"
 #include "worker/model/models.h"
 #include "worker/model/optimizer.h"
+#include "worker/torch_threads.h"
 #include "worker/train/checkpoint/checkpoint.h"
 #include "worker/train/step/grad_clip.h"
 #include "worker/train/step/lr_schedule.h"
@@ -211,9 +212,12 @@ std::vector<torch::Tensor> TrainSingleProcess(
     const v1::JobSpec& spec,
     const std::vector<ReferenceGeneration>& generations, int64_t* clipped) {
   EXPECT_LE(spec.gradient_accumulation_steps(), 1) << "not modelled";
-  // One thread, as the workers run LibTorch: each rank's gradient is then
-  // the same bits as the worker's.
+  // One thread, as the workers run LibTorch and OpenBLAS (--threads=1):
+  // each rank's gradient is then the same bits as the worker's. OpenBLAS's
+  // pool too: some of its kernel families (Sandybridge, Haswell, Zen,
+  // SkylakeX, issue 49) round differently on two threads than on one.
   at::set_num_threads(1);
+  SetBlasThreads(1);
   auto data = LoadJobData(spec.dataset(), spec.seed());
   EXPECT_TRUE(data.ok()) << data.status();
   if (!data.ok()) return {};

@@ -15,6 +15,7 @@
 #include "tests/integration/cluster.h"
 #include "tests/integration/worker_logs.h"
 #include "tests/testing/job_specs.h"
+#include "tests/testing/numeric_bounds.h"
 
 namespace ringleader::testing {
 namespace {
@@ -67,6 +68,8 @@ TEST(WorkerFailureTest, SurvivorsRejoinAndFinishAfterKillNine) {
       << ReadFileOrEmpty((*cluster)->dir() + "/worker0.log");
   EXPECT_EQ(last.restarts(), 1);
   EXPECT_EQ(last.world_size(), 2);
+  ReportNumeric("worker_failure.kill_nine_test_accuracy",
+                last.progress().test_accuracy());
   EXPECT_GE(last.progress().test_accuracy(), 0.5);
   // Lease (1 s) + sweep + last call (0.5 s) + reconnect, with slack for a
   // loaded machine.
@@ -147,6 +150,8 @@ TEST(WorkerFailureTest, WithoutCheckpointsTheSurvivorsRecoverFromMemory) {
               static_cast<size_t>(kTrain));
   }
   EXPECT_EQ(done->progress().step(), done->progress().total_steps());
+  ReportNumeric("worker_failure.from_memory_test_accuracy",
+                done->progress().test_accuracy());
   EXPECT_GE(done->progress().test_accuracy(), 0.5);
   std::cout << "killed a worker at step >= " << seen_at_kill
             << "; the survivors recovered from memory at step " << at
