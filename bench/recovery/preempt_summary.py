@@ -17,6 +17,9 @@ def main(path):
           "SIGTERM to exit, mean / max (s) | checkpoint (MB) | write (s) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for (w, m, p), rs in sorted(groups.items()):
+        # A trial whose signal came after the job's last step began measured
+        # no preemption: neither a failure nor a figure.
+        rs = [r for r in rs if not r.get("finished_before_preemption")]
         ok = [r for r in rs if "error" not in r and
               r.get("final_state") == "JOB_STATE_SUCCEEDED"]
         lost = [r.get("steps_lost", 0) for r in ok]
