@@ -26,8 +26,9 @@ std::vector<std::string> MetricNames(const v1::JobHistoryResponse& h) {
   return names;
 }
 
-std::string Number(double v, const char* format) {
-  return v == 0 ? "-" : absl::StrFormat(format, v);
+// Four significant digits; "-" where the step reported none.
+std::string Number(double v) {
+  return v == 0 ? "-" : absl::StrFormat("%.4g", v);
 }
 
 std::vector<std::string> PointRow(const v1::HistoryPoint& p) {
@@ -35,8 +36,8 @@ std::vector<std::string> PointRow(const v1::HistoryPoint& p) {
   return {absl::StrCat(p.step()),
           absl::StrCat(p.epoch() + 1),
           absl::StrFormat("%.4f", p.loss()),
-          Number(p.learning_rate(), "%.4g"),
-          Number(p.grad_norm(), "%.4g"),
+          Number(p.learning_rate()),
+          Number(p.grad_norm()),
           FormatSamplesPerSec(p.samples_per_sec())};
 }
 

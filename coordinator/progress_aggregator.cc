@@ -1,6 +1,7 @@
 #include "coordinator/progress_aggregator.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "common/eval_metrics.h"
@@ -41,6 +42,9 @@ bool ProgressAggregator::Add(const v1::ReportProgressRequest& report,
                         report.class_names().end());
   }
   if (report.eval_epoch() > 0) {
+    Hold(report.rank(), report.eval_epoch(),
+         Evaluation{report.eval_correct(), report.eval_samples(), now_ms,
+                    report.eval_metrics()});
     p.set_eval_epoch(report.eval_epoch());
     p.set_eval_correct(report.eval_correct());
     p.set_eval_samples(report.eval_samples());
@@ -162,36 +166,65 @@ bool ProgressAggregator::Combine(int32_t world_size, const v1::TaskSpec& task,
       *progress->add_test_metrics() = std::move(m);
     }
   }
-  return AddEvaluation(world_size, task, progress);
+  return AddEvaluations(world_size, task, progress);
 }
 
-bool ProgressAggregator::AddEvaluation(int32_t world_size,
-                                       const v1::TaskSpec& task,
-                                       v1::JobProgress* progress) const {
-  if (world_size <= 0) return false;
-  const int64_t last = progress->evaluations().empty()
-                           ? 0
-                           : progress->evaluations().rbegin()->epoch();
-  // The epoch every rank has evaluated: a finished rank's final result
-  // counts as the evaluation after its last epoch.
-  int64_t epoch = -1, correct = 0, samples = 0, time_ms = 0;
-  MetricPool metrics;
+void ProgressAggregator::Hold(int32_t rank, int64_t epoch,
+                              Evaluation evaluation) {
+  std::map<int64_t, Evaluation>& held = evaluated_[rank];
+  held.emplace(epoch, std::move(evaluation));  // The first arrival counts.
+  while (held.size() > kMaxHeldEvaluations) held.erase(held.begin());
+}
+
+std::optional<ProgressAggregator::Evaluation> ProgressAggregator::EvaluationOf(
+    const v1::RankProgress& r, int64_t epoch) const {
+  if (r.finished() && epoch == r.epoch() + 1) {
+    return Evaluation{r.test_correct(), r.test_samples(), r.report_time_ms(),
+                      r.test_metrics()};
+  }
+  auto rank = evaluated_.find(r.rank());
+  if (rank == evaluated_.end()) return std::nullopt;
+  auto it = rank->second.find(epoch);
+  if (it == rank->second.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<int64_t> ProgressAggregator::Candidates(int32_t world_size,
+                                                    int64_t last) const {
+  std::set<int64_t> epochs;
   for (int32_t rank = 0; rank < world_size; ++rank) {
     auto it = ranks_.find(rank);
-    if (it == ranks_.end()) return false;
+    if (it == ranks_.end()) return {};
     const v1::RankProgress& r = it->second;
     if (!r.gone().empty()) continue;  // Its shard is missing from here on.
-    const int64_t e = r.finished() ? r.epoch() + 1 : r.eval_epoch();
-    if (e <= last || (epoch >= 0 && e != epoch)) return false;
-    epoch = e;
-    correct = SaturatingAdd(correct,
-                            r.finished() ? r.test_correct() : r.eval_correct());
-    samples = SaturatingAdd(samples,
-                            r.finished() ? r.test_samples() : r.eval_samples());
-    time_ms = std::max(time_ms, r.report_time_ms());
-    metrics.AddRank(r.finished() ? r.test_metrics() : r.eval_metrics());
+    if (r.finished()) epochs.insert(r.epoch() + 1);
+    auto held = evaluated_.find(rank);
+    if (held == evaluated_.end()) continue;
+    for (const auto& [epoch, e] : held->second) {
+      if (epoch > last) epochs.insert(epoch);
+    }
   }
-  if (epoch < 0) return false;  // Every rank gone.
+  return {epochs.begin(), epochs.end()};
+}
+
+bool ProgressAggregator::AddEvaluation(int32_t world_size, int64_t epoch,
+                                       const v1::TaskSpec& task,
+                                       v1::JobProgress* progress) const {
+  int64_t correct = 0, samples = 0, time_ms = 0;
+  MetricPool metrics;
+  bool some = false;
+  for (int32_t rank = 0; rank < world_size; ++rank) {
+    const v1::RankProgress& r = ranks_.at(rank);  // Candidates checked.
+    if (!r.gone().empty()) continue;
+    std::optional<Evaluation> e = EvaluationOf(r, epoch);
+    if (!e.has_value()) return false;
+    some = true;
+    correct = SaturatingAdd(correct, e->correct);
+    samples = SaturatingAdd(samples, e->samples);
+    time_ms = std::max(time_ms, e->time_ms);
+    metrics.AddRank(e->metrics);
+  }
+  if (!some) return false;  // Every rank gone.
   v1::EpochEvaluation* ev = progress->add_evaluations();
   ev->set_epoch(epoch);
   ev->set_test_accuracy(samples > 0 ? static_cast<double>(correct) / samples
@@ -199,6 +232,20 @@ bool ProgressAggregator::AddEvaluation(int32_t world_size,
   ev->set_time_ms(time_ms);
   for (v1::Metric& m : metrics.Metrics(task)) *ev->add_metrics() = std::move(m);
   return true;
+}
+
+bool ProgressAggregator::AddEvaluations(int32_t world_size,
+                                        const v1::TaskSpec& task,
+                                        v1::JobProgress* progress) const {
+  if (world_size <= 0) return false;
+  const int64_t last = progress->evaluations().empty()
+                           ? 0
+                           : progress->evaluations().rbegin()->epoch();
+  bool added = false;
+  for (int64_t epoch : Candidates(world_size, last)) {
+    added |= AddEvaluation(world_size, epoch, task, progress);
+  }
+  return added;
 }
 
 std::optional<v1::HistoryPoint> ProgressAggregator::Point(
@@ -235,7 +282,15 @@ void ProgressAggregator::Restore(const v1::JobProgress& progress) {
   ranks_.clear();
   grad_norms_.clear();  // The job's progress keeps the combined norm.
   data_wait_.clear();
-  for (const v1::RankProgress& r : progress.ranks()) ranks_[r.rank()] = r;
+  evaluated_.clear();  // Each rank's latest evaluation is in its progress.
+  for (const v1::RankProgress& r : progress.ranks()) {
+    ranks_[r.rank()] = r;
+    if (r.eval_epoch() > 0) {
+      Hold(r.rank(), r.eval_epoch(),
+           Evaluation{r.eval_correct(), r.eval_samples(), r.report_time_ms(),
+                      r.eval_metrics()});
+    }
+  }
 }
 
 }  // namespace ringleader

@@ -26,6 +26,7 @@ class ProgressAggregator {
     ranks_.clear();
     grad_norms_.clear();
     data_wait_.clear();
+    evaluated_.clear();
   }
   // Records `report` of `worker`; false (nothing changes) for a stale
   // one: a report of a lower step than the rank's last, or a non-final one
@@ -51,11 +52,14 @@ class ProgressAggregator {
   // The ranks in [0, world_size) that are gone, in rank order.
   std::vector<const v1::RankProgress*> Gone(int32_t world_size) const;
   // Writes the combined view into `progress` (ranks in rank order), with
-  // the test metrics once every rank finished. When every rank in
-  // [0, world_size) has evaluated a later epoch than the last in
-  // `progress->evaluations()` (or has finished: the final evaluation),
-  // appends it with its metrics and returns true, so the caller persists the
-  // job. `task` (the job's) says which metrics are derived.
+  // the test metrics once every rank finished. For each epoch after the
+  // last in `progress->evaluations()` that every rank in [0, world_size)
+  // has evaluated (or has finished after: the final evaluation), in epoch
+  // order, appends its evaluation with its metrics; returns true if it
+  // appended one, so the caller persists the job. A rank's evaluations are
+  // held until then: ranks queue theirs through a coordinator outage and
+  // each rank's arrive in order, but one rank's second may come before
+  // another's first. `task` (the job's) says which metrics are derived.
   bool Combine(int32_t world_size, const v1::TaskSpec& task,
                v1::JobProgress* progress) const;
   // The job's history point (coordinator/job_history.h) for `report`, just
@@ -76,8 +80,33 @@ class ProgressAggregator {
   void Restore(const v1::JobProgress& progress);
 
  private:
-  bool AddEvaluation(int32_t world_size, const v1::TaskSpec& task,
-                     v1::JobProgress* progress) const;
+  // One rank's evaluation of one epoch: its test shard's sums.
+  struct Evaluation {
+    int64_t correct = 0;
+    int64_t samples = 0;
+    int64_t time_ms = 0;  // When it arrived.
+    google::protobuf::RepeatedPtrField<v1::MetricSum> metrics;
+  };
+  // Evaluations held per rank: far more epochs than ranks drift apart.
+  static constexpr size_t kMaxHeldEvaluations = 16;
+
+  void Hold(int32_t rank, int64_t epoch, Evaluation evaluation);
+  // Rank `r`'s evaluation of `epoch` (1-based), nullopt if it has none: a
+  // finished rank's final result is the evaluation after its last epoch.
+  std::optional<Evaluation> EvaluationOf(const v1::RankProgress& r,
+                                         int64_t epoch) const;
+  // The epochs after `last` that some rank in [0, world_size) evaluated,
+  // ascending; empty while a rank has not reported.
+  std::vector<int64_t> Candidates(int32_t world_size, int64_t last) const;
+  // Appends every epoch's evaluation that is complete, in epoch order.
+  bool AddEvaluations(int32_t world_size, const v1::TaskSpec& task,
+                      v1::JobProgress* progress) const;
+  // Appends `epoch`'s evaluation if every rank that is not gone has one.
+  bool AddEvaluation(int32_t world_size, int64_t epoch,
+                     const v1::TaskSpec& task, v1::JobProgress* progress) const;
+
+  // Each rank's evaluations by epoch, the latest kMaxHeldEvaluations.
+  std::map<int32_t, std::map<int64_t, Evaluation>> evaluated_;
 
   std::map<int32_t, v1::RankProgress> ranks_;
   // Each rank's latest gradient norm (RankProgress has no field for it);

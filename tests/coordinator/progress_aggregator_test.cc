@@ -139,8 +139,10 @@ TEST(ProgressAggregatorTest, CountsPastInt64MaxSaturateInsteadOfWrapping) {
   agg.Combine(2, task, &p);
   ASSERT_TRUE(p.has_final_metrics());
   EXPECT_DOUBLE_EQ(p.test_accuracy(), 1.0);
-  ASSERT_EQ(p.evaluations_size(), 1);
-  EXPECT_DOUBLE_EQ(p.evaluations(0).test_accuracy(), 1.0);
+  // Epoch 1's evaluation (eval_epoch, no sums) and the final one after it.
+  ASSERT_EQ(p.evaluations_size(), 2);
+  EXPECT_EQ(p.evaluations(1).epoch(), 2);
+  EXPECT_DOUBLE_EQ(p.evaluations(1).test_accuracy(), 1.0);
 }
 
 TEST(ProgressAggregatorTest, LanguageModelGetsPerplexityAndBitsPerToken) {
@@ -208,6 +210,44 @@ TEST(ProgressAggregatorTest, EpochEvaluationsCarryTheirMetrics) {
   ASSERT_EQ(got.size(), 2u);
   EXPECT_DOUBLE_EQ(got[0].second, 0.91);
   EXPECT_DOUBLE_EQ(got[1].second, 0.1);
+}
+
+TEST(ProgressAggregatorTest, OneRanksSecondEvaluationBeforeAnothersFirst) {
+  // Through a coordinator outage each rank queues its reports; once it
+  // goes on, rank 0's evaluations of epochs 1 and 2 can both arrive before
+  // rank 1's first. Neither epoch is lost.
+  ProgressAggregator agg;
+  const v1::TaskSpec task = Task(v1::TASK_KIND_CLASSIFICATION);
+  v1::JobProgress p;
+  agg.Add(Evaluated(0, 1, 30, 25), "w0", 1000);
+  agg.Add(Evaluated(0, 2, 35, 20), "w0", 1001);
+  EXPECT_FALSE(agg.Combine(2, task, &p));
+  agg.Add(Evaluated(1, 1, 40, 15), "w1", 1002);
+  ASSERT_TRUE(agg.Combine(2, task, &p));
+  ASSERT_EQ(p.evaluations_size(), 1);
+  EXPECT_EQ(p.evaluations(0).epoch(), 1);
+  EXPECT_DOUBLE_EQ(p.evaluations(0).test_accuracy(), 0.7);
+  agg.Add(Evaluated(1, 2, 45, 10), "w1", 1003);
+  ASSERT_TRUE(agg.Combine(2, task, &p));
+  ASSERT_EQ(p.evaluations_size(), 2);
+  EXPECT_EQ(p.evaluations(1).epoch(), 2);
+  EXPECT_DOUBLE_EQ(p.evaluations(1).test_accuracy(), 0.8);
+  EXPECT_EQ(p.evaluations(1).time_ms(), 1003);
+  EXPECT_FALSE(agg.Combine(2, task, &p));  // Each epoch once.
+}
+
+TEST(ProgressAggregatorTest, BothRanksFarAheadRecordEveryEpochAtOnce) {
+  ProgressAggregator agg;
+  const v1::TaskSpec task = Task(v1::TASK_KIND_CLASSIFICATION);
+  v1::JobProgress p;
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int epoch = 1; epoch <= 3; ++epoch) {
+      agg.Add(Evaluated(rank, epoch, 10 * epoch, 1), "w", 1000);
+    }
+  }
+  ASSERT_TRUE(agg.Combine(2, task, &p));
+  ASSERT_EQ(p.evaluations_size(), 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(p.evaluations(i).epoch(), i + 1);
 }
 
 TEST(ProgressAggregatorTest, AMetricOneRankLacksIsLeftOutOfTheEvaluation) {

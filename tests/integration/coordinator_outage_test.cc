@@ -28,13 +28,14 @@ namespace {
 constexpr int kWorld = 2;
 constexpr int kBatch = 16;
 constexpr int kTrain = 192000;  // A multiple of world x batch: no padding.
-// 6000 steps an epoch: the 10 s stop (up to ~8000 steps on an idle machine)
-// holds one epoch's end, not two. Two evaluations made during one outage
-// can lose the first (ProgressAggregator records an epoch only while every
-// rank's latest report is that epoch's, and the ranks' queued reports
-// arrive in any order): a known defect, open.
+// 6000 steps an epoch. The stop holds two epochs' ends: both ranks queue
+// two evaluations, and once the coordinator goes on one rank's second can
+// arrive before the other's first (ProgressAggregator holds them; it once
+// recorded only an epoch every rank's latest report had, and lost the
+// first when the stop held two ends, as it did on a faster CPU).
 constexpr int kEpochs = 4;
-constexpr int kEvery = 50;     // A checkpoint every 50 steps.
+constexpr int64_t kStepsPerEpoch = kTrain / (kWorld * kBatch);
+constexpr int kEvery = 50;  // A checkpoint every 50 steps.
 constexpr int64_t kStopAtStep = 200;
 constexpr absl::Duration kJobTimeout = absl::Minutes(10);
 
@@ -124,18 +125,24 @@ TEST(CoordinatorOutageTest, TrainingGoesOnWhileTheCoordinatorIsStopped) {
   cluster.SignalCoordinator(SIGSTOP);
   const absl::Time stopped = absl::Now();
   const int64_t step_at_stop = TrainedSteps(cluster);
-  // Held until the workers have trained several checkpoints further and a
-  // commit's call has passed its deadline (rpc_timeout, 10 s) and is being
-  // sent again: a call that returned before the coordinator went on would
-  // not show the outage was survived rather than waited out.
+  // Held until the workers have trained several checkpoints and two
+  // epochs' ends further and a commit's call has passed its deadline
+  // (rpc_timeout, 10 s) and is being sent again: a call that returned
+  // before the coordinator went on would not show the outage was survived
+  // rather than waited out.
   const absl::Time give_up = stopped + absl::Minutes(2);
   bool retried = false;
   int64_t step_at_cont = step_at_stop;
+  int64_t epoch_ends = 0;
   while (absl::Now() < give_up) {
     retried = retried ||
               AnyWorkerLogHas(cluster, "commit checkpoint: Deadline Exceeded");
     step_at_cont = TrainedSteps(cluster);
-    if (retried && step_at_cont >= step_at_stop + 4 * kEvery) break;
+    epoch_ends = step_at_cont / kStepsPerEpoch - step_at_stop / kStepsPerEpoch;
+    if (retried && step_at_cont >= step_at_stop + 4 * kEvery &&
+        epoch_ends >= 2) {
+      break;
+    }
     absl::SleepFor(absl::Milliseconds(100));  // Polling the logs.
   }
   const absl::Time resumed = absl::Now();
@@ -147,10 +154,11 @@ TEST(CoordinatorOutageTest, TrainingGoesOnWhileTheCoordinatorIsStopped) {
   EXPECT_TRUE(retried) << "no commit was retried past its deadline\n"
                        << Logs(cluster);
   EXPECT_GE(step_at_cont, step_at_stop + 4 * kEvery) << Logs(cluster);
+  EXPECT_GE(epoch_ends, 2) << "the stop held fewer than two epochs' ends";
 
   auto done = cluster.WaitForEnd(*job, kJobTimeout);
   ASSERT_TRUE(done.ok()) << done.status() << Logs(cluster);
-  const int64_t steps = int64_t{kEpochs} * kTrain / (kWorld * kBatch);
+  const int64_t steps = kEpochs * kStepsPerEpoch;
   // The rates side by side: before the stop (from the job's first report
   // to the stop), during it, and after it.
   const double before_s = absl::ToDoubleSeconds(stopped - started_training);

@@ -6,6 +6,7 @@
 #include "worker/comm/float16.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -56,9 +57,16 @@ void SumOnce(uint16_t* out, const uint16_t* const* in, int count, size_t n) {
 // differ; NaN stays NaN).
 std::atomic<bool> portable_for_testing{false};
 
+// F16C from CPUID leaf 1 itself: clang's __builtin_cpu_supports does not
+// know "f16c" (gcc's does). "avx" also checks that the OS saves the YMM
+// registers.
+bool CpuHasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+
 bool HaveF16c() {
-  static const bool have =
-      __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool have = __builtin_cpu_supports("avx") && CpuHasF16c();
   return have && !portable_for_testing.load(std::memory_order_relaxed);
 }
 
