@@ -170,15 +170,27 @@ absl::Status Checkpointer::SaveNow(const CheckpointPosition& position,
   if (absl::Status s = writer_->WaitIdle(absl::InfiniteDuration()); !s.ok()) {
     return s;
   }
-  // Answered for this commit, not trained_past: the coordinator ends the
-  // generation here if workers still wait, and says so if one comes later.
-  scale_up_pending_ = false;
   v1::CommitCheckpointRequest c =
       Commit(position, offset, /*trained_past=*/false);
   if (absl::Status s = SaveCheckpoint(c.path(), *model_, *optimizer_, position);
       !s.ok()) {
     return s;
   }
+  // A scale-up ends the generation at this commit, and its answer is only
+  // awaited when no commit is queued ahead of it: a background commit still
+  // on its way (the coordinator answers in milliseconds, and a small model
+  // trains tens of steps meanwhile) would let the ranks train past the
+  // checkpoint they then resume from, and those steps are done again. So
+  // the commits ahead are waited for first; an outage costs one wait.
+  if (scale_up_pending_.load()) {
+    if (absl::Status ahead = queue_->Drain(kCommitAnswerWait);
+        !ahead.ok() && !absl::IsDeadlineExceeded(ahead)) {
+      return ahead;
+    }
+  }
+  // Answered for this commit, not trained_past: the coordinator ends the
+  // generation here if workers still wait, and says so if one comes later.
+  scale_up_pending_ = false;
   const std::string path = c.path();
   if (!queue_->Push(std::move(c), kCommitAnswerWait).has_value()) {
     LOG(WARNING) << "the coordinator has not answered the commit of " << path

@@ -114,6 +114,9 @@ class Checkpointer {
   // was answered (before the job's final report); the verdict, or
   // DEADLINE_EXCEEDED.
   absl::Status Drain(absl::Duration timeout);
+  // Whether an answer said workers wait to join: the next save is written
+  // on the training thread, where the generation ends for them.
+  bool scale_up_pending() const { return scale_up_pending_.load(); }
 
  private:
   absl::Status SaveNow(const CheckpointPosition& position, int64_t offset);

@@ -51,7 +51,11 @@ class Coordinator {
     return [this](const v1::CommitCheckpointRequest& c,
                   const std::atomic<bool>* cancel) -> CommitQueue::Answer {
       absl::MutexLock lock(&mu_);
-      auto open = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return open_; };
+      auto open = [this, &c]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return open_ &&
+               (c.step() < hold_from_ ||
+                (!release_on_.empty() && std::filesystem::exists(release_on_)));
+      };
       while (!mu_.AwaitWithTimeout(absl::Condition(&open),
                                    absl::Milliseconds(10))) {
         if (cancel->load()) return absl::DeadlineExceededError("no answer");
@@ -69,6 +73,13 @@ class Coordinator {
   void SetOpen(bool open) {
     absl::MutexLock lock(&mu_);
     open_ = open;
+  }
+  // Commits from `step` on are held until the file `release_on` exists
+  // (never, if empty); the check runs every 10 ms while one is held.
+  void HoldFrom(int64_t step, const std::string& release_on) {
+    absl::MutexLock lock(&mu_);
+    hold_from_ = step;
+    release_on_ = release_on;
   }
   void EndGenerationAt(int64_t step) {
     absl::MutexLock lock(&mu_);
@@ -92,6 +103,8 @@ class Coordinator {
  private:
   absl::Mutex mu_;
   bool open_ ABSL_GUARDED_BY(mu_) = true;
+  int64_t hold_from_ ABSL_GUARDED_BY(mu_) = INT64_MAX;
+  std::string release_on_ ABSL_GUARDED_BY(mu_);
   int64_t end_at_ ABSL_GUARDED_BY(mu_) = -1;
   int64_t pend_from_ ABSL_GUARDED_BY(mu_) = INT64_MAX;
   bool files_present_ ABSL_GUARDED_BY(mu_) = true;
@@ -270,6 +283,32 @@ TEST_F(BackgroundCheckpointerTest,
   ASSERT_EQ(got.size(), 3u);
   EXPECT_TRUE(got[0].trained_past());
   EXPECT_TRUE(got[1].trained_past());
+  EXPECT_FALSE(got[2].trained_past());
+}
+
+// The same while a commit written in the background is still on its way:
+// the in-place checkpoint's answer comes after it, and training must not go
+// on past the checkpoint meanwhile (the elastic test once saw 85 steps per
+// rank trained past it, and done again).
+TEST_F(BackgroundCheckpointerTest, AScaleUpWaitsForTheCommitsAheadOfItsOwn) {
+  coordinator_.PendFrom(10);
+  coordinator_.EndGenerationAt(30);
+  coordinator_.HoldFrom(10, "");
+  // Both written in the background before any answer said workers wait.
+  ASSERT_TRUE(checkpointer_->Save({0, 10}, 160).ok());
+  ASSERT_TRUE(checkpointer_->Save({0, 20}, 320).ok());
+  EXPECT_FALSE(checkpointer_->scale_up_pending());
+  // 10 is answered (workers wait); 20 only once 30's file is on disk.
+  coordinator_.HoldFrom(20, dir_ + "/job-step30.ckpt");
+  const absl::Time give_up = absl::Now() + kWait;
+  while (!checkpointer_->scale_up_pending() && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(1));  // Polling the answer of 10.
+  }
+  ASSERT_TRUE(checkpointer_->scale_up_pending());
+  const absl::Status s = checkpointer_->Save({0, 30}, 480);
+  EXPECT_TRUE(absl::IsAborted(s)) << s;
+  const std::vector<v1::CommitCheckpointRequest> got = coordinator_.received();
+  ASSERT_EQ(got.size(), 3u);
   EXPECT_FALSE(got[2].trained_past());
 }
 
