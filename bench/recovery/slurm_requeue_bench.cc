@@ -11,8 +11,8 @@
 // lost (their difference; target 0), each worker's SIGTERM to exit (its
 // "got Terminated" and "exits with status" log lines) and the outcome.
 //
-//   bazel run -c opt //bench/recovery:slurm_requeue_bench -- --trials=10 \
-//     --out=$PWD/bench/results/preempt.jsonl
+//   bazel run -c opt //bench/recovery:slurm_requeue_bench --
+//     --trials=10 --out=$PWD/bench/results/preempt.jsonl
 // (root: the cluster's munged and slurmd need it).
 #include <filesystem>
 #include <fstream>

@@ -1,0 +1,103 @@
+#include "coordinator/scheduler/reclaim.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace ringleader::scheduler {
+namespace {
+
+const absl::Time kT0 = absl::FromUnixSeconds(1000);
+
+JobState Job(const std::string& id, int32_t priority, int32_t workers,
+             int32_t min_workers, int32_t max_workers, int age_s = 0,
+             const std::string& queue = "q") {
+  JobState j;
+  j.id = id;
+  j.queue = queue;
+  j.priority = priority;
+  j.workers = workers;
+  j.min_workers = min_workers;
+  j.max_workers = max_workers;
+  j.submitted = kT0 - absl::Seconds(age_s);
+  return j;
+}
+
+std::vector<std::string> Moves(const Reclaimed& r) {
+  std::vector<std::string> out;
+  for (const Decision& d : r.moves) {
+    out.push_back(
+        std::string(d.move == Move::kShrink ? "shrink " : "preempt ") +
+        d.job_id + " " + std::to_string(d.workers));
+  }
+  return out;
+}
+
+TEST(ReclaimTest, ShrinksBeforePreemptingAndLowestPriorityFirst) {
+  const JobState urgent = Job("urgent", 10, 0, 2, 2);
+  const JobState low = Job("low", 0, 4, 2, 4);
+  const JobState mid = Job("mid", 5, 4, 1, 4);
+  const QueueUsage usage({}, {low, mid});
+  auto r = Reclaim(urgent, 3, {&mid, &low}, usage);
+  ASSERT_TRUE(r.has_value());
+  // low gives its 2 spare ranks, then mid 1: nobody is preempted.
+  EXPECT_EQ(Moves(*r),
+            (std::vector<std::string>{"shrink low 2", "shrink mid 3"}));
+  EXPECT_EQ(r->freed, 3);
+  EXPECT_EQ(r->moves[0].reason, "shrunk to 2 for job urgent, priority 10");
+}
+
+TEST(ReclaimTest, PreemptsWholeJobsOnlyWhenShrinkingCannotMakeRoom) {
+  const JobState urgent = Job("urgent", 10, 0, 4, 4);
+  const JobState rigid_old = Job("rigid-old", 0, 2, 2, 2, /*age_s=*/100);
+  const JobState rigid_new = Job("rigid-new", 0, 2, 2, 2, /*age_s=*/10);
+  const JobState elastic = Job("elastic", 1, 3, 2, 3);
+  const QueueUsage usage({}, {rigid_old, rigid_new, elastic});
+  auto r = Reclaim(urgent, 3, {&rigid_old, &rigid_new, &elastic}, usage);
+  ASSERT_TRUE(r.has_value());
+  // Shrinking frees 1; the newest of the lowest priority goes whole, and
+  // the elastic job gives its spare rank for the rest.
+  EXPECT_EQ(Moves(*r), (std::vector<std::string>{"preempt rigid-new 0",
+                                                 "shrink elastic 2"}));
+  EXPECT_EQ(r->freed, 3);
+}
+
+TEST(ReclaimTest, NothingWhenAllVictimsTogetherAreTooFew) {
+  const JobState urgent = Job("urgent", 10, 0, 8, 8);
+  const JobState low = Job("low", 0, 4, 2, 4);
+  const JobState peer = Job("peer", 10, 4, 1, 4);  // Same priority: kept.
+  const QueueUsage usage({}, {low, peer});
+  EXPECT_FALSE(Reclaim(urgent, 5, {&low, &peer}, usage).has_value());
+}
+
+TEST(ReclaimTest, AQueueWithinItsQuotaTakesBackOnlyWhatOthersBorrowed) {
+  // Queue a owns 4 and runs nothing; queue b owns 2 and borrowed 3.
+  const std::vector<QueueConfig> queues = {{"a", 4, 1, true},
+                                           {"b", 2, 1, true}};
+  const JobState mine = Job("mine", 0, 0, 4, 4, 0, "a");
+  const JobState big = Job("big", 5, 5, 1, 5, 0, "b");  // Higher priority.
+  const QueueUsage usage(queues, {big});
+  auto r = Reclaim(mine, 3, {&big}, usage);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(Moves(*r), (std::vector<std::string>{"shrink big 2"}));
+  EXPECT_EQ(r->moves[0].reason,
+            "shrunk to 2 for job mine, its queue a under its quota");
+  // More than b borrowed is not taken back.
+  EXPECT_FALSE(Reclaim(mine, 4, {&big}, usage).has_value());
+}
+
+TEST(ReclaimTest, TheQueueMostOverItsShareGivesBackFirst) {
+  const std::vector<QueueConfig> queues = {
+      {"a", 0, 1, true}, {"b", 0, 1, true}, {"c", 0, 4, true}};
+  const JobState urgent = Job("urgent", 10, 0, 1, 1, 0, "c");
+  const JobState a = Job("in-a", 0, 2, 1, 2, 0, "a");
+  const JobState b = Job("in-b", 0, 4, 1, 4, 0, "b");
+  const QueueUsage usage(queues, {a, b});
+  auto r = Reclaim(urgent, 1, {&a, &b}, usage);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(Moves(*r), (std::vector<std::string>{"shrink in-b 3"}));
+}
+
+}  // namespace
+}  // namespace ringleader::scheduler
