@@ -29,9 +29,10 @@ int32_t QueueUsage::Borrowed(const std::string& queue) const {
 }
 
 double QueueUsage::Share(const std::string& queue) const {
-  // A weight of 0 (or less) borrows last and gives back first.
+  // A weight of 0 (or less, or not a number) borrows last and gives back
+  // first.
   const double weight = Config(queue).weight;
-  if (weight <= 0) {
+  if (!(weight > 0)) {
     return Borrowed(queue) > 0 ? std::numeric_limits<double>::infinity() : 0;
   }
   return Borrowed(queue) / weight;

@@ -13,7 +13,12 @@ namespace {
 
 struct Victim {
   const JobState* job;
-  bool by_priority;  // Else only what its queue borrowed.
+  // A job of another queue gives up at most what its queue borrowed (as
+  // Kueue reclaims across a cohort): a queue within its quota keeps it,
+  // whatever the priorities, or two jobs would take it from each other in
+  // turn. Within the job's own queue, priority alone decides.
+  bool limited;
+  bool by_priority;  // Else for a queue under its quota.
 };
 
 // The running jobs `job` may displace, in victim order.
@@ -23,11 +28,11 @@ std::vector<Victim> Victims(const JobState& job,
   const bool within_quota = usage.WithinQuotaAfter(job.queue, job.min_workers);
   std::vector<Victim> out;
   for (const JobState* v : running) {
+    const bool other_queue = v->queue != job.queue;
     if (v->priority < job.priority) {
-      out.push_back({v, true});
-    } else if (within_quota && v->queue != job.queue &&
-               usage.Borrowed(v->queue) > 0) {
-      out.push_back({v, false});
+      out.push_back({v, other_queue, true});
+    } else if (within_quota && other_queue && usage.Borrowed(v->queue) > 0) {
+      out.push_back({v, true, false});
     }
   }
   std::sort(out.begin(), out.end(), [&](const Victim& a, const Victim& b) {
@@ -38,17 +43,18 @@ std::vector<Victim> Victims(const JobState& job,
   return out;
 }
 
-// What each borrowing queue may still give back.
+// What each queue may still give back to another's job: what it borrowed,
+// less what this plan took from it.
 using Budgets = absl::flat_hash_map<std::string, int32_t>;
 
 int32_t Limit(const Victim& v, const Budgets& budgets) {
-  if (v.by_priority) return std::numeric_limits<int32_t>::max();
+  if (!v.limited) return std::numeric_limits<int32_t>::max();
   auto it = budgets.find(v.job->queue);
-  return it == budgets.end() ? 0 : it->second;
+  return it == budgets.end() ? 0 : std::max(it->second, 0);
 }
 
 void Spend(const Victim& v, int32_t n, Budgets& budgets) {
-  if (!v.by_priority) budgets[v.job->queue] -= n;
+  if (v.limited) budgets[v.job->queue] -= n;
 }
 
 std::string For(const JobState& job, const Victim& v) {
@@ -103,6 +109,24 @@ std::optional<Reclaimed> Try(const JobState& job,
   return std::nullopt;
 }
 
+// The set `preempted` made room; victims preempted early in it may be
+// needless once a bigger one went (one of 1 worker, then one of 4 for a
+// shortfall of 4). Each is spared in turn, latest first, where the room
+// still suffices without it.
+std::optional<Reclaimed> Fewest(const JobState& job,
+                                const std::vector<Victim>& victims,
+                                std::vector<bool> preempted, int32_t shortfall,
+                                const Budgets& budgets) {
+  for (size_t i = victims.size(); i-- > 0;) {
+    if (!preempted[i]) continue;
+    preempted[i] = false;
+    if (!Try(job, victims, preempted, shortfall, budgets).has_value()) {
+      preempted[i] = true;
+    }
+  }
+  return Try(job, victims, preempted, shortfall, budgets);
+}
+
 }  // namespace
 
 std::optional<Reclaimed> Reclaim(const JobState& job, int32_t shortfall,
@@ -118,9 +142,8 @@ std::optional<Reclaimed> Reclaim(const JobState& job, int32_t shortfall,
   std::vector<bool> preempted(victims.size(), false);
   Budgets left = budgets;  // After the preemptions marked so far.
   for (size_t next = 0; next <= victims.size(); ++next) {
-    if (std::optional<Reclaimed> r =
-            Try(job, victims, preempted, shortfall, budgets)) {
-      return r;
+    if (Try(job, victims, preempted, shortfall, budgets).has_value()) {
+      return Fewest(job, victims, preempted, shortfall, budgets);
     }
     while (next < victims.size() &&
            victims[next].job->workers > Limit(victims[next], left)) {

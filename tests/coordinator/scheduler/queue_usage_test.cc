@@ -1,5 +1,6 @@
 #include "coordinator/scheduler/queue_usage.h"
 
+#include <cmath>
 #include <limits>
 
 #include "gtest/gtest.h"
@@ -43,6 +44,9 @@ TEST(QueueUsageTest, AnUnconfiguredQueueBorrowsEverything) {
 TEST(QueueUsageTest, ZeroWeightGivesBackFirst) {
   QueueUsage u({{"free-rider", 0, 0.0, true}}, {Running("free-rider", 1)});
   EXPECT_EQ(u.Share("free-rider"), std::numeric_limits<double>::infinity());
+  // A weight that is not a number sorts as that, not as NaN.
+  QueueUsage nan({{"odd", 0, std::nan(""), true}}, {Running("odd", 1)});
+  EXPECT_EQ(nan.Share("odd"), std::numeric_limits<double>::infinity());
 }
 
 }  // namespace

@@ -99,5 +99,44 @@ TEST(ReclaimTest, TheQueueMostOverItsShareGivesBackFirst) {
   EXPECT_EQ(Moves(*r), (std::vector<std::string>{"shrink in-b 3"}));
 }
 
+TEST(ReclaimTest, AnotherQueueWithinItsQuotaKeepsItsWorkersFromPriority) {
+  // Queue a owns the pool's 4 workers; b owns none. b's urgent job may not
+  // take a's workers by priority: a's job would take them back by quota in
+  // the next pass, and so on in turn.
+  const std::vector<QueueConfig> queues = {{"a", 4, 1, true},
+                                           {"b", 0, 1, true}};
+  const JobState urgent = Job("urgent", 5, 0, 4, 4, 0, "b");
+  const JobState owner = Job("owner", 0, 4, 4, 4, 0, "a");
+  const QueueUsage usage(queues, {owner});
+  EXPECT_FALSE(Reclaim(urgent, 4, {&owner}, usage).has_value());
+}
+
+TEST(ReclaimTest, EveryTakeFromAnotherQueueCountsAgainstWhatItBorrowed) {
+  // a (quota 4) runs nothing; b (quota 2) holds 4, c (quota 0) holds 2.
+  const std::vector<QueueConfig> queues = {
+      {"a", 4, 1, true}, {"b", 2, 1, true}, {"c", 0, 1, true}};
+  const JobState j = Job("j", 5, 0, 4, 4, 0, "a");
+  const JobState low_b = Job("low-b", 0, 2, 2, 2, 100, "b");
+  const JobState high_b = Job("high-b", 5, 2, 2, 2, 10, "b");
+  const JobState high_c = Job("high-c", 5, 2, 2, 2, 50, "c");
+  const QueueUsage usage(queues, {low_b, high_b, high_c});
+  auto r = Reclaim(j, 4, {&low_b, &high_b, &high_c}, usage);
+  ASSERT_TRUE(r.has_value());
+  // low-b uses up b's 2 borrowed workers: high-b stays, high-c goes.
+  EXPECT_EQ(Moves(*r),
+            (std::vector<std::string>{"preempt low-b 0", "preempt high-c 0"}));
+}
+
+TEST(ReclaimTest, AVictimMadeNeedlessByABiggerOneIsSpared) {
+  const JobState urgent = Job("urgent", 10, 0, 4, 4);
+  const JobState tiny = Job("tiny", 0, 1, 1, 1);
+  const JobState big = Job("big", 1, 4, 4, 4);
+  const QueueUsage usage({}, {tiny, big});
+  auto r = Reclaim(urgent, 4, {&tiny, &big}, usage);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(Moves(*r), (std::vector<std::string>{"preempt big 0"}));
+  EXPECT_EQ(r->freed, 4);
+}
+
 }  // namespace
 }  // namespace ringleader::scheduler

@@ -177,8 +177,8 @@ TEST(SchedulerPolicyTest, AmongEqualsTheQueueBorrowingLessGoesFirst) {
                Job("idle-newer", 0, 2, 2, 10, 0, "idle")};
   const Plan p = Schedule(pool, kNow);
   EXPECT_EQ(Moves(p), (std::vector<std::string>{"admit idle-newer 2"}));
-  EXPECT_EQ(Waiting(p), (std::vector<std::string>{
-                            "busy-older: needs 2 workers, 0 free"}));
+  EXPECT_EQ(Waiting(p),
+            (std::vector<std::string>{"busy-older: needs 2 workers, 0 free"}));
 }
 
 TEST(SchedulerPolicyTest, AQueueUnderItsQuotaTakesBackWhatWasBorrowed) {
@@ -190,10 +190,28 @@ TEST(SchedulerPolicyTest, AQueueUnderItsQuotaTakesBackWhatWasBorrowed) {
   pool.jobs = {Job("b-job", 5, 2, 4, 900, 4, "b"),
                Job("a-job", 0, 2, 2, 10, 0, "a")};
   const Plan p = Schedule(pool, kNow);
-  EXPECT_EQ(Moves(p), (std::vector<std::string>{"shrink b-job 2",
-                                                "admit a-job 2"}));
+  EXPECT_EQ(Moves(p),
+            (std::vector<std::string>{"shrink b-job 2", "admit a-job 2"}));
   EXPECT_EQ(p.decisions[0].reason,
             "shrunk to 2 for job a-job, its queue a under its quota");
+}
+
+TEST(SchedulerPolicyTest, ATakeBackIsNotUndoneByPriorityInTheNextPass) {
+  PoolState pool;
+  pool.queues = {{"owner", 4, 1, true}, {"guest", 0, 1, true}};
+  pool.jobs = {Job("guest-job", 5, 4, 4, 900, 4, "guest"),
+               Job("owner-job", 0, 4, 4, 10, 0, "owner")};
+  Plan p = Schedule(pool, kNow);
+  EXPECT_EQ(Moves(p), (std::vector<std::string>{"preempt guest-job 0",
+                                                "admit owner-job 4"}));
+  // The next pass: the preempted guest job waits; it does not take the
+  // owner's quota back by its higher priority.
+  pool.jobs = {Job("guest-job", 5, 4, 4, 900, 0, "guest"),
+               Job("owner-job", 0, 4, 4, 10, 4, "owner")};
+  p = Schedule(pool, kNow + absl::Seconds(1));
+  EXPECT_TRUE(p.decisions.empty());
+  EXPECT_EQ(Waiting(p),
+            (std::vector<std::string>{"guest-job: needs 4 workers, 0 free"}));
 }
 
 }  // namespace

@@ -181,16 +181,22 @@ absl::Status Checkpointer::SaveNow(const CheckpointPosition& position,
   // on its way (the coordinator answers in milliseconds, and a small model
   // trains tens of steps meanwhile) would let the ranks train past the
   // checkpoint they then resume from, and those steps are done again. So
-  // the commits ahead are waited for first; an outage costs one wait.
+  // the commits ahead are waited for first; an outage costs one wait. If
+  // they are still unanswered then, this commit's answer would not be
+  // awaited either: it goes as trained_past, so the coordinator does not
+  // end the generation here, and the next checkpoint is written in place
+  // again.
   if (scale_up_pending_.load()) {
-    if (absl::Status ahead = queue_->Drain(kCommitAnswerWait);
-        !ahead.ok() && !absl::IsDeadlineExceeded(ahead)) {
+    const absl::Status ahead = queue_->Drain(kCommitAnswerWait);
+    if (absl::IsDeadlineExceeded(ahead)) {
+      c.set_trained_past(true);
+    } else if (!ahead.ok()) {
       return ahead;
     }
   }
   // Answered for this commit, not trained_past: the coordinator ends the
   // generation here if workers still wait, and says so if one comes later.
-  scale_up_pending_ = false;
+  if (!c.trained_past()) scale_up_pending_ = false;
   const std::string path = c.path();
   if (!queue_->Push(std::move(c), kCommitAnswerWait).has_value()) {
     LOG(WARNING) << "the coordinator has not answered the commit of " << path

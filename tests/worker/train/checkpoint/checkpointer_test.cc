@@ -63,7 +63,8 @@ class Coordinator {
       received_.push_back(c);
       v1::CommitCheckpointResponse r;
       r.set_checkpoint_id(c.step());
-      r.set_generation_ended(c.step() == end_at_);
+      // As the coordinator: never at a commit the ranks trained past.
+      r.set_generation_ended(c.step() == end_at_ && !c.trained_past());
       r.set_scale_up_pending(c.trained_past() && c.step() >= pend_from_);
       // The file is on disk when its commit arrives.
       files_present_ = files_present_ && std::filesystem::exists(c.path());
@@ -310,6 +311,31 @@ TEST_F(BackgroundCheckpointerTest, AScaleUpWaitsForTheCommitsAheadOfItsOwn) {
   const std::vector<v1::CommitCheckpointRequest> got = coordinator_.received();
   ASSERT_EQ(got.size(), 3u);
   EXPECT_FALSE(got[2].trained_past());
+}
+
+// The commits ahead still unanswered after kCommitAnswerWait (a slow or
+// stopped coordinator): the in-place commit's answer would not be awaited
+// either, so it goes as trained_past and the generation does not end at a
+// checkpoint the ranks train past; the next one is written in place again.
+TEST_F(BackgroundCheckpointerTest, AScaleUpWhoseCommitsAheadHangGoesOn) {
+  coordinator_.PendFrom(10);
+  coordinator_.EndGenerationAt(30);
+  coordinator_.HoldFrom(10, "");
+  ASSERT_TRUE(checkpointer_->Save({0, 10}, 160).ok());
+  ASSERT_TRUE(checkpointer_->Save({0, 20}, 320).ok());
+  coordinator_.HoldFrom(20, "");  // 10 is answered; 20 is held.
+  const absl::Time give_up = absl::Now() + kWait;
+  while (!checkpointer_->scale_up_pending() && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(1));  // Polling the answer of 10.
+  }
+  ASSERT_TRUE(checkpointer_->scale_up_pending());
+  EXPECT_TRUE(checkpointer_->Save({0, 30}, 480).ok());
+  coordinator_.HoldFrom(INT64_MAX, "");
+  EXPECT_TRUE(checkpointer_->Drain(kWait).ok());
+  const std::vector<v1::CommitCheckpointRequest> got = coordinator_.received();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_TRUE(got[2].trained_past());
+  EXPECT_TRUE(checkpointer_->scale_up_pending());  // Still, for the next.
 }
 
 TEST(CheckpointerDisabledTest, OtherRanksHaveNoQueue) {
