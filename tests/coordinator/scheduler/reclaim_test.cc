@@ -4,25 +4,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/coordinator/scheduler/job_states.h"
 
 namespace ringleader::scheduler {
 namespace {
-
-const absl::Time kT0 = absl::FromUnixSeconds(1000);
-
-JobState Job(const std::string& id, int32_t priority, int32_t workers,
-             int32_t min_workers, int32_t max_workers, int age_s = 0,
-             const std::string& queue = "q") {
-  JobState j;
-  j.id = id;
-  j.queue = queue;
-  j.priority = priority;
-  j.workers = workers;
-  j.min_workers = min_workers;
-  j.max_workers = max_workers;
-  j.submitted = kT0 - absl::Seconds(age_s);
-  return j;
-}
 
 std::vector<std::string> Moves(const Reclaimed& r) {
   std::vector<std::string> out;
@@ -35,9 +20,9 @@ std::vector<std::string> Moves(const Reclaimed& r) {
 }
 
 TEST(ReclaimTest, ShrinksBeforePreemptingAndLowestPriorityFirst) {
-  const JobState urgent = Job("urgent", 10, 0, 2, 2);
-  const JobState low = Job("low", 0, 4, 2, 4);
-  const JobState mid = Job("mid", 5, 4, 1, 4);
+  const JobState urgent = Job("urgent", 10, 2, 2, 0, 0);
+  const JobState low = Job("low", 0, 2, 4, 0, 4);
+  const JobState mid = Job("mid", 5, 1, 4, 0, 4);
   const QueueUsage usage({}, {low, mid});
   auto r = Reclaim(urgent, 3, {&mid, &low}, usage);
   ASSERT_TRUE(r.has_value());
@@ -49,10 +34,10 @@ TEST(ReclaimTest, ShrinksBeforePreemptingAndLowestPriorityFirst) {
 }
 
 TEST(ReclaimTest, PreemptsWholeJobsOnlyWhenShrinkingCannotMakeRoom) {
-  const JobState urgent = Job("urgent", 10, 0, 4, 4);
-  const JobState rigid_old = Job("rigid-old", 0, 2, 2, 2, /*age_s=*/100);
-  const JobState rigid_new = Job("rigid-new", 0, 2, 2, 2, /*age_s=*/10);
-  const JobState elastic = Job("elastic", 1, 3, 2, 3);
+  const JobState urgent = Job("urgent", 10, 4, 4, 0, 0);
+  const JobState rigid_old = Job("rigid-old", 0, 2, 2, 100, 2);
+  const JobState rigid_new = Job("rigid-new", 0, 2, 2, 10, 2);
+  const JobState elastic = Job("elastic", 1, 2, 3, 0, 3);
   const QueueUsage usage({}, {rigid_old, rigid_new, elastic});
   auto r = Reclaim(urgent, 3, {&rigid_old, &rigid_new, &elastic}, usage);
   ASSERT_TRUE(r.has_value());
@@ -64,9 +49,9 @@ TEST(ReclaimTest, PreemptsWholeJobsOnlyWhenShrinkingCannotMakeRoom) {
 }
 
 TEST(ReclaimTest, NothingWhenAllVictimsTogetherAreTooFew) {
-  const JobState urgent = Job("urgent", 10, 0, 8, 8);
-  const JobState low = Job("low", 0, 4, 2, 4);
-  const JobState peer = Job("peer", 10, 4, 1, 4);  // Same priority: kept.
+  const JobState urgent = Job("urgent", 10, 8, 8, 0, 0);
+  const JobState low = Job("low", 0, 2, 4, 0, 4);
+  const JobState peer = Job("peer", 10, 1, 4, 0, 4);  // Same priority: kept.
   const QueueUsage usage({}, {low, peer});
   EXPECT_FALSE(Reclaim(urgent, 5, {&low, &peer}, usage).has_value());
 }
@@ -75,8 +60,8 @@ TEST(ReclaimTest, AQueueWithinItsQuotaTakesBackOnlyWhatOthersBorrowed) {
   // Queue a owns 4 and runs nothing; queue b owns 2 and borrowed 3.
   const std::vector<QueueConfig> queues = {{"a", 4, 1, true},
                                            {"b", 2, 1, true}};
-  const JobState mine = Job("mine", 0, 0, 4, 4, 0, "a");
-  const JobState big = Job("big", 5, 5, 1, 5, 0, "b");  // Higher priority.
+  const JobState mine = Job("mine", 0, 4, 4, 0, 0, "a");
+  const JobState big = Job("big", 5, 1, 5, 0, 5, "b");  // Higher priority.
   const QueueUsage usage(queues, {big});
   auto r = Reclaim(mine, 3, {&big}, usage);
   ASSERT_TRUE(r.has_value());
@@ -90,9 +75,9 @@ TEST(ReclaimTest, AQueueWithinItsQuotaTakesBackOnlyWhatOthersBorrowed) {
 TEST(ReclaimTest, TheQueueMostOverItsShareGivesBackFirst) {
   const std::vector<QueueConfig> queues = {
       {"a", 0, 1, true}, {"b", 0, 1, true}, {"c", 0, 4, true}};
-  const JobState urgent = Job("urgent", 10, 0, 1, 1, 0, "c");
-  const JobState a = Job("in-a", 0, 2, 1, 2, 0, "a");
-  const JobState b = Job("in-b", 0, 4, 1, 4, 0, "b");
+  const JobState urgent = Job("urgent", 10, 1, 1, 0, 0, "c");
+  const JobState a = Job("in-a", 0, 1, 2, 0, 2, "a");
+  const JobState b = Job("in-b", 0, 1, 4, 0, 4, "b");
   const QueueUsage usage(queues, {a, b});
   auto r = Reclaim(urgent, 1, {&a, &b}, usage);
   ASSERT_TRUE(r.has_value());
@@ -105,8 +90,8 @@ TEST(ReclaimTest, AnotherQueueWithinItsQuotaKeepsItsWorkersFromPriority) {
   // the next pass, and so on in turn.
   const std::vector<QueueConfig> queues = {{"a", 4, 1, true},
                                            {"b", 0, 1, true}};
-  const JobState urgent = Job("urgent", 5, 0, 4, 4, 0, "b");
-  const JobState owner = Job("owner", 0, 4, 4, 4, 0, "a");
+  const JobState urgent = Job("urgent", 5, 4, 4, 0, 0, "b");
+  const JobState owner = Job("owner", 0, 4, 4, 0, 4, "a");
   const QueueUsage usage(queues, {owner});
   EXPECT_FALSE(Reclaim(urgent, 4, {&owner}, usage).has_value());
 }
@@ -115,10 +100,10 @@ TEST(ReclaimTest, EveryTakeFromAnotherQueueCountsAgainstWhatItBorrowed) {
   // a (quota 4) runs nothing; b (quota 2) holds 4, c (quota 0) holds 2.
   const std::vector<QueueConfig> queues = {
       {"a", 4, 1, true}, {"b", 2, 1, true}, {"c", 0, 1, true}};
-  const JobState j = Job("j", 5, 0, 4, 4, 0, "a");
-  const JobState low_b = Job("low-b", 0, 2, 2, 2, 100, "b");
-  const JobState high_b = Job("high-b", 5, 2, 2, 2, 10, "b");
-  const JobState high_c = Job("high-c", 5, 2, 2, 2, 50, "c");
+  const JobState j = Job("j", 5, 4, 4, 0, 0, "a");
+  const JobState low_b = Job("low-b", 0, 2, 2, 100, 2, "b");
+  const JobState high_b = Job("high-b", 5, 2, 2, 10, 2, "b");
+  const JobState high_c = Job("high-c", 5, 2, 2, 50, 2, "c");
   const QueueUsage usage(queues, {low_b, high_b, high_c});
   auto r = Reclaim(j, 4, {&low_b, &high_b, &high_c}, usage);
   ASSERT_TRUE(r.has_value());
@@ -128,9 +113,9 @@ TEST(ReclaimTest, EveryTakeFromAnotherQueueCountsAgainstWhatItBorrowed) {
 }
 
 TEST(ReclaimTest, AVictimMadeNeedlessByABiggerOneIsSpared) {
-  const JobState urgent = Job("urgent", 10, 0, 4, 4);
-  const JobState tiny = Job("tiny", 0, 1, 1, 1);
-  const JobState big = Job("big", 1, 4, 4, 4);
+  const JobState urgent = Job("urgent", 10, 4, 4, 0, 0);
+  const JobState tiny = Job("tiny", 0, 1, 1, 0, 1);
+  const JobState big = Job("big", 1, 4, 4, 0, 4);
   const QueueUsage usage({}, {tiny, big});
   auto r = Reclaim(urgent, 4, {&tiny, &big}, usage);
   ASSERT_TRUE(r.has_value());

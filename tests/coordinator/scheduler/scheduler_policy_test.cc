@@ -4,26 +4,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/coordinator/scheduler/job_states.h"
 
 namespace ringleader::scheduler {
 namespace {
-
-// The fake clock: every test plans at kNow.
-const absl::Time kNow = absl::FromUnixSeconds(100000);
-
-JobState Job(const std::string& id, int32_t priority, int32_t min_workers,
-             int32_t max_workers, int age_s, int32_t workers = 0,
-             const std::string& queue = "q") {
-  JobState j;
-  j.id = id;
-  j.queue = queue;
-  j.priority = priority;
-  j.min_workers = min_workers;
-  j.max_workers = max_workers;
-  j.workers = workers;
-  j.submitted = kNow - absl::Seconds(age_s);
-  return j;
-}
 
 std::vector<std::string> Moves(const Plan& p) {
   std::vector<std::string> out;

@@ -199,6 +199,26 @@ TEST_F(CheckpointerTest, AScaleUpAnsweredLateIsTheVerdict) {
 class BackgroundCheckpointerTest : public CheckpointerTest {
  protected:
   void SetUp() override { Make(/*synchronous=*/false); }
+
+  // Workers wait to join from step 10 and the generation ends at 30.
+  // Checkpoints 10 and 20 are written in the background before any answer
+  // said so; then 10 is answered (workers wait) while 20 is held until the
+  // file `release_on` exists (never, if empty). Returns once the
+  // checkpointer knows workers wait: its next save is in place.
+  void TwoCommitsAheadOfAScaleUp(const std::string& release_on) {
+    coordinator_.PendFrom(10);
+    coordinator_.EndGenerationAt(30);
+    coordinator_.HoldFrom(10, "");
+    ASSERT_TRUE(checkpointer_->Save({0, 10}, 160).ok());
+    ASSERT_TRUE(checkpointer_->Save({0, 20}, 320).ok());
+    EXPECT_FALSE(checkpointer_->scale_up_pending());
+    coordinator_.HoldFrom(20, release_on);
+    const absl::Time give_up = absl::Now() + kWait;
+    while (!checkpointer_->scale_up_pending() && absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(1));  // Polling the answer of 10.
+    }
+    ASSERT_TRUE(checkpointer_->scale_up_pending());
+  }
 };
 
 TEST_F(BackgroundCheckpointerTest, CommitsInOrderEachAfterItsFile) {
@@ -292,20 +312,8 @@ TEST_F(BackgroundCheckpointerTest,
 // on past the checkpoint meanwhile (the elastic test once saw 85 steps per
 // rank trained past it, and done again).
 TEST_F(BackgroundCheckpointerTest, AScaleUpWaitsForTheCommitsAheadOfItsOwn) {
-  coordinator_.PendFrom(10);
-  coordinator_.EndGenerationAt(30);
-  coordinator_.HoldFrom(10, "");
-  // Both written in the background before any answer said workers wait.
-  ASSERT_TRUE(checkpointer_->Save({0, 10}, 160).ok());
-  ASSERT_TRUE(checkpointer_->Save({0, 20}, 320).ok());
-  EXPECT_FALSE(checkpointer_->scale_up_pending());
-  // 10 is answered (workers wait); 20 only once 30's file is on disk.
-  coordinator_.HoldFrom(20, dir_ + "/job-step30.ckpt");
-  const absl::Time give_up = absl::Now() + kWait;
-  while (!checkpointer_->scale_up_pending() && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(1));  // Polling the answer of 10.
-  }
-  ASSERT_TRUE(checkpointer_->scale_up_pending());
+  // 20 is answered once 30's file is on disk.
+  ASSERT_NO_FATAL_FAILURE(TwoCommitsAheadOfAScaleUp(dir_ + "/job-step30.ckpt"));
   const absl::Status s = checkpointer_->Save({0, 30}, 480);
   EXPECT_TRUE(absl::IsAborted(s)) << s;
   const std::vector<v1::CommitCheckpointRequest> got = coordinator_.received();
@@ -318,17 +326,7 @@ TEST_F(BackgroundCheckpointerTest, AScaleUpWaitsForTheCommitsAheadOfItsOwn) {
 // either, so it goes as trained_past and the generation does not end at a
 // checkpoint the ranks train past; the next one is written in place again.
 TEST_F(BackgroundCheckpointerTest, AScaleUpWhoseCommitsAheadHangGoesOn) {
-  coordinator_.PendFrom(10);
-  coordinator_.EndGenerationAt(30);
-  coordinator_.HoldFrom(10, "");
-  ASSERT_TRUE(checkpointer_->Save({0, 10}, 160).ok());
-  ASSERT_TRUE(checkpointer_->Save({0, 20}, 320).ok());
-  coordinator_.HoldFrom(20, "");  // 10 is answered; 20 is held.
-  const absl::Time give_up = absl::Now() + kWait;
-  while (!checkpointer_->scale_up_pending() && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(1));  // Polling the answer of 10.
-  }
-  ASSERT_TRUE(checkpointer_->scale_up_pending());
+  ASSERT_NO_FATAL_FAILURE(TwoCommitsAheadOfAScaleUp(""));  // 20 is held.
   EXPECT_TRUE(checkpointer_->Save({0, 30}, 480).ok());
   coordinator_.HoldFrom(INT64_MAX, "");
   EXPECT_TRUE(checkpointer_->Drain(kWait).ok());
